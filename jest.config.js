@@ -1,0 +1,17 @@
+/** Unit tests live beside the code; e2e contract suites live in test/. */
+const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
+const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
+
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 60000,
+    },
+  ],
+};

@@ -1,0 +1,43 @@
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { BuiltinToolsModule } from '../tools';
+import { AuthGuard } from './auth/auth.guard';
+import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { ExecutionsModule } from './executions/executions.module';
+import { BootstrapService } from './keys/bootstrap.service';
+import { KeysModule } from './keys/keys.module';
+import { ToolsModule } from './tools/tools.module';
+
+export interface AppModuleOptions {
+  config: AppConfig;
+  /** Extension modules (their own @Tool providers, guards, storage); picked up without core changes. */
+  extensions?: Array<Type | DynamicModule>;
+  /** Leave out the built-in tools (tests of the plugin model). */
+  withoutBuiltinTools?: boolean;
+}
+
+@Module({})
+export class AppModule {
+  static forRoot({ config, extensions = [], withoutBuiltinTools = false }: AppModuleOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(),
+        ToolsModule,
+        KeysModule,
+        ExecutionsModule,
+        ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
+        ...extensions,
+      ],
+      providers: [
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+        BootstrapService,
+      ],
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import type { Scope } from './scopes';
+import type { KeyType } from '../keys/key-secret';
+import type { Tier, TierLimits } from '../keys/tiers';
+
+/** Who is calling: a verified API key and the account it belongs to. */
+export interface Principal {
+  keyId: string;
+  keyType: KeyType;
+  accountId: string;
+  tier: Tier;
+  limits: TierLimits;
+  scopes: ReadonlySet<Scope>;
+  /** Tools the key may use; null = all. */
+  toolIds: ReadonlySet<string> | null;
+  expiresAt: Date | null;
+  /** Set for a rotated key that stays valid until then. */
+  revokedAt: Date | null;
+}
+
+export function canUseTool(principal: Principal, toolId: string): boolean {
+  return principal.toolIds === null || principal.toolIds.has(toolId);
+}

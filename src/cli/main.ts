@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+/** `tos`: the operator CLI for accounts and first keys (DESIGN §5.4). Prints JSON. */
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { SCOPES, Scope } from '../auth/scopes';
+import { AppException } from '../common/errors';
+import { ConfigError, loadConfig } from '../config/app-config';
+import { AccountsService } from '../keys/accounts.service';
+import { ApiKeysService } from '../keys/api-keys.service';
+import { KEY_TYPE_ALIASES } from '../keys/key-secret';
+import { keyView } from '../keys/key-view';
+import { TIERS } from '../keys/tiers';
+import { CliModule } from './cli.module';
+
+type Services = { accounts: AccountsService; keys: ApiKeysService };
+
+/** Opens the database for one command, prints its result, closes. */
+async function run(action: (services: Services) => Promise<unknown>): Promise<void> {
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(loadConfig()), { logger: ['error'] });
+  try {
+    const result = await action({ accounts: app.get(AccountsService), keys: app.get(ApiKeysService) });
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await app.close();
+  }
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive whole number');
+  return n;
+}
+
+function list(value: string): string[] {
+  return value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function scopes(value: string): Scope[] {
+  const items = list(value);
+  const bad = items.find((s) => !(SCOPES as readonly string[]).includes(s));
+  if (bad) throw new InvalidArgumentError(`unknown scope '${bad}' (known: ${SCOPES.join(', ')})`);
+  return items as Scope[];
+}
+
+const program = new Command('tos').description('Tool Orchestration Service operator CLI (uses DATABASE_URL or DATA_DIR)');
+const accounts = program.command('accounts').description('manage accounts');
+accounts
+  .command('create')
+  .requiredOption('--name <name>', 'unique account name')
+  .addOption(new Option('--tier <tier>', 'plan').choices(TIERS).default('free'))
+  .option('--requests-per-minute <n>', 'enterprise: own request rate', positiveInt)
+  .option('--monthly-calls <n>', 'enterprise: own monthly call quota', positiveInt)
+  .option('--retention-days <n>', 'enterprise: own execution retention', positiveInt)
+  .action((o) =>
+    run(({ accounts: svc }) =>
+      svc.create({ name: o.name, tier: o.tier, requests_per_minute: o.requestsPerMinute ?? null, monthly_calls: o.monthlyCalls ?? null, retention_days: o.retentionDays ?? null }),
+    ),
+  );
+accounts.command('list').action(() => run(({ accounts: svc }) => svc.list()));
+
+const keys = program.command('keys').description('manage API keys');
+keys
+  .command('create')
+  .requiredOption('--account <name>', 'account name')
+  .requiredOption('--name <name>', 'label for the key')
+  .addOption(new Option('--type <type>', 'key type').choices(Object.keys(KEY_TYPE_ALIASES)).default('service'))
+  .option('--expires-in <seconds>', 'temporary keys: lifetime, at most 86400', positiveInt)
+  .option('--scopes <list>', `comma-separated subset of ${SCOPES.join(',')}`, scopes)
+  .option('--tool-ids <list>', 'comma-separated tool ids the key may use', list)
+  .action((o) =>
+    run(async ({ accounts: acc, keys: svc }) => {
+      const account = await acc.findByName(o.account);
+      const issued = await svc.create(account.id, { name: o.name, type: KEY_TYPE_ALIASES[o.type], expires_in: o.expiresIn, scopes: o.scopes, tool_ids: o.toolIds ?? null });
+      return { ...keyView(issued.record), key: issued.secret, note: 'Store this key now: it is shown only once.' };
+    }),
+  );
+keys
+  .command('list')
+  .requiredOption('--account <name>', 'account name')
+  .action((o) =>
+    run(async ({ accounts: acc, keys: svc }) => {
+      const account = await acc.findByName(o.account);
+      const { keys: rows, total } = await svc.list(account.id, 100, 0);
+      return { keys: rows.map(keyView), total };
+    }),
+  );
+keys
+  .command('revoke <key_id>')
+  .requiredOption('--account <name>', 'account name')
+  .action((keyId: string, o) =>
+    run(async ({ accounts: acc, keys: svc }) => keyView(await svc.revoke((await acc.findByName(o.account)).id, keyId))),
+  );
+
+program.parseAsync().catch((err: unknown) => {
+  const message = err instanceof AppException || err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err);
+  process.stderr.write(`tos: ${message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,15 @@
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, Max, Min } from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
+
+/** `limit` (default 50, max 100) and `offset` (default 0), DESIGN §5.10. */
+export class PageQuery {
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100)
+  limit: number = 50;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(1_000_000)
+  offset: number = 0;
+}
+
+export { toInt as queryInt };

@@ -1,0 +1,29 @@
+import * as path from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+import type { AppConfig } from '../config/app-config';
+import { lockDataDir } from './data-dir-lock';
+import { ENTITIES } from './entities';
+import { MIGRATIONS } from './migrations';
+import { createPgliteDriver } from './pglite';
+
+/**
+ * PostgreSQL when DATABASE_URL is set, else PGlite (real Postgres in WASM) in DATA_DIR.
+ * Both run the same entities and migrations; schema changes only through migrations.
+ */
+export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
+  const common = {
+    type: 'postgres' as const,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    logging: ['error' as const],
+  };
+  if (config.DATABASE_URL) {
+    return { ...common, url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: 'tool-orchestration-service' };
+  }
+  const dataDir = path.resolve(config.DATA_DIR);
+  lockDataDir(dataDir);
+  const driver = createPgliteDriver(path.join(dataDir, 'pglite'));
+  return { ...common, driver: driver.pg, database: 'postgres', poolSize: 1 };
+}

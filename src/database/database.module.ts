@@ -1,0 +1,20 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config';
+import { buildDataSourceOptions } from './data-source-options';
+
+/** The one database connection; pending migrations run before anything else starts. */
+@Module({})
+export class DatabaseModule {
+  static forRoot(): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => ({ ...buildDataSourceOptions(config), migrationsRun: true, retryAttempts: 5, retryDelay: 1000 }),
+        }),
+      ],
+    };
+  }
+}

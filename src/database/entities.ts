@@ -1,0 +1,6 @@
+import { Account } from '../keys/account.entity';
+import { ApiKey } from '../keys/api-key.entity';
+import { Execution } from '../executions/execution.entity';
+
+/** Every entity of the service; the migrations create exactly these tables. */
+export const ENTITIES = [Account, ApiKey, Execution];

@@ -1,0 +1,29 @@
+import { iso } from '../keys/key-view';
+import type { Execution } from './execution.entity';
+
+/** A list entry (SPEC §4.6). */
+export function executionSummary(e: Execution) {
+  return {
+    id: e.id,
+    tool_id: e.tool_id,
+    status: e.status,
+    progress: e.progress,
+    created_at: iso(e.created_at),
+    started_at: iso(e.started_at),
+    completed_at: iso(e.completed_at),
+    duration_ms: e.duration_ms,
+  };
+}
+
+/** The single read (SPEC §2.2): the summary with result or error, input and progress message. */
+export function executionView(e: Execution) {
+  return {
+    ...executionSummary(e),
+    tool_version: e.tool_version,
+    mode: e.mode,
+    ...(e.progress_message && { progress_message: e.progress_message }),
+    input: e.input,
+    ...(e.result && { result: e.result }),
+    ...(e.error && { error: e.error }),
+  };
+}

@@ -1,0 +1,71 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../keys/account.entity';
+import type { ErrorBody } from '../common/errors';
+
+export const EXECUTION_STATUSES = ['queued', 'running', 'success', 'error', 'cancelled'] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['success', 'error', 'cancelled']);
+
+@Entity('executions')
+@Index('idx_executions_account_id', ['account_id', 'id'])
+@Index('idx_executions_account_status', ['account_id', 'status', 'id'])
+@Index('idx_executions_account_tool', ['account_id', 'tool_id', 'id'])
+@Index('idx_executions_created_at', ['created_at'])
+export class Execution {
+  /** `exec_` + 24 base62, time-ordered: listing newest first is ordering by id. */
+  @PrimaryColumn('text', { primaryKeyConstraintName: 'pk_executions' })
+  id: string;
+
+  @Column('text')
+  account_id: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'fk_executions_account' })
+  account?: Account;
+
+  @Column('text')
+  key_id: string;
+
+  @Column('text')
+  tool_id: string;
+
+  @Column('text')
+  tool_version: string;
+
+  @Column('text')
+  status: ExecutionStatus;
+
+  @Column('text')
+  mode: 'sync' | 'async';
+
+  @Column('smallint', { default: 0 })
+  progress: number;
+
+  @Column('text', { nullable: true })
+  progress_message: string | null;
+
+  /** Validated input with `secret` members redacted. */
+  @Column('jsonb')
+  input: Record<string, unknown>;
+
+  @Column('jsonb', { nullable: true })
+  result: Record<string, unknown> | null;
+
+  @Column('jsonb', { nullable: true })
+  error: ErrorBody | null;
+
+  @Column('text', { nullable: true })
+  request_id: string | null;
+
+  @Column('timestamptz')
+  created_at: Date;
+
+  @Column('timestamptz', { nullable: true })
+  started_at: Date | null;
+
+  @Column('timestamptz', { nullable: true })
+  completed_at: Date | null;
+
+  @Column('integer', { nullable: true })
+  duration_ms: number | null;
+}

@@ -1,0 +1,64 @@
+import { Controller, Delete, Get, Param, Query } from '@nestjs/common';
+import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
+import type { Principal } from '../auth/principal';
+import { AppException } from '../common/errors';
+import { EXECUTION_ID_PATTERN } from '../common/ids';
+import { PageQuery } from '../common/pagination';
+import { EXECUTION_STATUSES, ExecutionStatus } from './execution.entity';
+import { executionSummary, executionView } from './execution-views';
+import { ExecutionsService } from './executions.service';
+
+export class ListExecutionsQuery extends PageQuery {
+  @IsOptional() @IsIn(EXECUTION_STATUSES)
+  status?: ExecutionStatus;
+
+  @IsOptional() @IsString() @Matches(/^[a-z0-9-]{1,64}$/, { message: 'tool_id must be a tool id' })
+  tool_id?: string;
+
+  /** Cursor paging (DESIGN §5.10): empty starts the walk. */
+  @IsOptional() @IsString() @Matches(/^[A-Za-z0-9_-]{0,64}$/, { message: 'after must be a cursor returned by a previous page' })
+  after?: string;
+}
+
+@Controller('v1/executions')
+export class ExecutionsController {
+  constructor(private readonly executions: ExecutionsService) {}
+
+  @Get()
+  @RequireScopes('executions:read')
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: ListExecutionsQuery) {
+    const filter = { status: query.status, tool_id: query.tool_id };
+    if (query.after !== undefined) {
+      const { executions, next } = await this.executions.pageAfter(principal.accountId, filter, decodeCursor(query.after), query.limit);
+      return { items: executions.map(executionSummary), pagination: { after: next && encodeCursor(next), has_more: next !== null } };
+    }
+    const { executions, total } = await this.executions.page(principal.accountId, filter, query.limit, query.offset);
+    return { executions: executions.map(executionSummary), total, limit: query.limit, offset: query.offset };
+  }
+
+  @Get(':execution_id')
+  @RequireScopes('executions:read')
+  async get(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string) {
+    return executionView(await this.executions.get(principal.accountId, id));
+  }
+
+  @Delete(':execution_id')
+  @RequireScopes('executions:cancel')
+  async cancel(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string) {
+    const execution = await this.executions.cancel(principal.accountId, id);
+    return { status: 'cancelled', execution_id: execution.id, message: `Execution ${execution.id} cancelled` };
+  }
+}
+
+/** Cursors are opaque to clients: the last id seen, base64url-encoded. */
+function encodeCursor(id: string): string {
+  return Buffer.from(id).toString('base64url');
+}
+
+function decodeCursor(cursor: string): string | null {
+  if (cursor === '') return null;
+  const id = Buffer.from(cursor, 'base64url').toString();
+  if (!EXECUTION_ID_PATTERN.test(id)) throw AppException.invalidRequest('after must be a cursor returned by a previous page', { parameter: 'after' });
+  return id;
+}

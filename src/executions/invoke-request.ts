@@ -1,0 +1,85 @@
+import { AppException } from '../common/errors';
+
+export const MAX_TIMEOUT_SECONDS = 300;
+
+export interface InvokeOptions {
+  /** Seconds; undefined = the tool's own timeout. */
+  timeout?: number;
+  async: boolean;
+  cache: boolean;
+}
+
+export interface InvokeRequest {
+  input: Record<string, unknown>;
+  options: InvokeOptions;
+}
+
+export interface InvokeQuery {
+  async?: string;
+  timeout?: string;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * DESIGN §5.1: the body is the envelope when its `inputs` member is an object, else flat
+ * (every member an input). Envelope `options` win over query parameters.
+ */
+export function parseInvokeRequest(toolId: string, body: unknown, query: InvokeQuery, cacheControl?: string): InvokeRequest {
+  const payload = body ?? {};
+  if (!isObject(payload)) throw AppException.invalidRequest('Request body must be a JSON object', { parameter: 'body', expected: 'object' });
+
+  const fromQuery: Partial<InvokeOptions> = {
+    async: query.async === undefined ? undefined : parseBooleanParam('async', query.async),
+    timeout: query.timeout === undefined ? undefined : parseTimeout(query.timeout, 'timeout'),
+  };
+  const noCacheHeader = /(^|,)\s*no-cache\s*(,|$)/i.test(cacheControl ?? '');
+
+  if (!isObject(payload.inputs)) {
+    return { input: payload, options: resolveOptions(fromQuery, {}, noCacheHeader) };
+  }
+  if (payload.tool_id !== undefined && payload.tool_id !== toolId) {
+    throw AppException.invalidRequest(`Body tool_id '${String(payload.tool_id)}' does not match the path tool '${toolId}'`, { parameter: 'tool_id', expected: toolId });
+  }
+  if (payload.options !== undefined && !isObject(payload.options)) {
+    throw AppException.invalidRequest('options must be an object', { parameter: 'options', expected: 'object' });
+  }
+  const options = (payload.options ?? {}) as Record<string, unknown>;
+  const fromBody: Partial<InvokeOptions> = {
+    async: options.async === undefined ? undefined : requireBoolean('options.async', options.async),
+    cache: options.cache === undefined ? undefined : requireBoolean('options.cache', options.cache),
+    timeout: options.timeout === undefined ? undefined : parseTimeout(options.timeout, 'options.timeout'),
+  };
+  return { input: payload.inputs, options: resolveOptions(fromQuery, fromBody, noCacheHeader) };
+}
+
+function resolveOptions(fromQuery: Partial<InvokeOptions>, fromBody: Partial<InvokeOptions>, noCacheHeader: boolean): InvokeOptions {
+  return {
+    async: fromBody.async ?? fromQuery.async ?? false,
+    timeout: fromBody.timeout ?? fromQuery.timeout,
+    cache: !noCacheHeader && (fromBody.cache ?? true),
+  };
+}
+
+function parseBooleanParam(parameter: string, value: string): boolean {
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw AppException.invalidRequest(`Invalid ${parameter}: expected true or false`, { parameter, expected: 'boolean', received: value });
+}
+
+function requireBoolean(parameter: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw AppException.invalidRequest(`Invalid ${parameter}: expected a boolean`, { parameter, expected: 'boolean', received: value });
+  return value;
+}
+
+function parseTimeout(value: unknown, parameter: string): number {
+  const seconds = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1) {
+    throw AppException.invalidRequest(`Invalid ${parameter}: expected whole seconds between 1 and ${MAX_TIMEOUT_SECONDS}`, { parameter, expected: `integer 1..${MAX_TIMEOUT_SECONDS}`, received: value });
+  }
+  if (seconds > MAX_TIMEOUT_SECONDS) {
+    throw AppException.invalidRequest(`${parameter} must be at most ${MAX_TIMEOUT_SECONDS} seconds`, { parameter, expected: `integer 1..${MAX_TIMEOUT_SECONDS}`, received: value });
+  }
+  return seconds;
+}

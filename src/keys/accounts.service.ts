@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { AppException } from '../common/errors';
+import { newAccountId } from '../common/ids';
+import { Account } from './account.entity';
+import { Tier } from './tiers';
+
+export interface NewAccount {
+  name: string;
+  tier: Tier;
+  requests_per_minute?: number | null;
+  monthly_calls?: number | null;
+  retention_days?: number | null;
+}
+
+/** Accounts are created by operators (CLI, bootstrap), never over the public API. */
+@Injectable()
+export class AccountsService {
+  constructor(@InjectRepository(Account) private readonly accounts: Repository<Account>) {}
+
+  async create(input: NewAccount): Promise<Account> {
+    if (await this.accounts.existsBy({ name: input.name })) {
+      throw new AppException('CONFLICT', `An account named '${input.name}' already exists`);
+    }
+    return this.accounts.save(this.accounts.create({ id: newAccountId(), ...input }));
+  }
+
+  /** Creates the account unless one with that name exists (concurrent starters agree). */
+  async ensure(input: NewAccount): Promise<Account> {
+    await this.accounts.createQueryBuilder().insert().values({ id: newAccountId(), ...input }).orIgnore().execute();
+    return this.accounts.findOneByOrFail({ name: input.name });
+  }
+
+  list(): Promise<Account[]> {
+    return this.accounts.find({ order: { created_at: 'ASC' } });
+  }
+
+  async findByName(name: string): Promise<Account> {
+    const account = await this.accounts.findOneBy({ name });
+    if (!account) throw AppException.notFound('Account', name);
+    return account;
+  }
+}

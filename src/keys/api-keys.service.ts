@@ -1,0 +1,177 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
+import { defaultScopes, Scope } from '../auth/scopes';
+import { AppException } from '../common/errors';
+import { newKeyId } from '../common/ids';
+import { ApiKey } from './api-key.entity';
+import { generateSecret, hashSecret, KeyType } from './key-secret';
+import { KeyVerifier } from './key-verifier';
+
+export const MAX_TEMPORARY_KEY_SECONDS = 86_400;
+
+export interface NewKey {
+  name: string;
+  type: KeyType;
+  /** Seconds; required for temporary keys, at most 24 h. */
+  expires_in?: number;
+  scopes?: Scope[];
+  tool_ids?: string[] | null;
+}
+
+/** What the creating key holds; a key can never grant more (DESIGN §5.7). Absent for operators. */
+export interface Grantor {
+  scopes: ReadonlySet<Scope>;
+  toolIds: ReadonlySet<string> | null;
+}
+
+export interface IssuedKey {
+  record: ApiKey;
+  /** Shown once; only its SHA-256 is stored. */
+  secret: string;
+}
+
+@Injectable()
+export class ApiKeysService {
+  constructor(
+    @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
+    private readonly dataSource: DataSource,
+    private readonly verifier: KeyVerifier,
+  ) {}
+
+  async create(accountId: string, request: NewKey, grantor?: Grantor, now = new Date()): Promise<IssuedKey> {
+    const { type } = request;
+    if (type === 'temporary' && request.expires_in === undefined) {
+      throw AppException.invalidRequest('Temporary keys need expires_in (seconds, at most 86400)', { parameter: 'expires_in', expected: 'integer 1..86400' });
+    }
+    if (type !== 'temporary' && request.expires_in !== undefined) {
+      throw AppException.invalidRequest('expires_in applies to temporary keys only; user and service keys do not expire', { parameter: 'expires_in' });
+    }
+    const scopes = request.scopes ?? defaultScopes(type);
+    if (type === 'temporary' && scopes.includes('keys:manage')) {
+      throw new AppException('FORBIDDEN', 'Temporary keys cannot hold the keys:manage scope');
+    }
+    const toolIds = request.tool_ids ?? (grantor?.toolIds ? [...grantor.toolIds] : null);
+    if (grantor) assertWithinGrant(grantor, scopes, toolIds);
+    const expiresAt = request.expires_in === undefined ? null : new Date(now.getTime() + request.expires_in * 1000);
+    return this.issue(this.keys.manager, { account_id: accountId, name: request.name, type, scopes, tool_ids: toolIds, expires_at: expiresAt }, now);
+  }
+
+  async list(accountId: string, limit: number, offset: number): Promise<{ keys: ApiKey[]; total: number }> {
+    const [keys, total] = await this.keys.findAndCount({
+      where: { account_id: accountId },
+      order: { created_at: 'DESC', id: 'DESC' },
+      take: limit,
+      skip: offset,
+    });
+    return { keys, total };
+  }
+
+  async get(accountId: string, keyId: string): Promise<ApiKey> {
+    const key = await this.keys.findOneBy({ id: keyId, account_id: accountId });
+    if (!key) throw AppException.notFound('API key', keyId);
+    return key;
+  }
+
+  /** Revokes at once. Temporary keys only expire (SPEC §5). Revoking twice answers the same record. */
+  async revoke(accountId: string, keyId: string, now = new Date()): Promise<ApiKey> {
+    const key = await this.get(accountId, keyId);
+    if (key.type === 'temporary') {
+      throw new AppException('FORBIDDEN', `Temporary keys cannot be revoked; this one expires at ${key.expires_at?.toISOString()}`);
+    }
+    if (key.revoked_at && key.revoked_at <= now) return key;
+    key.revoked_at = now;
+    await this.keys.update({ id: key.id }, { revoked_at: now });
+    this.verifier.forget(key.id);
+    return key;
+  }
+
+  /** User keys: a new secret, and the old one stops working at once. */
+  async regenerate(accountId: string, keyId: string, now = new Date()): Promise<IssuedKey> {
+    const old = await this.activeKey(accountId, keyId, now);
+    if (old.type !== 'user') {
+      throw AppException.invalidRequest(`Only user keys can be regenerated; this is a ${old.type} key${old.type === 'service' ? ' (rotate it instead)' : ''}`);
+    }
+    return this.replace(old, now, now);
+  }
+
+  /** Service keys: a new key; the old one stays valid until revoked, or for `revokeOldAfter` seconds. */
+  async rotate(accountId: string, keyId: string, revokeOldAfter: number | undefined, now = new Date()): Promise<IssuedKey & { old: ApiKey }> {
+    const old = await this.activeKey(accountId, keyId, now);
+    if (old.type !== 'service') {
+      throw AppException.invalidRequest(`Only service keys can be rotated; this is a ${old.type} key${old.type === 'user' ? ' (regenerate it instead)' : ''}`);
+    }
+    const revokeAt = revokeOldAfter === undefined ? null : new Date(now.getTime() + revokeOldAfter * 1000);
+    const issued = await this.replace(old, revokeAt, now);
+    return { ...issued, old };
+  }
+
+  /** Registers a secret the operator chose (BOOTSTRAP_API_KEY) unless it is already known. */
+  async ensureServiceKey(accountId: string, name: string, secret: string): Promise<ApiKey> {
+    const hash = hashSecret(secret);
+    await this.keys
+      .createQueryBuilder()
+      .insert()
+      .values({ ...describeSecret(secret), id: newKeyId(), account_id: accountId, name, type: 'service', scopes: defaultScopes('service'), tool_ids: null, secret_hash: hash })
+      .orIgnore()
+      .execute();
+    return this.keys.findOneByOrFail({ secret_hash: hash });
+  }
+
+  count(): Promise<number> {
+    return this.keys.count();
+  }
+
+  private async activeKey(accountId: string, keyId: string, now: Date): Promise<ApiKey> {
+    const key = await this.get(accountId, keyId);
+    if ((key.revoked_at && key.revoked_at <= now) || (key.expires_at && key.expires_at <= now)) {
+      throw new AppException('CONFLICT', `API key ${keyId} is already revoked or expired`);
+    }
+    return key;
+  }
+
+  /** Issues the successor of `old` and schedules the old key's revocation, atomically. */
+  private async replace(old: ApiKey, revokeOldAt: Date | null, now: Date): Promise<IssuedKey> {
+    const issued = await this.dataSource.transaction(async (manager) => {
+      if (revokeOldAt) await manager.update(ApiKey, { id: old.id }, { revoked_at: revokeOldAt });
+      return this.issue(
+        manager,
+        { account_id: old.account_id, name: old.name, type: old.type, scopes: old.scopes, tool_ids: old.tool_ids, expires_at: null, replaces_key_id: old.id },
+        now,
+      );
+    });
+    old.revoked_at = revokeOldAt;
+    this.verifier.forget(old.id);
+    return issued;
+  }
+
+  private async issue(manager: EntityManager, fields: Partial<ApiKey> & { type: KeyType }, now: Date): Promise<IssuedKey> {
+    const secret = generateSecret(fields.type);
+    const record = manager.create(ApiKey, {
+      replaces_key_id: null,
+      ...fields,
+      ...describeSecret(secret),
+      id: newKeyId(),
+      secret_hash: hashSecret(secret),
+      created_at: now,
+      revoked_at: null,
+      last_used_at: null,
+    });
+    await manager.insert(ApiKey, record);
+    return { record, secret };
+  }
+}
+
+function describeSecret(secret: string): Pick<ApiKey, 'prefix' | 'last4'> {
+  return { prefix: secret.slice(0, 12), last4: secret.slice(-4) };
+}
+
+function assertWithinGrant(grantor: Grantor, scopes: Scope[], toolIds: string[] | null): void {
+  const extraScope = scopes.find((scope) => !grantor.scopes.has(scope));
+  if (extraScope) throw new AppException('FORBIDDEN', `Cannot grant scope '${extraScope}': the calling key does not hold it`);
+  if (grantor.toolIds) {
+    if (!toolIds) throw new AppException('FORBIDDEN', 'Cannot grant access to all tools: the calling key is restricted to some');
+    const extraTool = toolIds.find((id) => !grantor.toolIds!.has(id));
+    if (extraTool) throw new AppException('FORBIDDEN', `Cannot grant tool '${extraTool}': the calling key may not use it`);
+  }
+}

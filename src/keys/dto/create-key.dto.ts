@@ -1,0 +1,32 @@
+import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { SCOPES, Scope } from '../../auth/scopes';
+import { KEY_TYPE_ALIASES, KeyType } from '../key-secret';
+import { MAX_TEMPORARY_KEY_SECONDS } from '../api-keys.service';
+
+export class CreateKeyDto {
+  @IsString() @MinLength(1) @MaxLength(100)
+  name: string;
+
+  /** user | service | svc | temporary | temp, normalised to the canonical type. */
+  @IsIn(Object.keys(KEY_TYPE_ALIASES), { message: `type must be one of: ${Object.keys(KEY_TYPE_ALIASES).join(', ')}` })
+  type: string;
+
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_TEMPORARY_KEY_SECONDS)
+  expires_in?: number;
+
+  @IsOptional() @IsArray() @ArrayMaxSize(SCOPES.length) @IsIn(SCOPES, { each: true })
+  scopes?: Scope[];
+
+  @IsOptional() @IsArray() @ArrayMaxSize(200) @IsString({ each: true }) @Matches(/^[a-z0-9-]{1,64}$/, { each: true })
+  tool_ids?: string[];
+
+  get keyType(): KeyType {
+    return KEY_TYPE_ALIASES[this.type];
+  }
+}
+
+export class RotateKeyDto {
+  /** Seconds until the old key stops working; absent = until it is revoked. */
+  @IsOptional() @IsInt() @Min(0) @Max(30 * 86_400)
+  revoke_old_after?: number;
+}

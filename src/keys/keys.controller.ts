@@ -1,0 +1,65 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
+import type { Principal } from '../auth/principal';
+import { AppException } from '../common/errors';
+import { PageQuery } from '../common/pagination';
+import { ToolRegistry } from '../tools/tool-registry';
+import { ApiKeysService, IssuedKey } from './api-keys.service';
+import { CreateKeyDto, RotateKeyDto } from './dto/create-key.dto';
+import { keyView } from './key-view';
+
+/** Key management for the caller's own account (DESIGN §5.5–§5.7). */
+@Controller('v1/keys')
+@RequireScopes('keys:manage')
+export class KeysController {
+  constructor(
+    private readonly keys: ApiKeysService,
+    private readonly registry: ToolRegistry,
+  ) {}
+
+  @Post()
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateKeyDto) {
+    const unknownTool = body.tool_ids?.find((id) => !this.registry.has(id));
+    if (unknownTool) throw AppException.invalidRequest(`Unknown tool in tool_ids: ${unknownTool}`, { parameter: 'tool_ids' });
+    const issued = await this.keys.create(
+      principal.accountId,
+      { name: body.name, type: body.keyType, expires_in: body.expires_in, scopes: body.scopes, tool_ids: body.tool_ids },
+      principal,
+    );
+    return issuedView(issued);
+  }
+
+  @Get()
+  async list(@CurrentPrincipal() principal: Principal, @Query() page: PageQuery) {
+    const { keys, total } = await this.keys.list(principal.accountId, page.limit, page.offset);
+    return { keys: keys.map(keyView), total, limit: page.limit, offset: page.offset };
+  }
+
+  @Get(':key_id')
+  async get(@CurrentPrincipal() principal: Principal, @Param('key_id') keyId: string) {
+    return keyView(await this.keys.get(principal.accountId, keyId));
+  }
+
+  @Delete(':key_id')
+  async revoke(@CurrentPrincipal() principal: Principal, @Param('key_id') keyId: string) {
+    return keyView(await this.keys.revoke(principal.accountId, keyId));
+  }
+
+  @Post(':key_id/regenerate')
+  @HttpCode(201)
+  async regenerate(@CurrentPrincipal() principal: Principal, @Param('key_id') keyId: string) {
+    return issuedView(await this.keys.regenerate(principal.accountId, keyId));
+  }
+
+  @Post(':key_id/rotate')
+  @HttpCode(201)
+  async rotate(@CurrentPrincipal() principal: Principal, @Param('key_id') keyId: string, @Body() body: RotateKeyDto) {
+    const { old, ...issued } = await this.keys.rotate(principal.accountId, keyId, body?.revoke_old_after);
+    return { ...issuedView(issued), old_key: keyView(old) };
+  }
+}
+
+/** The only response that ever carries a secret. */
+function issuedView(issued: IssuedKey) {
+  return { ...keyView(issued.record), key: issued.secret };
+}

@@ -1,0 +1,18 @@
+export const TIERS = ['free', 'pro', 'enterprise'] as const;
+export type Tier = (typeof TIERS)[number];
+
+export interface TierLimits {
+  /** Requests per rolling minute per API key. */
+  requestsPerMinute: number;
+  /** Invocations per calendar month per account; null = no cap. */
+  monthlyCalls: number | null;
+  /** Days execution records are kept. */
+  retentionDays: number;
+}
+
+/** DESIGN §5.4: enterprise accounts may carry their own numbers; these apply when unset. */
+export const TIER_LIMITS: Record<Tier, TierLimits> = {
+  free: { requestsPerMinute: 100, monthlyCalls: 1_000, retentionDays: 30 },
+  pro: { requestsPerMinute: 1_000, monthlyCalls: 100_000, retentionDays: 90 },
+  enterprise: { requestsPerMinute: 10_000, monthlyCalls: null, retentionDays: 365 },
+};

@@ -1,0 +1,153 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import Ajv, { ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { AppConfig } from '../config/app-config';
+import { AppException } from '../common/errors';
+import { inputErrorToException } from './input-errors';
+import { ToolDefinition, ToolHandler, ToolMetadata } from './sdk';
+import { definitionProblems, inputSchema, JsonSchema, outputSchema } from './tool-schema';
+import { toolDetailView, toolSummaryView } from './tool-views';
+
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+export const DEFAULT_RATE_LIMIT = 60;
+export const DEFAULT_CACHE_TTL_SECONDS = 3600;
+
+/** A tool's definition with every default filled in. */
+export type ResolvedDefinition = Required<Omit<ToolDefinition, 'config'>> & { config: readonly string[] };
+
+export interface RegisteredTool {
+  definition: ResolvedDefinition;
+  handler: ToolHandler;
+  inputSchema: JsonSchema;
+  outputSchema: JsonSchema;
+  /** The tool's declared environment, read once at boot. */
+  config: Readonly<Record<string, string | undefined>>;
+  summary: Record<string, unknown>;
+  detail: Record<string, unknown>;
+  /** Validates in place: applies defaults, strips unknown members; throws the DESIGN §5.2 errors. */
+  validateInput(input: Record<string, unknown>): Record<string, unknown>;
+  /** Why a result breaks the declared outputs, or null when it conforms. */
+  outputProblem(result: unknown): string | null;
+}
+
+export interface ToolFilter {
+  category?: string;
+  status?: string;
+  search?: string;
+  /** Only these ids (a key's tool restriction); null = all. */
+  allowed?: ReadonlySet<string> | null;
+}
+
+const AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: true, coerceTypes: false } as const;
+
+export class ToolDefinitionError extends Error {
+  override name = 'ToolDefinitionError';
+}
+
+/**
+ * Every `@Tool` provider of every module, found at boot with Nest's DiscoveryService.
+ * Schemas are compiled once here; a duplicate id or an invalid definition stops boot.
+ */
+@Injectable()
+export class ToolRegistry implements OnModuleInit {
+  private readonly tools = new Map<string, RegisteredTool>();
+  /** Inputs are normalised in place (defaults, unknown members dropped); outputs only checked. */
+  private readonly inputAjv = addFormats(new Ajv({ ...AJV_OPTIONS, useDefaults: true, removeAdditional: true }));
+  private readonly outputAjv = addFormats(new Ajv(AJV_OPTIONS));
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly appConfig: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    const owners = new Map<string, string>();
+    for (const wrapper of this.discovery.getProviders({ metadataKey: ToolMetadata.KEY })) {
+      const definition = this.discovery.getMetadataByDecorator(ToolMetadata, wrapper);
+      const className = wrapper.metatype?.name ?? String(wrapper.token);
+      if (!definition) continue;
+      const previous = owners.get(definition.id);
+      if (previous) throw new ToolDefinitionError(`Duplicate tool id '${definition.id}': declared by ${previous} and ${className}`);
+      owners.set(definition.id, className);
+      this.tools.set(definition.id, this.register(definition, wrapper.instance as ToolHandler, className));
+    }
+  }
+
+  has(id: string): boolean {
+    return this.tools.has(id);
+  }
+
+  get(id: string): RegisteredTool {
+    const tool = this.tools.get(id);
+    if (!tool) throw AppException.notFound('Tool', id);
+    return tool;
+  }
+
+  all(): RegisteredTool[] {
+    return [...this.tools.values()];
+  }
+
+  list(filter: ToolFilter = {}): RegisteredTool[] {
+    const needle = filter.search?.toLowerCase();
+    return this.all().filter(({ definition: d }) =>
+      (!filter.category || d.category === filter.category) &&
+      (!filter.status || d.status === filter.status) &&
+      (!filter.allowed || filter.allowed.has(d.id)) &&
+      (!needle || d.name.toLowerCase().includes(needle) || d.description.toLowerCase().includes(needle) || d.id.includes(needle)),
+    );
+  }
+
+  private register(raw: ToolDefinition, handler: ToolHandler, className: string): RegisteredTool {
+    const fail = (problem: string) => new ToolDefinitionError(`Invalid tool definition '${raw?.id}' (${className}): ${problem}`);
+    if (typeof handler?.execute !== 'function') throw fail('the class must implement execute(input, ctx)');
+    const problems = definitionProblems(raw);
+    if (problems.length > 0) throw fail(problems.join('; '));
+
+    const definition: ResolvedDefinition = {
+      status: 'ready',
+      timeout: DEFAULT_TIMEOUT_SECONDS,
+      rate_limit: DEFAULT_RATE_LIMIT,
+      cacheable: false,
+      cache_ttl: DEFAULT_CACHE_TTL_SECONDS,
+      config: [],
+      ...raw,
+    };
+    const inSchema = inputSchema(definition);
+    const outSchema = outputSchema(definition);
+    let validateIn: ValidateFunction;
+    let validateOut: ValidateFunction;
+    try {
+      validateIn = this.inputAjv.compile(inSchema);
+      validateOut = this.outputAjv.compile(outSchema);
+    } catch (err) {
+      throw fail(`schema does not compile: ${(err as Error).message}`);
+    }
+
+    const validateInput = (input: Record<string, unknown>) => {
+      if (!validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, definition.inputs);
+      return input;
+    };
+    const outputProblem = (result: unknown) => (validateOut(result) ? null : this.outputAjv.errorsText(validateOut.errors, { dataVar: 'result' }));
+
+    for (const example of definition.examples) {
+      const input = structuredClone(example.input);
+      if (!validateIn(input)) throw fail(`example '${example.name}' input: ${this.inputAjv.errorsText(validateIn.errors)}`);
+      const problem = outputProblem(example.output);
+      if (problem) throw fail(`example '${example.name}' output: ${problem}`);
+    }
+
+    const documentation = `${this.appConfig.publicUrl}/v1/tools/${definition.id}/docs`;
+    return {
+      definition,
+      handler,
+      inputSchema: inSchema,
+      outputSchema: outSchema,
+      config: Object.freeze(Object.fromEntries(definition.config.map((name) => [name, process.env[name]]))),
+      summary: toolSummaryView(definition),
+      detail: toolDetailView(definition, documentation),
+      validateInput,
+      outputProblem,
+    };
+  }
+}

@@ -1,0 +1,84 @@
+import type { SchemaBounds, ToolDefinition, ToolInputDefinition, ToolOutputDefinition } from './sdk';
+import { INPUT_TYPES, TOOL_CATEGORIES, TOOL_STATUSES } from './sdk';
+
+export type JsonSchema = Record<string, unknown>;
+
+const BOUND_KEYS: readonly (keyof SchemaBounds)[] = [
+  'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum',
+  'minItems', 'maxItems', 'maxProperties', 'items', 'properties', 'additionalProperties',
+];
+
+function pickBounds(definition: SchemaBounds): JsonSchema {
+  return Object.fromEntries(BOUND_KEYS.filter((k) => definition[k] !== undefined).map((k) => [k, definition[k]]));
+}
+
+function typeOf(type: string, nullable = false): JsonSchema {
+  if (type === 'any') return {};
+  return { type: nullable ? [type, 'null'] : type };
+}
+
+/** JSON Schema of a tool's input object: what ajv validates, MCP publishes as inputSchema. */
+export function inputSchema(definition: ToolDefinition): JsonSchema {
+  const properties = Object.fromEntries(
+    Object.entries(definition.inputs).map(([name, input]) => [name, inputPropertySchema(input)]),
+  );
+  const required = Object.entries(definition.inputs).filter(([, input]) => input.required).map(([name]) => name);
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+function inputPropertySchema(input: ToolInputDefinition): JsonSchema {
+  return {
+    ...typeOf(input.type),
+    description: input.description,
+    ...pickBounds(input),
+    ...(input.enum && { enum: [...input.enum] }),
+    ...(input.default !== undefined && { default: input.default }),
+  };
+}
+
+/** JSON Schema of a tool's result object. */
+export function outputSchema(definition: ToolDefinition): JsonSchema {
+  const properties = Object.fromEntries(
+    Object.entries(definition.outputs).map(([name, output]) => [name, outputPropertySchema(output)]),
+  );
+  const required = Object.entries(definition.outputs).filter(([, output]) => !output.optional).map(([name]) => name);
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+function outputPropertySchema(output: ToolOutputDefinition): JsonSchema {
+  return { ...typeOf(output.type, output.nullable), description: output.description, ...pickBounds(output) };
+}
+
+const ID_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+const VERSION_PATTERN = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
+
+/**
+ * Problems with a definition that the schema compiler would not catch: identity, limits,
+ * and unbounded inputs (DESIGN §6: every input is bounded by its schema). Empty = valid.
+ */
+export function definitionProblems(definition: ToolDefinition): string[] {
+  const problems: string[] = [];
+  const check = (ok: unknown, problem: string) => {
+    if (!ok) problems.push(problem);
+  };
+  check(typeof definition.id === 'string' && ID_PATTERN.test(definition.id) && definition.id.length <= 64, `id must be kebab-case, at most 64 characters (got ${JSON.stringify(definition.id)})`);
+  check(typeof definition.name === 'string' && definition.name.trim().length > 0, 'name is required');
+  check(typeof definition.description === 'string' && definition.description.trim().length > 0, 'description is required');
+  check(TOOL_CATEGORIES.includes(definition.category), `category must be one of ${TOOL_CATEGORIES.join(', ')}`);
+  check(definition.status === undefined || TOOL_STATUSES.includes(definition.status), `status must be one of ${TOOL_STATUSES.join(', ')}`);
+  check(typeof definition.version === 'string' && VERSION_PATTERN.test(definition.version), 'version must be semver (e.g. 1.0.0)');
+  check(definition.timeout === undefined || (Number.isInteger(definition.timeout) && definition.timeout >= 1 && definition.timeout <= 300), 'timeout must be whole seconds, 1..300');
+  check(definition.rate_limit === undefined || (Number.isInteger(definition.rate_limit) && definition.rate_limit >= 1), 'rate_limit must be a positive whole number of calls per minute');
+  check(definition.cache_ttl === undefined || (Number.isInteger(definition.cache_ttl) && definition.cache_ttl >= 1), 'cache_ttl must be positive whole seconds');
+  check(Array.isArray(definition.examples) && definition.examples.length > 0, 'at least one example is required');
+  check(definition.outputs && Object.keys(definition.outputs).length > 0, 'outputs must declare at least one member');
+  for (const [name, input] of Object.entries(definition.inputs ?? {})) {
+    const where = `input '${name}'`;
+    check(INPUT_TYPES.includes(input.type), `${where}: type must be one of ${INPUT_TYPES.join(', ')}`);
+    check(typeof input.description === 'string' && input.description.length > 0, `${where}: description is required`);
+    check(input.type !== 'string' || input.maxLength !== undefined || input.enum !== undefined, `${where}: a string input needs maxLength or enum`);
+    check(input.type !== 'array' || input.maxItems !== undefined, `${where}: an array input needs maxItems`);
+    check(!(input.required && input.default !== undefined), `${where}: a required input cannot have a default`);
+  }
+  return problems;
+}

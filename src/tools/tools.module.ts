@@ -1,0 +1,30 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { mkdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { AppConfig } from '../config/app-config';
+import { ToolRegistry } from './tool-registry';
+import { ToolsController } from './tools.controller';
+import { createWorkspace } from './workspace';
+
+/** Injection token of the sandboxed Workspace every tool context receives. */
+export const WORKSPACE = Symbol('WORKSPACE');
+
+@Module({
+  imports: [DiscoveryModule],
+  controllers: [ToolsController],
+  providers: [
+    ToolRegistry,
+    {
+      provide: WORKSPACE,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => {
+        const root = path.resolve(config.WORKSPACE_ROOT);
+        mkdirSync(root, { recursive: true });
+        return createWorkspace(root);
+      },
+    },
+  ],
+  exports: [ToolRegistry, WORKSPACE],
+})
+export class ToolsModule {}

@@ -1,0 +1,61 @@
+import { Module } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Tool, ToolContext, ToolError, ToolHandler } from '../../src/tools/sdk';
+
+/** Test-only extension module: proves that a module's own @Tool providers are found without core changes. */
+
+@Tool({
+  id: 'test-sleep',
+  name: 'Test Sleep',
+  category: 'automation',
+  description: 'Sleeps for ms milliseconds, reporting progress; optionally ignores its abort signal.',
+  version: '1.0.0',
+  timeout: 30,
+  inputs: {
+    ms: { type: 'integer', required: true, minimum: 0, maximum: 60_000, description: 'How long to sleep.' },
+    ignore_signal: { type: 'boolean', default: false, description: 'Keep sleeping when aborted.' },
+  },
+  outputs: { slept_ms: { type: 'integer', description: 'The time slept.' } },
+  examples: [{ name: 'no sleep', input: { ms: 0 }, output: { slept_ms: 0 } }],
+})
+export class SleepTool implements ToolHandler<{ ms: number; ignore_signal: boolean }> {
+  async execute(input: { ms: number; ignore_signal: boolean }, ctx: ToolContext) {
+    const steps = 10;
+    for (let i = 1; i <= steps; i++) {
+      await sleep(input.ms / steps, undefined, input.ignore_signal ? {} : { signal: ctx.signal });
+      ctx.progress((i / steps) * 100, `step ${i}`);
+    }
+    return { slept_ms: input.ms };
+  }
+}
+
+@Tool({
+  id: 'test-misbehave',
+  name: 'Test Misbehave',
+  category: 'automation',
+  description: 'Fails in the way it is asked to, to test how the runner reports failures.',
+  version: '2.1.0',
+  inputs: {
+    mode: { type: 'string', required: true, enum: ['bad-output', 'crash', 'tool-error', 'ok'], description: 'How to fail.' },
+    token: { type: 'string', maxLength: 200, secret: true, description: 'A credential that must never be stored.' },
+  },
+  outputs: { ok: { type: 'boolean', description: 'Always true.' } },
+  examples: [{ name: 'ok', input: { mode: 'ok' }, output: { ok: true } }],
+})
+export class MisbehaveTool implements ToolHandler<{ mode: string }> {
+  async execute(input: { mode: string }) {
+    switch (input.mode) {
+      case 'bad-output':
+        return { ok: true, undeclared: 1 };
+      case 'crash':
+        throw new TypeError('internal detail that must not leak');
+      case 'tool-error':
+        throw new ToolError('Upstream answered 503', { retryable: true, details: { upstream_status: 503 } });
+      default:
+        return { ok: true };
+    }
+  }
+}
+
+@Module({ providers: [SleepTool, MisbehaveTool] })
+export class TestToolsModule {}
