@@ -8,7 +8,7 @@ import { AppException } from '../common/errors';
 import { ConfigError, loadConfig } from '../config/app-config';
 import { AccountsService } from '../keys/accounts.service';
 import { ApiKeysService } from '../keys/api-keys.service';
-import { KEY_TYPE_ALIASES } from '../keys/key-secret';
+import { generateSecret, KEY_TYPE_ALIASES } from '../keys/key-secret';
 import { keyView } from '../keys/key-view';
 import { TIERS } from '../keys/tiers';
 import { CliModule } from './cli.module';
@@ -75,6 +75,13 @@ keys
       return { ...keyView(issued.record), key: issued.secret, note: 'Store this key now: it is shown only once.' };
     }),
   );
+keys
+  .command('secret')
+  .description('print a fresh random secret to use as BOOTSTRAP_API_KEY (nothing is stored)')
+  .addOption(new Option('--type <type>', 'key type').choices(Object.keys(KEY_TYPE_ALIASES)).default('service'))
+  .action((o) => {
+    process.stdout.write(`${generateSecret(KEY_TYPE_ALIASES[o.type])}\n`);
+  });
 keys
   .command('list')
   .requiredOption('--account <name>', 'account name')

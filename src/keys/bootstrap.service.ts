@@ -26,8 +26,9 @@ export class BootstrapService implements OnApplicationBootstrap {
     }
     if ((await this.keys.count()) === 0) {
       this.logger.warn(
-        'No API keys exist yet. Either restart with BOOTSTRAP_API_KEY=sk_svc_<32 letters/digits>, or run: ' +
-          'npm run cli -- accounts create --name default --tier free && npm run cli -- keys create --account default --name first --type service',
+        'No API keys exist yet. Restart with BOOTSTRAP_API_KEY set to a secret from `npm run -s cli -- keys secret` ' +
+          '(it becomes a service key of account "default"), or create accounts and keys with `npm run cli -- accounts create ...` ' +
+          'and `npm run cli -- keys create ...` (embedded mode: while the service is stopped). See README "Getting a first key".',
       );
     }
   }

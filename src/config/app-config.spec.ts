@@ -1,0 +1,33 @@
+import { ConfigError, loadConfig } from './app-config';
+
+describe('loadConfig', () => {
+  it('applies the embedded defaults when nothing is set', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ PORT: 3000, HOST: '127.0.0.1', DATA_DIR: './data', WORKSPACE_ROOT: './workspace', LOG_LEVEL: 'info', BOOTSTRAP_TIER: 'free' });
+    expect(config.DATABASE_URL).toBeUndefined();
+    expect(config.publicUrl).toBe('http://localhost:3000');
+  });
+
+  it('reads and converts set values', () => {
+    const config = loadConfig({ PORT: '8080', DATABASE_URL: 'postgres://u@db:5432/tos', PUBLIC_URL: 'https://tools.example.com/', BOOTSTRAP_TIER: 'pro' });
+    expect(config).toMatchObject({ PORT: 8080, DATABASE_URL: 'postgres://u@db:5432/tos', BOOTSTRAP_TIER: 'pro' });
+    expect(config.publicUrl).toBe('https://tools.example.com');
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['BOOTSTRAP_API_KEY', 'sk_user_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'],
+    ['BOOTSTRAP_TIER', 'gold'],
+    ['LOG_LEVEL', 'loud'],
+    ['AUTH_CACHE_TTL_SECONDS', '-1'],
+  ])('stops with a message naming %s=%s', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', BOOTSTRAP_API_KEY: '' }).DATABASE_URL).toBeUndefined();
+  });
+});

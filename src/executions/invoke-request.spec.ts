@@ -1,0 +1,51 @@
+import { AppException } from '../common/errors';
+import { parseInvokeRequest } from './invoke-request';
+
+const errorOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    return err as AppException;
+  }
+  throw new Error('expected an error');
+};
+
+describe('parseInvokeRequest', () => {
+  it('treats a body without an object `inputs` as flat inputs', () => {
+    expect(parseInvokeRequest('t', { a: 1, inputs: 'text' }, {})).toEqual({ input: { a: 1, inputs: 'text' }, options: { async: false, cache: true, timeout: undefined } });
+    expect(parseInvokeRequest('t', undefined, {}).input).toEqual({});
+  });
+
+  it('reads the envelope; body options win over the query', () => {
+    const parsed = parseInvokeRequest('t', { tool_id: 't', inputs: { a: 1 }, options: { timeout: 10, async: false, cache: false } }, { async: 'true', timeout: '99' });
+    expect(parsed).toEqual({ input: { a: 1 }, options: { async: false, cache: false, timeout: 10 } });
+  });
+
+  it('takes query options when the body has none', () => {
+    expect(parseInvokeRequest('t', { inputs: {} }, { async: '1', timeout: '300' }).options).toEqual({ async: true, cache: true, timeout: 300 });
+  });
+
+  it('Cache-Control: no-cache bypasses the cache', () => {
+    expect(parseInvokeRequest('t', {}, {}, 'max-age=0, no-cache').options.cache).toBe(false);
+    expect(parseInvokeRequest('t', {}, {}, 'no-cache-please').options.cache).toBe(true);
+  });
+
+  it.each([
+    [[1], {}, 'body'],
+    ['text', {}, 'body'],
+    [{ tool_id: 'other', inputs: {} }, {}, 'tool_id'],
+    [{ inputs: {}, options: [] }, {}, 'options'],
+    [{ inputs: {}, options: { async: 'yes' } }, {}, 'options.async'],
+    [{ inputs: {}, options: { cache: 1 } }, {}, 'options.cache'],
+    [{ inputs: {}, options: { timeout: 301 } }, {}, 'options.timeout'],
+    [{ inputs: {}, options: { timeout: 1.5 } }, {}, 'options.timeout'],
+    [{}, { timeout: '0' }, 'timeout'],
+    [{}, { timeout: '5s' }, 'timeout'],
+    [{}, { async: 'maybe' }, 'async'],
+  ])('rejects %j with query %j as INVALID_REQUEST on %s', (body, query, parameter) => {
+    const error = errorOf(() => parseInvokeRequest('t', body, query));
+    expect(error).toBeInstanceOf(AppException);
+    expect(error.code).toBe('INVALID_REQUEST');
+    expect(error.body.details).toMatchObject({ parameter });
+  });
+});

@@ -1,0 +1,122 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import { AppConfig, loadConfig } from '../config/app-config';
+import { AppException } from '../common/errors';
+import { Tool, ToolDefinition, ToolHandler } from './sdk';
+import { ToolDefinitionError, ToolRegistry } from './tool-registry';
+
+const base: ToolDefinition = {
+  id: 'echo',
+  name: 'Echo',
+  category: 'analysis',
+  description: 'Echoes its text.',
+  version: '1.0.0',
+  inputs: {
+    text: { type: 'string', required: true, maxLength: 10, description: 'Text.' },
+    times: { type: 'integer', minimum: 1, maximum: 3, default: 1, description: 'Repeats.' },
+    mode: { type: 'string', enum: ['plain', 'loud'], default: 'plain', description: 'Mode.' },
+    tags: { type: 'array', maxItems: 2, items: { type: 'string', maxLength: 5 }, description: 'Tags.' },
+  },
+  outputs: { text: { type: 'string', description: 'Echo.' } },
+  examples: [{ name: 'hi', input: { text: 'hi' }, output: { text: 'hi' } }],
+};
+
+function toolClass(definition: ToolDefinition) {
+  @Tool(definition)
+  class AnyTool implements ToolHandler {
+    async execute(input: Record<string, unknown>) {
+      return { text: input.text };
+    }
+  }
+  return AnyTool;
+}
+
+async function boot(...definitions: ToolDefinition[]): Promise<ToolRegistry> {
+  @Module({ providers: definitions.map(toolClass) })
+  class ExtensionModule {}
+  const moduleRef = await Test.createTestingModule({
+    imports: [DiscoveryModule, ExtensionModule],
+    providers: [ToolRegistry, { provide: AppConfig, useValue: loadConfig({}) }],
+  }).compile();
+  await moduleRef.init();
+  return moduleRef.get(ToolRegistry);
+}
+
+const caught = (fn: () => unknown): AppException => {
+  try {
+    fn();
+  } catch (err) {
+    return err as AppException;
+  }
+  throw new Error('expected an error');
+};
+
+describe('ToolRegistry', () => {
+  it('finds @Tool providers of any module and fills in defaults', async () => {
+    const registry = await boot(base);
+    const tool = registry.get('echo');
+    expect(tool.definition).toMatchObject({ status: 'ready', timeout: 30, rate_limit: 60, cacheable: false });
+    expect(tool.summary).toMatchObject({ rate_limit: '60 calls/min', timeout: '30s' });
+    expect(tool.detail).toMatchObject({ documentation: 'http://localhost:3000/v1/tools/echo/docs', examples: base.examples });
+    expect(() => registry.get('nope')).toThrow(AppException);
+  });
+
+  it('validates input: defaults, stripping, and the DESIGN §5.2 errors', async () => {
+    const tool = (await boot(base)).get('echo');
+    expect(tool.validateInput({ text: 'a', junk: true })).toEqual({ text: 'a', times: 1, mode: 'plain' });
+
+    const missing = caught(() => tool.validateInput({ times: 2 }));
+    expect(missing.code).toBe('INVALID_REQUEST');
+    expect(missing.message).toBe('Missing required parameter: text');
+
+    for (const [input, parameter, expected] of [
+      [{ text: 5 }, 'text', 'string'],
+      [{ text: 'x'.repeat(11) }, 'text', 'at most 10 characters'],
+      [{ text: 'a', times: 9 }, 'times', 'a number <= 3'],
+      [{ text: 'a', mode: 'quiet' }, 'mode', 'one of "plain", "loud"'],
+      [{ text: 'a', tags: ['ok', 'too-long'] }, 'tags[1]', 'at most 5 characters'],
+      [{ text: 'a', tags: ['a', 'b', 'c'] }, 'tags', 'at most 2 items'],
+    ] as const) {
+      const error = caught(() => tool.validateInput({ ...input }));
+      expect(error.code).toBe('INVALID_INPUT');
+      expect(error.body.details).toMatchObject({ parameter, expected });
+    }
+  });
+
+  it('checks results against the declared outputs without altering them', async () => {
+    const tool = (await boot(base)).get('echo');
+    expect(tool.outputProblem({ text: 'x' })).toBeNull();
+    const extra = { text: 'x', more: 1 };
+    expect(tool.outputProblem(extra)).toMatch(/additional/);
+    expect(extra).toEqual({ text: 'x', more: 1 });
+    expect(tool.outputProblem({})).toMatch(/text/);
+  });
+
+  it('filters by category, status, search and an allowed set', async () => {
+    const registry = await boot(base, { ...base, id: 'scan', name: 'Scanner', category: 'security', status: 'beta', description: 'Finds things.' });
+    expect(registry.list({ category: 'security' }).map((t) => t.definition.id)).toEqual(['scan']);
+    expect(registry.list({ status: 'ready' }).map((t) => t.definition.id)).toEqual(['echo']);
+    expect(registry.list({ search: 'FINDS' }).map((t) => t.definition.id)).toEqual(['scan']);
+    expect(registry.list({ allowed: new Set(['echo']) }).map((t) => t.definition.id)).toEqual(['echo']);
+  });
+
+  it.each<[string, Partial<ToolDefinition>, RegExp]>([
+    ['a bad id', { id: 'Bad_Id' }, /kebab-case/],
+    ['an unknown category', { category: 'misc' as never }, /category/],
+    ['a timeout over 300', { timeout: 301 }, /timeout/],
+    ['no examples', { examples: [] }, /example/],
+    ['an unbounded string', { inputs: { q: { type: 'string', description: 'q' } } }, /maxLength/],
+    ['an unbounded array', { inputs: { q: { type: 'array', description: 'q' } } }, /maxItems/],
+    ['a schema ajv refuses', { inputs: { q: { type: 'string', maxLength: 5, format: 'no-such-format', description: 'q' } } }, /does not compile/],
+    ['an example that breaks the inputs', { examples: [{ name: 'bad', input: {}, output: { text: '' } }] }, /example 'bad' input/],
+    ['an example that breaks the outputs', { examples: [{ name: 'bad', input: { text: 'a' }, output: { wrong: 1 } }] }, /example 'bad' output/],
+  ])('stops boot on %s', async (_name, change, message) => {
+    await expect(boot({ ...base, ...change })).rejects.toThrow(ToolDefinitionError);
+    await expect(boot({ ...base, ...change })).rejects.toThrow(message);
+  });
+
+  it('stops boot on a duplicate id, naming both classes', async () => {
+    await expect(boot(base, { ...base })).rejects.toThrow(/Duplicate tool id 'echo': declared by AnyTool and AnyTool/);
+  });
+});

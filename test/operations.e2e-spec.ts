@@ -1,0 +1,106 @@
+/**
+ * Operator paths: bootstrap key, persistence across restarts, the `tos` CLI, and boot failures.
+ */
+import { Module } from '@nestjs/common';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { Tool, ToolHandler } from '../src/tools/sdk';
+import { releaseDataDir } from '../src/database/data-dir-lock';
+import { describeEachDatabase } from './support/databases';
+import { startTestApp } from './support/app';
+
+const run = promisify(execFile);
+const BOOTSTRAP_KEY = `sk_svc_${'B'.repeat(32)}`;
+const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+
+function cli(env: Record<string, string>, ...args: string[]) {
+  return run(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, ...args], {
+    env: { ...process.env, ...env, NODE_OPTIONS: '' },
+    timeout: 60_000,
+  });
+}
+
+describeEachDatabase('operations', (mode) => {
+  let env: Record<string, string>;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ env, cleanup } = await mode.prepare());
+  });
+  afterAll(() => cleanup());
+
+  it('BOOTSTRAP_API_KEY seeds account default once; data survives a restart', async () => {
+    const first = await startTestApp({ env: { ...env, BOOTSTRAP_API_KEY: BOOTSTRAP_KEY, BOOTSTRAP_TIER: 'pro' } });
+    const created = await first.request({ method: 'POST', url: '/v1/keys', key: BOOTSTRAP_KEY, payload: { name: 'made-before-restart', type: 'user' } });
+    expect(created.statusCode).toBe(201);
+    await first.close();
+    if (env.DATA_DIR) releaseDataDir(env.DATA_DIR);
+
+    const second = await startTestApp({ env: { ...env, BOOTSTRAP_API_KEY: BOOTSTRAP_KEY } });
+    try {
+      const keys = (await second.request({ method: 'GET', url: '/v1/keys', key: BOOTSTRAP_KEY })).json();
+      expect(keys.keys.map((k: { name: string }) => k.name).sort()).toEqual(['bootstrap', 'made-before-restart']);
+      expect((await second.request({ method: 'GET', url: '/v1/tools', key: created.json().key })).statusCode).toBe(200);
+    } finally {
+      await second.close();
+      if (env.DATA_DIR) releaseDataDir(env.DATA_DIR);
+    }
+  });
+
+  it('the tos CLI creates accounts and keys that the service accepts', async () => {
+    const account = JSON.parse((await cli(env, 'accounts', 'create', '--name', 'cli-co', '--tier', 'enterprise', '--requests-per-minute', '50000')).stdout);
+    expect(account).toMatchObject({ name: 'cli-co', tier: 'enterprise', requests_per_minute: 50000 });
+    const key = JSON.parse((await cli(env, 'keys', 'create', '--account', 'cli-co', '--name', 'ops', '--type', 'svc')).stdout);
+    expect(key.key).toMatch(/^sk_svc_[0-9A-Za-z]{32}$/);
+    const listed = JSON.parse((await cli(env, 'keys', 'list', '--account', 'cli-co')).stdout);
+    expect(listed.keys).toHaveLength(1);
+    expect(JSON.stringify(listed)).not.toContain(key.key);
+    expect(JSON.parse((await cli(env, 'accounts', 'list')).stdout).map((a: { name: string }) => a.name)).toContain('cli-co');
+    await expect(cli(env, 'keys', 'create', '--account', 'nobody', '--name', 'x')).rejects.toMatchObject({ stderr: expect.stringContaining('Account not found: nobody') });
+
+    const t = await startTestApp({ env });
+    try {
+      expect((await t.request({ method: 'GET', url: '/v1/tools', key: key.key })).statusCode).toBe(200);
+      await cli(env, 'keys', 'revoke', key.id, '--account', 'cli-co').catch((err) => {
+        // Embedded mode: the data directory belongs to the running service, so the CLI must refuse.
+        expect(env.DATA_DIR).toBeDefined();
+        expect(err.stderr).toMatch(/in use by process/);
+      });
+    } finally {
+      await t.close();
+      if (env.DATA_DIR) releaseDataDir(env.DATA_DIR);
+    }
+  });
+});
+
+describe('boot', () => {
+  it('refuses an extension module whose tool id duplicates a built-in one', async () => {
+    @Tool({
+      id: 'json-transform',
+      name: 'Impostor',
+      category: 'automation',
+      description: 'Collides with a built-in tool.',
+      version: '1.0.0',
+      inputs: {},
+      outputs: { ok: { type: 'boolean', description: 'ok' } },
+      examples: [{ name: 'x', input: {}, output: { ok: true } }],
+    })
+    class ImpostorTool implements ToolHandler {
+      async execute() {
+        return { ok: true };
+      }
+    }
+    @Module({ providers: [ImpostorTool] })
+    class ImpostorModule {}
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'tos-boot-'));
+    try {
+      await expect(startTestApp({ extensions: [ImpostorModule], env: { DATA_DIR: dataDir } })).rejects.toThrow(/Duplicate tool id 'json-transform'.*ImpostorTool/);
+    } finally {
+      releaseDataDir(dataDir);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
