@@ -1,0 +1,47 @@
+/**
+ * A real ToolContext for tool unit tests: a sandboxed workspace on a directory, an
+ * AbortController the test can fire, and progress calls recorded for assertions.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import 'reflect-metadata';
+import { ToolMetadata, type ToolContext, type ToolDefinition, type ToolLogger } from '../../src/tools/sdk';
+import { createWorkspace } from '../../src/tools/workspace';
+
+export interface TestToolContextOptions {
+  /** Workspace root; a fresh empty temp directory when omitted. */
+  root?: string;
+  executionId?: string;
+  config?: Record<string, string | undefined>;
+  logger?: ToolLogger;
+}
+
+export interface TestToolContext extends ToolContext {
+  /** Aborting it aborts `signal`, as a cancel or timeout would. */
+  readonly controller: AbortController;
+  readonly progressCalls: { percent: number; message?: string }[];
+}
+
+const silentLogger: ToolLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export function createTestToolContext(options: TestToolContextOptions = {}): TestToolContext {
+  const controller = new AbortController();
+  const progressCalls: { percent: number; message?: string }[] = [];
+  const root = options.root ?? mkdtempSync(path.join(tmpdir(), 'tool-workspace-'));
+  return {
+    executionId: options.executionId ?? 'exec_test',
+    controller,
+    signal: controller.signal,
+    progressCalls,
+    progress: (percent, message) => progressCalls.push(message === undefined ? { percent } : { percent, message }),
+    logger: options.logger ?? silentLogger,
+    config: options.config ?? {},
+    workspace: createWorkspace(root),
+  };
+}
+
+/** The `@Tool({...})` definition of a tool class, e.g. to run its examples. */
+export function toolDefinition(toolClass: abstract new (...args: never[]) => unknown): ToolDefinition {
+  return Reflect.getMetadata(ToolMetadata.KEY, toolClass) as ToolDefinition;
+}

@@ -1,0 +1,119 @@
+import { ToolError } from '../../src/tools/sdk';
+import { createTestToolContext, toolDefinition } from '../../test/support/tool-context';
+import { JsonTransformTool } from './json-transform.tool';
+
+const tool = new JsonTransformTool();
+const run = (input: { expression: string; data: unknown; bindings?: Record<string, unknown> }) =>
+  tool.execute(input, createTestToolContext());
+
+async function failure(promise: Promise<unknown>): Promise<ToolError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ToolError);
+  return error as ToolError;
+}
+
+const people = {
+  people: [
+    { name: 'Ada', age: 36, city: 'London' },
+    { name: 'Linus', age: 28, city: 'Helsinki' },
+    { name: 'Grace', age: 45, city: 'London' },
+  ],
+};
+
+describe('JsonTransformTool', () => {
+  it('maps, filters and aggregates', async () => {
+    await expect(run({ expression: 'people.name', data: people })).resolves.toEqual({ result: ['Ada', 'Linus', 'Grace'] });
+    await expect(run({ expression: 'people[city = "London"].{ "who": name, "born": 2024 - age }', data: people })).resolves.toEqual({
+      result: [
+        { who: 'Ada', born: 1988 },
+        { who: 'Grace', born: 1979 },
+      ],
+    });
+    await expect(run({ expression: '$sum(people.age) / $count(people)', data: people })).resolves.toEqual({ result: 109 / 3 });
+    await expect(run({ expression: 'people{ city: $count(name) }', data: people })).resolves.toEqual({
+      result: { London: 2, Helsinki: 1 },
+    });
+  });
+
+  it('returns plain JSON arrays, without jsonata sequence flags', async () => {
+    const { result } = await run({ expression: 'people[age > 30].name', data: people });
+    expect(Object.keys(result as object)).toEqual(['0', '1']);
+  });
+
+  it('exposes bindings as $variables', async () => {
+    await expect(
+      run({ expression: 'people[age >= $min and city = $where].name', data: people, bindings: { min: 40, where: 'London' } }),
+    ).resolves.toEqual({ result: 'Grace' });
+  });
+
+  it('returns null when nothing matches, and for non-JSON results such as functions', async () => {
+    await expect(run({ expression: 'people[age > 100]', data: people })).resolves.toEqual({ result: null });
+    await expect(run({ expression: 'nothing.here', data: {} })).resolves.toEqual({ result: null });
+    await expect(run({ expression: 'function($x) { $x }', data: {} })).resolves.toEqual({ result: null });
+    await expect(run({ expression: '{ "f": $uppercase, "g": function() { 1 }, "n": 1 }', data: {} })).resolves.toEqual({
+      result: { n: 1 },
+    });
+  });
+
+  it('reports a syntax error as INVALID_INPUT with jsonata message and position', async () => {
+    const error = await failure(run({ expression: 'people[age > ]', data: people }));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.details).toEqual({ parameter: 'expression', expected: 'a valid JSONata expression' });
+    expect(error.message).toMatch(/^Invalid JSONata expression: .+ \(S0\d{3} at position \d+\)$/);
+  });
+
+  it('reports a runtime evaluation error as INVALID_INPUT', async () => {
+    const error = await failure(run({ expression: '"a" + 1', data: {} }));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.details?.parameter).toBe('expression');
+    expect(error.message).toMatch(/JSONata evaluation failed: .*\(T2001 at position \d+\)/);
+  });
+
+  it('stops non-terminating recursion at the depth bound', async () => {
+    const started = Date.now();
+    const error = await failure(run({ expression: '($f := function($n) { 1 + $f($n + 1) }; $f(0))', data: {} }));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toMatch(/nesting deeper than 1000 evaluation steps/);
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+
+  it('allows legitimately deep recursion below the bound', async () => {
+    const factorialOf = '($f := function($n) { $n <= 1 ? 1 : $n * $f($n - 1) }; $f(100) > 1e157)';
+    await expect(run({ expression: factorialOf, data: {} })).resolves.toEqual({ result: true });
+  });
+
+  it('stops an endless loop at the 5 s time bound', async () => {
+    const started = Date.now();
+    // Tail recursion does not grow the depth: only the clock stops it.
+    const error = await failure(run({ expression: '($loop := function($n) { $loop($n + 1) }; $loop(0))', data: {} }));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toMatch(/ran longer than 5 s/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
+  }, 15_000);
+
+  it('stops when the signal aborts (cancel or timeout), without waiting for the time bound', async () => {
+    const ctx = createTestToolContext();
+    const started = Date.now();
+    const running = tool.execute({ expression: '($loop := function($n) { $loop($n + 1) }; $loop(0))', data: {} }, ctx);
+    setTimeout(() => ctx.controller.abort(), 100);
+    await expect(running).rejects.toMatchObject({ name: 'AbortError' });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('refuses a result over 1 MiB of JSON', async () => {
+    const error = await failure(run({ expression: '$map([1..120000], function($v) { "0123456789" })', data: {} }));
+    expect(error.code).toBe('INVALID_INPUT');
+    expect(error.message).toMatch(/The result is 1560001 bytes as JSON, over the limit of 1048576 bytes/);
+  });
+
+  it('runs its declared examples to exactly their declared outputs', async () => {
+    const definition = toolDefinition(JsonTransformTool);
+    expect(definition.examples.length).toBeGreaterThanOrEqual(2);
+    for (const example of definition.examples) {
+      await expect(tool.execute(example.input as never, createTestToolContext())).resolves.toEqual(example.output);
+    }
+  });
+});

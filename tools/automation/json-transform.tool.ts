@@ -1,0 +1,204 @@
+import jsonata from 'jsonata';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
+
+/** Wall-clock budget of one evaluation, whatever the request timeout. */
+const TIME_LIMIT_MS = 5_000;
+/** Nested evaluation steps; a non-tail recursive function uses about 3 per call. */
+const MAX_DEPTH = 1_000;
+const MAX_RESULT_BYTES = 1024 * 1024;
+/**
+ * jsonata's evaluation awaits only settled promises, so a runaway expression would starve
+ * timers and I/O (and with them the abort of `ctx.signal`); the guard yields this often.
+ */
+const YIELD_EVERY_MS = 20;
+
+/** jsonata 2.x looks its evaluation hooks up under these symbols (plain names in 1.x). */
+const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
+const EVALUATE_EXIT = Symbol.for('jsonata.__evaluate_exit');
+
+interface JsonTransformInput {
+  expression: string;
+  data: unknown;
+  bindings?: Record<string, unknown>;
+}
+
+interface JsonTransformOutput {
+  result: unknown;
+}
+
+/** The shape of the errors jsonata throws (plain objects, not Error instances). */
+interface JsonataFailure {
+  code?: string;
+  message?: string;
+  position?: number;
+}
+
+const orders = {
+  orders: [
+    { id: 'A-1', customer: 'ada', total: 120, status: 'paid' },
+    { id: 'A-2', customer: 'bob', total: 80, status: 'refunded' },
+    { id: 'A-3', customer: 'ada', total: 45, status: 'paid' },
+  ],
+};
+
+@Tool({
+  id: 'json-transform',
+  name: 'JSON Transform',
+  category: 'automation',
+  description: 'Evaluates a JSONata expression over a JSON document, bounded in time, nesting depth and result size.',
+  status: 'ready',
+  version: '1.0.0',
+  cacheable: true,
+  timeout: 10,
+  rate_limit: 100,
+  inputs: {
+    expression: {
+      type: 'string',
+      required: true,
+      minLength: 1,
+      maxLength: 10_000,
+      description: 'The JSONata expression to evaluate (https://docs.jsonata.org).',
+    },
+    data: {
+      type: 'any',
+      required: true,
+      description: 'The JSON document the expression is evaluated against.',
+    },
+    bindings: {
+      type: 'object',
+      maxProperties: 50,
+      description: 'Extra variables for the expression: a member `name` is available as `$name`.',
+    },
+  },
+  outputs: {
+    result: {
+      type: 'any',
+      nullable: true,
+      description: 'The value of the expression, or null when it matches nothing.',
+    },
+  },
+  examples: [
+    {
+      name: 'Total of paid orders per customer',
+      input: {
+        expression: "orders[status = 'paid']{ customer: $sum(total) }",
+        data: orders,
+      },
+      output: { result: { ada: 165 } },
+    },
+    {
+      name: 'Filter with a bound variable',
+      input: {
+        expression: 'orders[total >= $min].id',
+        data: orders,
+        bindings: { min: 50 },
+      },
+      output: { result: ['A-1', 'A-2'] },
+    },
+    {
+      name: 'No match yields null',
+      input: { expression: 'orders[status = "cancelled"]', data: orders },
+      output: { result: null },
+    },
+  ],
+})
+export class JsonTransformTool implements ToolHandler<JsonTransformInput, JsonTransformOutput> {
+  async execute(input: JsonTransformInput, ctx: ToolContext): Promise<JsonTransformOutput> {
+    const expression = compile(input.expression);
+    guard(expression, ctx.signal);
+
+    let value: unknown;
+    try {
+      value = await expression.evaluate(input.data, input.bindings);
+    } catch (error) {
+      ctx.signal.throwIfAborted();
+      if (error instanceof ToolError) throw error;
+      // Type errors, bad arguments, undefined functions: the expression is at fault.
+      throw ToolError.invalidInput(
+        'expression',
+        'an expression that evaluates without error',
+        undefined,
+        `JSONata evaluation failed: ${describeFailure(error)}`,
+      );
+    }
+    return { result: toJson(value) };
+  }
+}
+
+function compile(expression: string): jsonata.Expression {
+  try {
+    return jsonata(expression);
+  } catch (error) {
+    throw ToolError.invalidInput(
+      'expression',
+      'a valid JSONata expression',
+      undefined,
+      `Invalid JSONata expression: ${describeFailure(error)}`,
+    );
+  }
+}
+
+/**
+ * Installs the time, depth and cancellation checks that jsonata runs at every evaluation step,
+ * the way jsonata's own test suite "timeboxes" expressions.
+ */
+function guard(expression: jsonata.Expression, signal: AbortSignal): void {
+  const deadline = Date.now() + TIME_LIMIT_MS;
+  let lastYield = Date.now();
+  let depth = 0;
+  const tooExpensive = (reason: string) =>
+    ToolError.invalidInput('expression', 'an expression that terminates within the limits', undefined, `JSONata evaluation stopped: ${reason}`);
+
+  // `assign` is typed for string names only; the hooks are symbols.
+  expression.assign(EVALUATE_ENTRY as unknown as string, async () => {
+    depth += 1;
+    if (depth > MAX_DEPTH) {
+      throw tooExpensive(`nesting deeper than ${MAX_DEPTH} evaluation steps (non-terminating recursion?)`);
+    }
+    const now = Date.now();
+    if (now > deadline) throw tooExpensive(`it ran longer than ${TIME_LIMIT_MS / 1000} s (infinite loop?)`);
+    if (now - lastYield >= YIELD_EVERY_MS) {
+      lastYield = now;
+      await yieldToEventLoop();
+    }
+    signal.throwIfAborted();
+  });
+  expression.assign(EVALUATE_EXIT as unknown as string, () => {
+    depth -= 1;
+  });
+}
+
+/**
+ * The result as plain JSON: jsonata returns `undefined` for no match (-> null), may return
+ * functions (not JSON: dropped, or null at the top) and tags arrays with internal flags
+ * (dropped by serializing).
+ */
+function toJson(value: unknown): unknown {
+  const json = value === undefined ? undefined : JSON.stringify(value, withoutFunctions);
+  if (json === undefined) return null;
+  const bytes = Buffer.byteLength(json);
+  if (bytes > MAX_RESULT_BYTES) {
+    throw ToolError.invalidInput(
+      'expression',
+      `a result of at most ${MAX_RESULT_BYTES} bytes as JSON`,
+      undefined,
+      `The result is ${bytes} bytes as JSON, over the limit of ${MAX_RESULT_BYTES} bytes (1 MiB); select or aggregate less data`,
+    );
+  }
+  return JSON.parse(json);
+}
+
+/** jsonata lambdas and built-in function references are objects (circular ones): drop them. */
+function withoutFunctions(_key: string, value: unknown): unknown {
+  const isFunction =
+    typeof value === 'object' && value !== null && ('_jsonata_lambda' in value || '_jsonata_function' in value);
+  return isFunction ? undefined : value;
+}
+
+function describeFailure(error: unknown): string {
+  const failure = (error ?? {}) as JsonataFailure;
+  const message = failure.message ?? String(error);
+  const where = failure.position === undefined ? '' : ` at position ${failure.position}`;
+  return failure.code === undefined ? message : `${message} (${failure.code}${where})`;
+}
