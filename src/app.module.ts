@@ -29,7 +29,7 @@ export class AppModule {
         DatabaseModule.forRoot(),
         ToolsModule,
         KeysModule,
-        ExecutionsModule,
+        ExecutionsModule.forRoot(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
         ...extensions,
       ],

@@ -16,6 +16,8 @@ import { SERVICE_KEY_PATTERN } from '../keys/key-secret';
 import { TIERS, Tier } from '../keys/tiers';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const ROLES = ['all', 'api', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
@@ -55,9 +57,45 @@ export class AppConfig {
   @MaxLength(2048)
   PUBLIC_URL?: string;
 
+  /** Redis for the job queue, cross-process cancel and events; in-process executor when unset. */
+  @Transform(emptyToUndefined) @IsOptional() @Matches(/^rediss?:\/\/.+/, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  /** Namespace of this deployment's queue keys and channels in Redis. */
+  @Matches(/^[A-Za-z0-9_-]{1,32}$/, { message: 'QUEUE_PREFIX must be 1..32 letters, digits, _ or -' })
+  QUEUE_PREFIX = 'tos';
+
+  /** api: HTTP only; worker: runs async executions only; all: both (the only choice without Redis). */
+  @IsIn(ROLES)
+  ROLE: Role = 'all';
+
+  /** Async executions one process runs at once. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  WORKER_CONCURRENCY = 16;
+
+  /** A worker that stops renewing a job's lock this long (killed, hung) loses it; its execution ends in error. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(600)
+  QUEUE_LOCK_SECONDS = 10;
+
+  /** On SIGTERM, how long running executions may take to finish before they are handed back. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(3600)
+  SHUTDOWN_GRACE_SECONDS = 25;
+
+  /** How often old executions are purged (per the account tier's retention); 0 disables. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
+  RETENTION_INTERVAL_SECONDS = 3600;
+
   /** How long a verified key stays in the in-process cache; a revoke clears it at once. */
   @Transform(toInt) @IsInt() @Min(0) @Max(3600)
   AUTH_CACHE_TTL_SECONDS = 30;
+
+  get runsApi(): boolean {
+    return this.ROLE !== 'worker';
+  }
+
+  get runsWorker(): boolean {
+    return this.ROLE !== 'api';
+  }
 
   get publicUrl(): string {
     return (this.PUBLIC_URL ?? `http://localhost:${this.PORT}`).replace(/\/+$/, '');
@@ -74,9 +112,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const picked = Object.fromEntries(known.filter((name) => env[name] !== undefined).map((name) => [name, env[name]]));
   const config = plainToInstance(AppConfig, picked);
   const errors = validateSync(config, { forbidUnknownValues: true });
-  if (errors.length > 0) {
-    const lines = errors.map((e) => `  ${e.property}=${JSON.stringify(env[e.property])}: ${Object.values(e.constraints ?? {}).join('; ')}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  const lines = errors.map((e) => `  ${e.property}=${JSON.stringify(env[e.property])}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+  if (errors.length === 0 && config.ROLE !== 'all' && !config.REDIS_URL) {
+    lines.push(`  ROLE=${JSON.stringify(config.ROLE)}: separate api and worker processes share work through Redis; set REDIS_URL or use ROLE=all`);
   }
+  if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   return config;
 }

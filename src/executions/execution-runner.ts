@@ -4,12 +4,14 @@ import type { Principal } from '../auth/principal';
 import { ErrorBody } from '../common/errors';
 import { newExecutionId } from '../common/ids';
 import { ToolError, ToolLogger, Workspace } from '../tools/sdk';
-import type { RegisteredTool } from '../tools/tool-registry';
+import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
 import { WORKSPACE } from '../tools/tools.module';
+import { ExecutionEventBus } from './events/execution-events';
 import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields } from './executions.store';
 import type { InvokeOptions } from './invoke-request';
 import { ProgressThrottle } from './progress-throttle';
+import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 
 /** Progress is persisted at most this often per execution. */
 const PROGRESS_INTERVAL_MS = 250;
@@ -21,6 +23,8 @@ export interface RunRequest {
   input: Record<string, unknown>;
   options: InvokeOptions;
   requestId: string | null;
+  /** Fires when a sync caller goes away: its execution is cancelled. */
+  callerGone?: AbortSignal;
 }
 
 export interface RunOutcome {
@@ -29,17 +33,29 @@ export interface RunOutcome {
   executionMs: number;
 }
 
+type AbortKind = 'timeout' | 'cancel' | 'shutdown';
+
 /** Why an execution's signal fired. */
 class AbortReason extends Error {
-  constructor(readonly kind: 'timeout' | 'cancel', message: string) {
+  constructor(
+    readonly kind: AbortKind,
+    message: string,
+  ) {
     super(message);
   }
 }
 
+export const LOST_WORKER_ERROR: ErrorBody = {
+  code: 'INTERNAL_ERROR',
+  message: 'The worker running this execution was lost (killed or unresponsive); it did not finish. Retry it.',
+  retryable: true,
+};
+
 /**
  * Runs tools: one execution row per call, the tool's AbortSignal for timeout and cancel,
  * throttled progress, output validation, and a conditional terminal write so the first
- * terminal state wins (a late result after a cancel is discarded).
+ * terminal state wins (a late result after a cancel is discarded). Sync calls run here;
+ * async ones are queued and run by `runJob` in whichever worker takes them.
  */
 @Injectable()
 export class ExecutionRunner {
@@ -48,20 +64,97 @@ export class ExecutionRunner {
 
   constructor(
     private readonly store: ExecutionsStore,
+    private readonly registry: ToolRegistry,
+    private readonly queue: ExecutionQueue,
+    private readonly events: ExecutionEventBus,
     @Inject(WORKSPACE) private readonly workspace: Workspace,
   ) {}
 
   async runSync(request: RunRequest): Promise<RunOutcome> {
-    const { principal, tool, input, options, requestId } = request;
+    const execution = this.newExecution(request, 'sync');
+    await this.store.insert(execution);
+    const started = performance.now();
+    const fields = await this.execute(execution.id, request.tool, request.input, this.timeoutOf(request), request.callerGone);
+    const executionMs = performance.now() - started;
+    return { execution: await this.finish(execution.id, fields, execution.started_at), executionMs };
+  }
+
+  /** Records the execution as queued and hands it to the queue; a queue failure ends it in error. */
+  async submit(request: RunRequest): Promise<Execution> {
+    const execution = this.newExecution(request, 'async');
+    await this.store.insert(execution);
+    try {
+      await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: request.input, timeoutSeconds: this.timeoutOf(request) });
+    } catch (err) {
+      await this.finish(execution.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), null);
+      throw err;
+    }
+    this.publishStatus(execution);
+    return execution;
+  }
+
+  /** Worker side of `submit`: runs a queued job unless it was cancelled meanwhile. */
+  async runJob(job: ExecutionJob): Promise<void> {
+    const started = await this.store.start(job.executionId, new Date());
+    if (!started) return; // cancelled (or already finished) before a worker got to it
+    this.publishStatus(started);
+    if (!this.registry.has(job.toolId)) {
+      await this.finish(job.executionId, terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${job.toolId}' is not installed on this worker`, retryable: true }), started.started_at);
+      return;
+    }
+    const fields = await this.execute(job.executionId, this.registry.get(job.toolId), job.input, job.timeoutSeconds);
+    await this.finish(job.executionId, fields, started.started_at);
+  }
+
+  /**
+   * Cancels an active execution: the first terminal state wins in the database; a waiting job
+   * leaves the queue; a running one is aborted here or, through the `cancelled` event, in the
+   * process that runs it.
+   */
+  async cancel(execution: Execution): Promise<Execution> {
+    const after = await this.finish(execution.id, terminal('cancelled', null, null), execution.started_at);
+    if (after.status === 'cancelled') {
+      if (execution.mode === 'async') await this.queue.remove(execution.id).catch(() => false);
+      this.abort(execution.id);
+    }
+    return after;
+  }
+
+  /** Ends an execution whose worker vanished. */
+  async markLost(executionId: string): Promise<void> {
+    const current = await this.store.find(executionId);
+    if (current) await this.finish(executionId, terminal('error', null, LOST_WORKER_ERROR), current.started_at);
+  }
+
+  /** Aborts an execution if it runs in this process; false when it does not. */
+  abort(executionId: string, kind: AbortKind = 'cancel'): boolean {
+    const controller = this.active.get(executionId);
+    controller?.abort(new AbortReason(kind, kind === 'shutdown' ? 'The worker shut down before the execution finished; retry it' : 'Execution cancelled'));
+    return controller !== undefined;
+  }
+
+  /** Shutdown past its grace: abort what still runs here; each ends in a retryable error. */
+  abortAll(): number {
+    const ids = [...this.active.keys()];
+    for (const id of ids) this.abort(id, 'shutdown');
+    return ids.length;
+  }
+
+  get runningHere(): number {
+    return this.active.size;
+  }
+
+  private newExecution(request: RunRequest, mode: 'sync' | 'async'): Execution {
+    const { principal, tool, input, requestId } = request;
     const now = new Date();
-    const execution: Execution = Object.assign(new Execution(), {
+    return Object.assign(new Execution(), {
       id: newExecutionId(now.getTime()),
       account_id: principal.accountId,
       key_id: principal.keyId,
       tool_id: tool.definition.id,
       tool_version: tool.definition.version,
-      status: 'running',
-      mode: 'sync',
+      status: mode === 'sync' ? 'running' : 'queued',
+      mode,
       progress: 0,
       progress_message: null,
       input: redactSecrets(tool, input),
@@ -69,43 +162,43 @@ export class ExecutionRunner {
       error: null,
       request_id: requestId,
       created_at: now,
-      started_at: now,
+      started_at: mode === 'sync' ? now : null,
       completed_at: null,
       duration_ms: null,
     });
-    await this.store.insert(execution);
-    const timeoutSeconds = options.timeout ?? tool.definition.timeout;
-    const started = performance.now();
-    const fields = await this.execute(execution.id, tool, input, timeoutSeconds);
-    const executionMs = performance.now() - started;
-    return { execution: await this.store.finish(execution.id, fields, execution.started_at), executionMs };
   }
 
-  /** Aborts an execution running in this process; false when it is not here. */
-  abort(executionId: string): boolean {
-    const controller = this.active.get(executionId);
-    controller?.abort(new AbortReason('cancel', 'Execution cancelled'));
-    return controller !== undefined;
+  private timeoutOf(request: RunRequest): number {
+    return request.options.timeout ?? request.tool.definition.timeout;
   }
 
-  private async execute(id: string, tool: RegisteredTool, input: Record<string, unknown>, timeoutSeconds: number): Promise<TerminalFields> {
+  private async finish(id: string, fields: TerminalFields, startedAt: Date | null): Promise<Execution> {
+    const execution = await this.store.finish(id, fields, startedAt);
+    this.publishStatus(execution);
+    return execution;
+  }
+
+  private publishStatus(execution: Execution): void {
+    this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
+  }
+
+  private async execute(id: string, tool: RegisteredTool, input: Record<string, unknown>, timeoutSeconds: number, callerGone?: AbortSignal): Promise<TerminalFields> {
     const { definition } = tool;
     const controller = new AbortController();
     this.active.set(id, controller);
-    const timer = setTimeout(
-      () => controller.abort(new AbortReason('timeout', `Tool '${definition.id}' did not finish within ${timeoutSeconds}s`)),
-      timeoutSeconds * 1000,
-    );
+    const timer = setTimeout(() => controller.abort(new AbortReason('timeout', `Tool '${definition.id}' did not finish within ${timeoutSeconds}s`)), timeoutSeconds * 1000);
+    const onCallerGone = () => this.abort(id, 'cancel');
+    callerGone?.addEventListener('abort', onCallerGone, { once: true });
     const progress = new ProgressThrottle(PROGRESS_INTERVAL_MS, (percent, message) => {
-      this.store.recordProgress(id, percent, message).catch((err: unknown) => this.logger.warn(`progress of ${id} not saved: ${(err as Error).message}`));
+      this.events.publish({ type: 'progress', execution_id: id, progress: percent, message });
+      this.store.recordProgress(id, percent, message).catch((err: Error) => this.logger.warn(`progress of ${id} not saved: ${err.message}`));
     });
-    const logger = toolLogger(new Logger(`tool:${definition.id}`), id);
     try {
       const run = tool.handler.execute(input, {
         executionId: id,
         signal: controller.signal,
         progress: (percent, message) => progress.report(percent, message),
-        logger,
+        logger: toolLogger(new Logger(`tool:${definition.id}`), id),
         config: tool.config,
         workspace: this.workspace,
       });
@@ -122,6 +215,7 @@ export class ExecutionRunner {
       return this.failure(id, definition.id, controller.signal, err);
     } finally {
       clearTimeout(timer);
+      callerGone?.removeEventListener('abort', onCallerGone);
       progress.stop();
       this.active.delete(id);
     }
@@ -131,6 +225,7 @@ export class ExecutionRunner {
     const reason = signal.aborted ? signal.reason : null;
     if (reason instanceof AbortReason) {
       if (reason.kind === 'cancel') return terminal('cancelled', null, null);
+      if (reason.kind === 'shutdown') return terminal('error', null, { code: 'INTERNAL_ERROR', message: reason.message, retryable: true });
       return terminal('error', null, { code: 'TOOL_TIMEOUT', message: reason.message, retryable: true, suggestion: 'Retry with a larger timeout (at most 300 seconds)' });
     }
     if (err instanceof ToolError) {
@@ -147,7 +242,7 @@ export class ExecutionRunner {
   }
 }
 
-function terminal(status: TerminalFields['status'], result: Record<string, unknown> | null, error: ErrorBody | null): TerminalFields {
+export function terminal(status: TerminalFields['status'], result: Record<string, unknown> | null, error: ErrorBody | null): TerminalFields {
   return { status, result, error, completed_at: new Date() };
 }
 
@@ -174,4 +269,3 @@ function toolLogger(logger: Logger, executionId: string): ToolLogger {
     error: (message, meta) => logger.error(line(message, meta)),
   };
 }
-

@@ -32,11 +32,10 @@ export class ExecutionsService {
     if (TERMINAL_STATUSES.has(current.status)) {
       throw new AppException('CONFLICT', `Execution ${id} already finished with status '${current.status}'`);
     }
-    const after = await this.store.finish(id, { status: 'cancelled', result: null, error: null, completed_at: new Date() }, current.started_at);
+    const after = await this.runner.cancel(current);
     if (after.status !== 'cancelled') {
       throw new AppException('CONFLICT', `Execution ${id} already finished with status '${after.status}'`);
     }
-    this.runner.abort(id);
     return after;
   }
 }

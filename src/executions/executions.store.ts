@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { FindOptionsWhere, LessThan, Repository } from 'typeorm';
+import { FindOptionsWhere, In, LessThan, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AppException } from '../common/errors';
+import { TIER_LIMITS } from '../keys/tiers';
 import { Execution, ExecutionStatus } from './execution.entity';
 
 const ACTIVE: ExecutionStatus[] = ['queued', 'running'];
@@ -39,6 +40,43 @@ export class ExecutionsStore {
       .execute();
     const rows = raw as Execution[];
     return rows.length > 0 ? this.executions.create(rows[0]) : this.executions.findOneByOrFail({ id });
+  }
+
+  /** queued → running; null when the execution is no longer queued (cancelled, or taken already). */
+  async start(id: string, now: Date): Promise<Execution | null> {
+    const { raw } = await this.executions
+      .createQueryBuilder()
+      .update()
+      .set({ status: 'running', started_at: now })
+      .where("id = :id AND status = 'queued'", { id })
+      .returning('*')
+      .execute();
+    const rows = raw as Execution[];
+    return rows.length > 0 ? this.executions.create(rows[0]) : null;
+  }
+
+  find(id: string): Promise<Execution | null> {
+    return this.executions.findOneBy({ id });
+  }
+
+  /** Executions left active by a process that stopped, oldest first (embedded recovery). */
+  active(): Promise<Execution[]> {
+    return this.executions.find({ where: { status: In(ACTIVE) }, order: { id: 'ASC' } });
+  }
+
+  /**
+   * Deletes executions older than their account's retention (DESIGN §5.17): the account's own
+   * number, else its tier's. Returns how many were deleted.
+   */
+  async purgeExpired(now: Date): Promise<number> {
+    const days = Object.entries(TIER_LIMITS).map(([tier, limits]) => `WHEN '${tier}' THEN ${limits.retentionDays}`).join(' ');
+    const result = await this.executions.query(
+      `DELETE FROM executions e USING accounts a
+        WHERE e.account_id = a.id
+          AND e.created_at < $1::timestamptz - make_interval(days => COALESCE(a.retention_days, CASE a.tier ${days} END))`,
+      [now.toISOString()],
+    );
+    return (result as [unknown, number])[1] ?? 0;
   }
 
   async recordProgress(id: string, progress: number, message: string | null): Promise<void> {

@@ -2,12 +2,21 @@ import { Body, Controller, Headers, HttpCode, Param, Post, Query, Req, Res } fro
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
-import { AppException, ERROR_STATUS } from '../common/errors';
+import { ERROR_STATUS } from '../common/errors';
 import { ToolRegistry } from '../tools/tool-registry';
 import { ExecutionRunner } from './execution-runner';
 import { InvokeQuery, parseInvokeRequest } from './invoke-request';
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** Aborts when the client disconnects before its answer is written: its execution is cancelled. */
+function callerGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
 
 /** POST /v1/tools/{tool_id}/invoke (SPEC §4.3). */
 @Controller('v1/tools')
@@ -31,11 +40,15 @@ export class InvokeController {
   ) {
     const tool = this.registry.get(toolId);
     const { input, options } = parseInvokeRequest(toolId, body, query, cacheControl);
-    if (options.async) {
-      throw AppException.invalidRequest('Asynchronous invocation is not enabled on this server yet; invoke synchronously');
-    }
     const validated = tool.validateInput(input);
-    const { execution, executionMs } = await this.runner.runSync({ principal, tool, input: validated, options, requestId: request.id });
+    const run = { principal, tool, input: validated, options, requestId: request.id };
+    if (options.async) {
+      const queued = await this.runner.submit(run);
+      const statusUrl = `/v1/executions/${queued.id}`;
+      reply.status(202).header('location', statusUrl);
+      return { status: 'queued', execution_id: queued.id, message: `Execution queued; follow it at ${statusUrl} or ${statusUrl}/events`, status_url: statusUrl };
+    }
+    const { execution, executionMs } = await this.runner.runSync({ ...run, callerGone: callerGone(reply) });
 
     if (execution.status === 'success') {
       const total = reply.elapsedTime;

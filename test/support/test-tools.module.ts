@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Tool, ToolContext, ToolError, ToolHandler } from '../../src/tools/sdk';
 
@@ -20,6 +22,8 @@ import { Tool, ToolContext, ToolError, ToolHandler } from '../../src/tools/sdk';
 })
 export class SleepTool implements ToolHandler<{ ms: number; ignore_signal: boolean }> {
   async execute(input: { ms: number; ignore_signal: boolean }, ctx: ToolContext) {
+    // Leaves a mark in the workspace when aborted, so a test can see it happen in another process.
+    ctx.signal.addEventListener('abort', () => writeFileSync(path.join(ctx.workspace.root, `aborted-${ctx.executionId}`), String(process.pid)));
     const steps = 10;
     for (let i = 1; i <= steps; i++) {
       await sleep(input.ms / steps, undefined, input.ignore_signal ? {} : { signal: ctx.signal });
@@ -57,5 +61,26 @@ export class MisbehaveTool implements ToolHandler<{ mode: string }> {
   }
 }
 
-@Module({ providers: [SleepTool, MisbehaveTool] })
+@Tool({
+  id: 'test-record',
+  name: 'Test Record',
+  category: 'automation',
+  description: 'Records each run as a file in the workspace (runs/<execution>.<pid>.<n>), to count runs across processes.',
+  version: '1.0.0',
+  inputs: {},
+  outputs: { recorded: { type: 'boolean', description: 'Always true; the run file names the process.' } },
+  examples: [{ name: 'record', input: {}, output: { recorded: true } }],
+})
+export class RecordTool implements ToolHandler {
+  private runs = 0;
+
+  async execute(_input: unknown, ctx: ToolContext) {
+    const dir = path.join(ctx.workspace.root, 'runs');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path.join(dir, `${ctx.executionId}.${process.pid}.${++this.runs}`), '');
+    return { recorded: true };
+  }
+}
+
+@Module({ providers: [SleepTool, MisbehaveTool, RecordTool] })
 export class TestToolsModule {}

@@ -1,0 +1,59 @@
+import { Logger } from '@nestjs/common';
+import type { Job, Queue } from 'bull';
+import { AppException } from '../../common/errors';
+import { ExecutionJob, ExecutionQueue, JobHandler, LostJobHandler, queueUnavailable, withinGrace } from './execution-queue';
+
+export const EXECUTIONS_QUEUE = 'executions';
+/** How long an enqueue may wait for Redis before the caller gets a 503. */
+const ENQUEUE_TIMEOUT_MS = 2_000;
+const KEEP_FAILED_JOBS = 1_000;
+
+/**
+ * Bull on Redis: jobs are keyed by execution id (never enqueued twice) and removed once done,
+ * since the database holds the state. A job whose worker stops renewing its lock is not re-run
+ * (tools may have side effects): it is reported lost and its execution ends in a retryable error.
+ */
+export class BullExecutionQueue extends ExecutionQueue {
+  private readonly logger = new Logger(BullExecutionQueue.name);
+
+  constructor(private readonly queue: Queue<ExecutionJob>) {
+    super();
+    queue.on('error', (err) => this.logger.warn(`queue: ${err.message}`));
+  }
+
+  async enqueue(job: ExecutionJob): Promise<void> {
+    if (this.queue.client.status !== 'ready') throw queueUnavailable(`Redis is ${this.queue.client.status}`);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(queueUnavailable('Redis did not answer in time')), ENQUEUE_TIMEOUT_MS)));
+    try {
+      // Failed jobs are kept a while: a stalled job's 'failed' event needs the job to name its execution.
+      await Promise.race([this.queue.add(job, { jobId: job.executionId, removeOnComplete: true, removeOnFail: KEEP_FAILED_JOBS }), timeout]);
+    } catch (err) {
+      throw err instanceof AppException ? err : queueUnavailable((err as Error).message);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async remove(executionId: string): Promise<boolean> {
+    const job = await this.queue.getJob(executionId);
+    if (!job || (await job.isActive())) return false;
+    try {
+      await job.remove();
+      return true;
+    } catch {
+      return false; // a worker took it meanwhile: the cancel event reaches that worker
+    }
+  }
+
+  consume(handler: JobHandler, onLost: LostJobHandler, concurrency: number): void {
+    this.queue.on('failed', (job: Job<ExecutionJob> | null, err: Error) => {
+      if (job && /stalled/i.test(err.message)) onLost(job.data.executionId).catch((e: Error) => this.logger.error(`lost ${job.id}: ${e.message}`));
+    });
+    void this.queue.process(concurrency, (job: Job<ExecutionJob>) => handler(job.data));
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    await withinGrace(this.queue.close(), graceMs);
+  }
+}

@@ -1,0 +1,42 @@
+import { AppException } from '../../common/errors';
+
+/** What a worker needs to run an execution; the input is whole here (secrets included), never in the database. */
+export interface ExecutionJob {
+  executionId: string;
+  toolId: string;
+  input: Record<string, unknown>;
+  timeoutSeconds: number;
+}
+
+export type JobHandler = (job: ExecutionJob) => Promise<void>;
+/** Called for a job whose worker vanished (killed, hung past its lock). */
+export type LostJobHandler = (executionId: string) => Promise<void>;
+
+/** Async executions waiting for a worker: in process (embedded) or on Bull + Redis (distributed). */
+export abstract class ExecutionQueue {
+  /** Accepts a job, or throws a retryable 503 at once when work cannot be accepted. */
+  abstract enqueue(job: ExecutionJob): Promise<void>;
+
+  /** Drops a job no worker has started; true when it was still waiting. */
+  abstract remove(executionId: string): Promise<boolean>;
+
+  /** Starts running jobs in this process, `concurrency` at a time (worker role only). */
+  abstract consume(handler: JobHandler, onLost: LostJobHandler, concurrency: number): void;
+
+  /** Stops taking jobs and waits up to `graceMs` for the running ones. */
+  abstract stop(graceMs: number): Promise<void>;
+}
+
+export function queueUnavailable(reason: string): AppException {
+  return new AppException('INTERNAL_ERROR', `The execution queue is unavailable (${reason}); retry shortly`, {
+    status: 503,
+    retryable: true,
+    retry_after: 1,
+  });
+}
+
+/** Resolves after `ms`, or with the promise if it settles first. */
+export function withinGrace(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([promise.then(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+}

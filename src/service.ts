@@ -1,0 +1,46 @@
+import { DynamicModule, Logger, Type } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { createApp } from './app.setup';
+import { ConfigError, loadConfig, ROLES, Role } from './config/app-config';
+import { ToolRegistry } from './tools/tool-registry';
+
+export interface ServiceOptions {
+  /** Extension modules with their own @Tool providers (see README "Extending"). */
+  extensions?: Array<Type | DynamicModule>;
+  argv?: string[];
+}
+
+/** `--role api|worker|all` on the command line wins over ROLE in the environment. */
+function roleFromArgv(argv: string[]): Role | undefined {
+  const i = argv.findIndex((arg) => arg === '--role' || arg.startsWith('--role='));
+  if (i === -1) return undefined;
+  const value = argv[i].includes('=') ? argv[i].split('=')[1] : argv[i + 1];
+  if (!(ROLES as readonly string[]).includes(value)) throw new ConfigError(`--role must be one of ${ROLES.join(', ')} (got ${JSON.stringify(value)})`);
+  return value as Role;
+}
+
+/** Starts the service in the configured role: HTTP for api/all, queue consumption for worker/all. */
+export async function runService(options: ServiceOptions = {}): Promise<void> {
+  try {
+    const role = roleFromArgv(options.argv ?? process.argv);
+    const config = loadConfig({ ...process.env, ...(role && { ROLE: role }) });
+    const app = await createApp({ config, extensions: options.extensions });
+    const logger = new Logger('Main');
+    const tools = app.get(ToolRegistry).all().length;
+    const database = config.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${config.DATA_DIR}`;
+    const queue = config.REDIS_URL ? 'Bull on Redis' : 'in-process';
+    if (config.runsApi) {
+      await app.listen({ port: config.PORT, host: config.HOST });
+    } else {
+      await app.init();
+    }
+    const where = config.runsApi ? ` listening on http://${config.HOST}:${config.PORT}` : '';
+    logger.log(
+      `Tool Orchestration Service (${config.ROLE})${where}: database ${database}, queue ${queue}, ${tools} tools, ready in ${Math.round(performance.now())} ms`,
+    );
+  } catch (err) {
+    // Configuration mistakes get a plain message, not a stack trace.
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The distributed engine across processes: an API process (this test) and worker processes
+ * sharing PostgreSQL and Redis.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import * as path from 'node:path';
+import { startTestApp, TestAccount, TestApp } from './support/app';
+import { describeEachEngine } from './support/engines';
+import { until } from './support/poll';
+import { killProcess, ServiceProcess, startServiceProcess } from './support/processes';
+import { RedisServer, startRedis } from './support/redis-server';
+import { TestToolsModule } from './support/test-tools.module';
+
+describeEachEngine('worker processes', (mode) => {
+  if (mode.name === 'embedded') return; // one process owns an embedded service: nothing to share
+
+  let api: TestApp;
+  let acme: TestAccount;
+  let env: Record<string, string>;
+  let cleanup: () => Promise<void>;
+  const workers: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    const prepared = await mode.prepare();
+    cleanup = prepared.cleanup;
+    api = await startTestApp({ env: { ...prepared.env, ROLE: 'api' }, extensions: [TestToolsModule] });
+    acme = await api.createAccount('acme');
+    env = { ...prepared.env, WORKSPACE_ROOT: api.workspaceRoot, QUEUE_LOCK_SECONDS: '2', SHUTDOWN_GRACE_SECONDS: '10' };
+  });
+
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map(killProcess));
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    await cleanup?.();
+  });
+
+  const worker = async (extra: Record<string, string> = {}) => {
+    const p = await startServiceProcess('worker', { ...env, ...extra });
+    workers.push(p);
+    return p;
+  };
+  const submit = async (toolId: string, inputs: object) => {
+    const res = await api.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke?async=true`, key: acme.key, payload: { inputs } });
+    expect(res.statusCode).toBe(202);
+    return res.json().execution_id as string;
+  };
+  const read = async (id: string) => (await api.request({ method: 'GET', url: `/v1/executions/${id}`, key: acme.key })).json();
+  /** The pids of the processes that ran an execution of test-record. */
+  const ranBy = (id: string) =>
+    readdirSync(path.join(api.workspaceRoot, 'runs'))
+      .filter((f) => f.startsWith(`${id}.`))
+      .map((f) => Number(f.split('.')[1]));
+  const status = (id: string, wanted: string, timeoutMs?: number) =>
+    until(`${id} to be ${wanted}`, async () => ((await read(id)).status === wanted ? true : undefined), timeoutMs);
+
+  it('the API process never runs async work itself; a worker process does', async () => {
+    const id = await submit('test-record', {});
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await read(id)).status).toBe('queued');
+    const w = await worker();
+    await status(id, 'success');
+    expect(ranBy(id)).toEqual([w.child.pid]);
+  });
+
+  it('two workers share the queue and no execution runs twice', async () => {
+    const [a, b] = await Promise.all([worker({ WORKER_CONCURRENCY: '8' }), worker({ WORKER_CONCURRENCY: '8' })]);
+    const ids = await Promise.all(Array.from({ length: 300 }, () => submit('test-record', {})));
+    for (const id of ids) await status(id, 'success', 60_000);
+    const runs = readdirSync(path.join(api.workspaceRoot, 'runs')).filter((f) => ids.includes(f.split('.')[0]));
+    const perExecution = new Map<string, number>();
+    for (const file of runs) perExecution.set(file.split('.')[0], (perExecution.get(file.split('.')[0]) ?? 0) + 1);
+    expect(perExecution.size).toBe(ids.length);
+    expect([...perExecution.values()].every((n) => n === 1)).toBe(true);
+    const pids = new Set(runs.map((f) => Number(f.split('.')[1])));
+    expect(pids).toEqual(new Set([a.child.pid, b.child.pid]));
+  });
+
+  it('cancelling an execution running in another process aborts it there within a second', async () => {
+    await worker();
+    const id = await submit('test-sleep', { ms: 30_000 });
+    await status(id, 'running');
+    const started = Date.now();
+    expect((await api.request({ method: 'DELETE', url: `/v1/executions/${id}`, key: acme.key })).json().status).toBe('cancelled');
+    await until('the worker to abort the tool', async () => (existsSync(path.join(api.workspaceRoot, `aborted-${id}`)) ? true : undefined), 1_000);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect((await read(id)).status).toBe('cancelled');
+  });
+
+  it("a SIGKILLed worker's execution ends in a retryable error instead of staying running", async () => {
+    const doomed = await worker();
+    const id = await submit('test-sleep', { ms: 60_000 });
+    await status(id, 'running');
+    await killProcess(doomed);
+    await worker(); // its stalled-job check finds the orphan once the dead worker's lock lapses
+    await status(id, 'error', 15_000);
+    expect((await read(id)).error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true, message: expect.stringMatching(/worker .* lost/) });
+  });
+
+  it('SIGTERM lets running work finish and leaves waiting work for other workers', async () => {
+    const leaving = await worker({ WORKER_CONCURRENCY: '1' });
+    const running = await submit('test-sleep', { ms: 1_500 });
+    await status(running, 'running');
+    const waiting = await submit('test-record', {});
+    leaving.child.kill('SIGTERM');
+    // Nest re-raises the signal once its shutdown hooks are done.
+    expect(await leaving.exited).toBe('SIGTERM');
+    expect(await read(running)).toMatchObject({ status: 'success' });
+    expect((await read(waiting)).status).toBe('queued');
+    const stayer = await worker();
+    await status(waiting, 'success');
+    expect(ranBy(waiting)).toEqual([stayer.child.pid]);
+  });
+});
+
+describeEachEngine('Redis outage', (mode) => {
+  if (mode.name === 'embedded') return;
+
+  let redis: RedisServer;
+  let t: TestApp;
+  let acme: TestAccount;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    redis = await startRedis(); // private: this suite kills it
+    const prepared = await mode.prepare();
+    cleanup = prepared.cleanup;
+    t = await startTestApp({ env: { ...prepared.env, REDIS_URL: redis.url }, extensions: [TestToolsModule] });
+    acme = await t.createAccount('acme');
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await redis?.stop();
+    await cleanup?.();
+  });
+
+  const invokeAsync = () =>
+    t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke?async=true', key: acme.key, payload: { inputs: { expression: '1', data: {} } } });
+
+  it('async invokes answer 503 (retryable) at once while Redis is down, and work again when it returns', async () => {
+    expect((await invokeAsync()).statusCode).toBe(202);
+    await redis.kill();
+    const started = Date.now();
+    const down = await invokeAsync();
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(down.statusCode).toBe(503);
+    expect(down.json().error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true });
+    expect((await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, payload: { expression: '2', data: {} } })).statusCode).toBe(200);
+
+    await redis.restart();
+    const back = await until('async invokes to be accepted again', async () => {
+      const res = await invokeAsync();
+      return res.statusCode === 202 ? res : undefined;
+    }, 20_000, 200);
+    const id = back.json().execution_id;
+    await until(`${id} to succeed`, async () => ((await t.request({ method: 'GET', url: `/v1/executions/${id}`, key: acme.key })).json().status === 'success' ? true : undefined));
+  });
+});
