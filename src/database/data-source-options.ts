@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/app-config';
 import { lockDataDir } from './data-dir-lock';
 import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
+import { TypeOrmNestLogger } from './typeorm-logger';
 import { createPgliteDriver } from './pglite';
 
 /**
@@ -17,7 +18,8 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,
-    logging: ['error' as const],
+    logger: new TypeOrmNestLogger(),
+    maxQueryExecutionTime: 1000,
   };
   if (config.DATABASE_URL) {
     return { ...common, url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: 'tool-orchestration-service' };

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config';
@@ -25,12 +25,13 @@ const LAST_USED_EVERY_MS = 60_000;
  * so the hot path does not query the database; `forget` drops a key at once (revoke, rotate).
  */
 @Injectable()
-export class KeyVerifier {
+export class KeyVerifier implements BeforeApplicationShutdown {
   private readonly logger = new Logger(KeyVerifier.name);
   private readonly byHash = new Map<string, CacheEntry>();
   private readonly hashByKeyId = new Map<string, string>();
   private readonly inFlight = new Map<string, Promise<Principal | null>>();
   private readonly lastUsedWritten = new Map<string, number>();
+  private readonly pendingWrites = new Set<Promise<unknown>>();
   private readonly ttlMs: number;
 
   constructor(
@@ -103,8 +104,15 @@ export class KeyVerifier {
     if (now.getTime() - last < LAST_USED_EVERY_MS) return;
     if (this.lastUsedWritten.size >= MAX_ENTRIES) this.lastUsedWritten.clear();
     this.lastUsedWritten.set(keyId, now.getTime());
-    this.keys.update({ id: keyId }, { last_used_at: now }).catch((err: unknown) => {
-      this.logger.warn(`Could not record last use of ${keyId}: ${(err as Error).message}`);
-    });
+    const write = this.keys
+      .update({ id: keyId }, { last_used_at: now })
+      .catch((err: unknown) => this.logger.warn(`Could not record last use of ${keyId}: ${(err as Error).message}`))
+      .finally(() => this.pendingWrites.delete(write));
+    this.pendingWrites.add(write);
+  }
+
+  /** The database closes after this: let last-use writes already under way land first. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(this.pendingWrites);
   }
 }

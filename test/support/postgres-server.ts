@@ -9,11 +9,11 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, chownSync, readdirSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { freePort } from './free-port';
 
 export interface PostgresServer {
   /** Superuser `postgres`, no password, database `postgres`. */
@@ -129,17 +129,6 @@ function systemUserIds(user: string): [number, number] {
   return [id('-u'), id('-g')];
 }
 
-/** Binds port 0 to let the kernel pick a free loopback port, then releases it for postgres. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitUntilReady(url: string, server: ChildProcess): Promise<void> {
   let stderr = '';

@@ -1,9 +1,9 @@
 import { spawn, ChildProcess, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
+import { freePort } from './free-port';
 
 export interface RedisServer {
   url: string;
@@ -24,16 +24,6 @@ export function findRedisServer(): string | null {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitForPing(url: string, deadline: number): Promise<void> {
   for (;;) {

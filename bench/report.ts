@@ -1,0 +1,76 @@
+/** The shape of bench/results/latest.json, and its rendering as the tables printed to stdout. */
+import type { LoadResult } from './load';
+
+export interface ScenarioResult extends LoadResult {
+  scenario: string;
+  /** Service req/s ÷ the baseline req/s of the same configuration. */
+  ratio: number;
+  /** The issue's target ratio for this scenario and configuration, when there is one. */
+  target: number | null;
+  /** Set when a single request before the load run did not answer 2xx: status and body excerpt. */
+  probeFailure: string | null;
+}
+
+export interface ConfigurationResult {
+  configuration: string;
+  startupMs: number;
+  rssMbReady: number;
+  rssMbAfterLoad: number;
+  baseline: LoadResult;
+  scenarios: ScenarioResult[];
+  /** The service's own last output lines (LOG_LEVEL=warn: warnings and errors only). */
+  serviceOutput: string;
+}
+
+export interface BenchReport {
+  startedAt: string;
+  durationSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  machine: { node: string; cpus: number; platform: string };
+  configurations: ConfigurationResult[];
+}
+
+/** Why a service row cannot be trusted, or null when every response was 2xx. */
+function problemOf(row: ScenarioResult): string | null {
+  const parts = [
+    row.probeFailure && `probe: ${row.probeFailure}`,
+    row.non2xx > 0 && `${row.non2xx} non-2xx (statuses ${JSON.stringify(row.statusCodes)})`,
+    row.errors > 0 && `${row.errors} errors`,
+    row.timeouts > 0 && `${row.timeouts} timeouts`,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(', ') : null;
+}
+
+/** The printed tables, and one line per service row that did not get 2xx everywhere. */
+export function formatReport(report: BenchReport): { text: string; problems: string[] } {
+  const load: string[][] = [['configuration', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'target', 'non-2xx', 'errors', 'bytes/resp']];
+  const startup: string[][] = [['configuration', 'start-up ms', 'RSS ready MiB', 'RSS after load MiB']];
+  const problems: string[] = [];
+  for (const c of report.configurations) {
+    const b = c.baseline;
+    load.push([c.configuration, 'baseline GET /hello (raw Fastify)', String(b.requestsPerSecond), String(b.p50Ms), String(b.p99Ms), '1', '', String(b.non2xx), String(b.errors + b.timeouts), String(b.bytesPerResponse)]);
+    for (const s of c.scenarios) {
+      const problem = problemOf(s);
+      if (problem) problems.push(`!!! ${c.configuration} / ${s.scenario}: ${problem}`);
+      const target = s.target === null ? '' : `≥${s.target.toFixed(2)} ${s.ratio >= s.target ? 'met' : 'MISSED'}`;
+      const flag = problem ? '!! ' : '';
+      load.push([c.configuration, flag + s.scenario, String(s.requestsPerSecond), String(s.p50Ms), String(s.p99Ms), s.ratio.toFixed(3), target, String(s.non2xx), String(s.errors + s.timeouts), String(s.bytesPerResponse)]);
+    }
+    startup.push([c.configuration, String(c.startupMs), c.rssMbReady.toFixed(1), c.rssMbAfterLoad.toFixed(1)]);
+  }
+  const heading = `${report.connections} connections, ${report.durationSeconds} s per run after a ${report.warmupSeconds} s warm-up; node ${report.machine.node}, ${report.machine.cpus} CPUs`;
+  const sections = [heading, table(load), table(startup)];
+  for (const c of report.configurations) {
+    if (c.serviceOutput.trim()) sections.push(`service output (${c.configuration}, last lines):\n${c.serviceOutput.trimEnd()}`);
+  }
+  if (problems.length > 0) sections.push(['!!! NOT EVERY RESPONSE WAS 2xx: THESE ROWS DO NOT MEASURE THE SERVICE !!!', ...problems].join('\n'));
+  return { text: sections.join('\n\n'), problems };
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  const numeric = (i: number) => rows.slice(1).every((row) => row[i] === '' || /^[\d.]+$/.test(row[i]));
+  const line = (row: string[]) => row.map((cell, i) => (numeric(i) ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join('  ').trimEnd();
+  return [line(rows[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n');
+}

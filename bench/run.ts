@@ -1,0 +1,236 @@
+/**
+ * `npm run bench`: builds the service, then for each configuration measures a raw Fastify baseline
+ * and the service (start-up, memory, load scenarios) in the same run, prints the tables and writes
+ * bench/results/latest.json. Every child process and temporary directory is removed on the way
+ * out, failures and Ctrl-C included. See bench/README.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { generateSecret } from '../src/keys/key-secret';
+import { startPostgres } from '../test/support/postgres-server';
+import { freePort } from '../test/support/free-port';
+import { runLoad, type LoadRequest, type LoadResult } from './load';
+import { startRedis } from '../test/support/redis-server';
+import { formatReport, type BenchReport, type ConfigurationResult, type ScenarioResult } from './report';
+import { spawnUntilReady } from './spawn-until-ready';
+
+const ROOT = path.join(__dirname, '..');
+const RESULTS_FILE = path.join(__dirname, 'results', 'latest.json');
+const CONNECTIONS = 50;
+const WARMUP_SECONDS = 2;
+const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
+const SERVICE_READY_TIMEOUT_MS = 60_000;
+
+/** Something a configuration needs besides the service: the variables it adds, and its removal. */
+type Resource = (signal: AbortSignal) => Promise<{ env: Record<string, string>; cleanup(): Promise<void> }>;
+
+const embeddedDataDir: Resource = async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tos-bench-data-'));
+  return { env: { DATA_DIR: dir }, cleanup: () => rm(dir, { recursive: true, force: true }) };
+};
+
+const postgresDatabase: Resource = async () => {
+  const server = await startPostgres();
+  try {
+    const admin = new Client({ connectionString: server.url });
+    await admin.connect();
+    await admin.query('CREATE DATABASE tos_bench').finally(() => admin.end());
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  return { env: { DATABASE_URL: server.url.replace(/\/postgres$/, '/tos_bench') }, cleanup: () => server.stop() };
+};
+
+const redis: Resource = async () => {
+  const server = await startRedis();
+  return { env: { REDIS_URL: server.url }, cleanup: () => server.stop() };
+};
+
+interface Configuration {
+  name: string;
+  resources: Resource[];
+  enabled: boolean;
+}
+
+const CONFIGURATIONS: Configuration[] = [
+  { name: 'embedded', resources: [embeddedDataDir], enabled: true },
+  { name: 'postgres', resources: [postgresDatabase], enabled: true },
+  { name: 'postgres+redis', resources: [postgresDatabase, redis], enabled: true },
+];
+
+interface Scenario {
+  name: string;
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** The issue's target ratios against raw Fastify, per configuration name. */
+  targets: Record<string, number>;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: 'GET /v1/tools', method: 'GET', path: '/v1/tools', targets: { embedded: 0.4, 'postgres+redis': 0.3 } },
+  { name: 'GET /v1/tools/json-transform', method: 'GET', path: '/v1/tools/json-transform', targets: {} },
+  {
+    name: 'POST json-transform/invoke (uncached, persisted)',
+    method: 'POST',
+    path: '/v1/tools/json-transform/invoke',
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' },
+    body: JSON.stringify({
+      tool_id: 'json-transform',
+      inputs: { expression: '$sum(items.price)', data: { items: [{ price: 1 }, { price: 2 }, { price: 3 }] } },
+      options: { cache: false },
+    }),
+    targets: { postgres: 0.08, 'postgres+redis': 0.08 },
+  },
+];
+
+/** Service settings every configuration shares; a configuration's resources add to them. */
+const SERVICE_ENV = {
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  BOOTSTRAP_TIER: 'enterprise',
+  SHUTDOWN_GRACE_SECONDS: '1',
+  // Empty means unset to the service: nothing leaks in from the caller's environment.
+  DATABASE_URL: '',
+  REDIS_URL: '',
+};
+
+/** Aborted by Ctrl-C / SIGTERM: the running step stops, and every cleanup still runs. */
+const aborter = new AbortController();
+
+async function main(): Promise<void> {
+  if (!(DURATION_SECONDS >= 1)) throw new Error(`BENCH_DURATION must be a number of seconds >= 1, not ${process.env.BENCH_DURATION}`);
+  const onSignal = (name: NodeJS.Signals) => {
+    if (aborter.signal.aborted) process.exit(130); // a second Ctrl-C: stop waiting for cleanup
+    console.error(`\n${name}: stopping, cleaning up (again to force)`);
+    aborter.abort(new Error(`interrupted by ${name}`));
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+
+  // Always build: dist/ then matches the sources being measured (tsc is incremental, so a no-op build is quick).
+  console.log('building the service (npm run build)…');
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (!existsSync(path.join(ROOT, 'dist/src/main.js'))) {
+    throw new Error('dist/src/main.js missing after the build (a stale dist/.tsbuildinfo? delete it and retry)');
+  }
+
+  const report: BenchReport = {
+    startedAt: new Date().toISOString(),
+    durationSeconds: DURATION_SECONDS,
+    warmupSeconds: WARMUP_SECONDS,
+    connections: CONNECTIONS,
+    machine: { node: process.version, cpus: cpus().length, platform: `${process.platform} ${process.arch}` },
+    configurations: [],
+  };
+  for (const configuration of CONFIGURATIONS.filter((c) => c.enabled)) {
+    console.log(`\n== ${configuration.name}`);
+    report.configurations.push(await benchConfiguration(configuration, aborter.signal));
+  }
+
+  const { text, problems } = formatReport(report);
+  console.log(`\n${text}`);
+  await mkdir(path.dirname(RESULTS_FILE), { recursive: true });
+  await writeFile(RESULTS_FILE, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwritten: ${path.relative(ROOT, RESULTS_FILE)}`);
+  if (problems.length > 0) process.exitCode = 1;
+}
+
+async function benchConfiguration(configuration: Configuration, signal: AbortSignal): Promise<ConfigurationResult> {
+  const cleanups: Array<() => Promise<void>> = [];
+  try {
+    const env: Record<string, string> = {};
+    for (const resource of configuration.resources) {
+      const { env: added, cleanup } = await resource(signal);
+      cleanups.push(cleanup);
+      Object.assign(env, added);
+      signal.throwIfAborted();
+    }
+
+    const baselinePort = await freePort();
+    const baselineUrl = `http://127.0.0.1:${baselinePort}/hello`;
+    const baseline = await spawnUntilReady({
+      name: 'baseline',
+      command: process.execPath,
+      args: ['-r', 'ts-node/register/transpile-only', 'bench/baseline-server.ts'],
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(baselinePort) },
+      isReady: () => answers2xx(baselineUrl, {}),
+      signal,
+    });
+    cleanups.push(() => baseline.stop());
+    const baselineResult = await measure('baseline GET /hello', { url: baselineUrl }, signal);
+    await baseline.stop();
+
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const key = generateSecret('service');
+    const auth = { authorization: `Bearer ${key}` };
+    const service = await spawnUntilReady({
+      name: `service (${configuration.name})`,
+      command: process.execPath,
+      args: ['dist/src/main.js'],
+      cwd: ROOT,
+      env: { ...process.env, ...SERVICE_ENV, ...env, PORT: String(port), BOOTSTRAP_API_KEY: key },
+      isReady: () => answers2xx(`${base}/v1/tools`, auth),
+      timeoutMs: SERVICE_READY_TIMEOUT_MS,
+      signal,
+    });
+    cleanups.push(() => service.stop());
+    const rssMbReady = service.rssMb();
+    console.log(`service ready in ${service.startupMs} ms, RSS ${rssMbReady} MiB`);
+
+    const scenarios: ScenarioResult[] = [];
+    for (const scenario of SCENARIOS) {
+      const request: LoadRequest = { url: base + scenario.path, method: scenario.method, headers: { ...auth, ...scenario.headers }, body: scenario.body };
+      const probeFailure = await probe(request);
+      if (probeFailure) console.error(`!!! ${scenario.name}: a single request did not answer 2xx: ${probeFailure}`);
+      const result = await measure(scenario.name, request, signal);
+      const target = scenario.targets[configuration.name] ?? null;
+      scenarios.push({ scenario: scenario.name, ...result, ratio: result.requestsPerSecond / baselineResult.requestsPerSecond, target, probeFailure });
+    }
+
+    return {
+      configuration: configuration.name,
+      startupMs: service.startupMs,
+      rssMbReady,
+      rssMbAfterLoad: service.rssMb(),
+      baseline: baselineResult,
+      scenarios,
+      serviceOutput: service.outputTail(),
+    };
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error) => console.error('cleanup failed:', error));
+  }
+}
+
+/** A warm-up run (discarded), then the measured run. */
+async function measure(name: string, request: LoadRequest, signal: AbortSignal): Promise<LoadResult> {
+  await runLoad(request, { connections: CONNECTIONS, durationSeconds: WARMUP_SECONDS, signal });
+  const result = await runLoad(request, { connections: CONNECTIONS, durationSeconds: DURATION_SECONDS, signal });
+  console.log(`${name}: ${result.requestsPerSecond} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, statuses ${JSON.stringify(result.statusCodes)}`);
+  return result;
+}
+
+async function answers2xx(url: string, headers: Record<string, string>): Promise<boolean> {
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(1_000) });
+  await response.arrayBuffer();
+  return response.ok;
+}
+
+/** One request before the load: null when it answers 2xx, else its status and the start of its body. */
+async function probe(request: LoadRequest): Promise<string | null> {
+  const response = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body, signal: AbortSignal.timeout(10_000) });
+  const body = await response.text();
+  return response.ok ? null : `${response.status} ${body.slice(0, 300)}`;
+}
+
+main().catch((error: unknown) => {
+  console.error(aborter.signal.aborted ? `${(aborter.signal.reason as Error).message}; everything started was stopped and removed` : error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,30 @@
+import { Logger as NestLogger } from '@nestjs/common';
+import type { Logger as TypeOrmLogger } from 'typeorm';
+
+/** TypeORM's errors and warnings through the service's JSON logger; query text stays out of info logs. */
+export class TypeOrmNestLogger implements TypeOrmLogger {
+  private readonly logger = new NestLogger('Database');
+
+  logQuery(): void {}
+
+  logQueryError(error: string | Error, query: string): void {
+    this.logger.error({ msg: 'query failed', error: error instanceof Error ? error.message : error, query: query.slice(0, 500) });
+  }
+
+  logQuerySlow(time: number, query: string): void {
+    this.logger.warn({ msg: 'slow query', duration_ms: time, query: query.slice(0, 500) });
+  }
+
+  logSchemaBuild(message: string): void {
+    this.logger.debug(message);
+  }
+
+  logMigration(message: string): void {
+    this.logger.log(message);
+  }
+
+  log(level: 'log' | 'info' | 'warn', message: unknown): void {
+    if (level === 'warn') this.logger.warn(String(message));
+    else this.logger.debug(String(message));
+  }
+}
