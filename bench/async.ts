@@ -88,7 +88,8 @@ async function main(): Promise<void> {
       cancelled,
     };
     console.log(JSON.stringify(result, null, 2));
-    if (success !== accepted || error > 0 || cancelled > 0) {
+    // Requests still in flight when autocannon stops are accepted but not counted by it: success may exceed `accepted`.
+    if (success < accepted || error > 0 || cancelled > 0) {
       console.error(`!!! not every accepted execution succeeded (worker output:\n${worker.outputTail()})`);
       process.exitCode = 1;
     }
