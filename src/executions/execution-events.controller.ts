@@ -65,7 +65,10 @@ export class ExecutionEventsController {
       if (event.type === 'progress') send('progress', { execution_id: id, progress: event.progress, message: event.message });
       else {
         send('status', { execution_id: id, status: event.status, progress: event.progress });
-        if (TERMINAL_STATUSES.has(event.status)) void finish();
+        if (TERMINAL_STATUSES.has(event.status)) {
+          forward = () => undefined; // one result event, however many processes report the end
+          void finish();
+        }
       }
     };
     for (const event of buffered.splice(0)) forward(event);

@@ -83,13 +83,13 @@ export class ExecutionRunner {
   async submit(request: RunRequest): Promise<Execution> {
     const execution = this.newExecution(request, 'async');
     await this.store.insert(execution);
+    this.publishStatus(execution); // before the enqueue: a fast worker's `running` must not precede it
     try {
       await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: request.input, timeoutSeconds: this.timeoutOf(request) });
     } catch (err) {
       await this.finish(execution.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), null);
       throw err;
     }
-    this.publishStatus(execution);
     return execution;
   }
 

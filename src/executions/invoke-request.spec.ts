@@ -1,14 +1,7 @@
 import { AppException } from '../common/errors';
+import { thrownBy } from '../../test/support/thrown';
 import { parseInvokeRequest } from './invoke-request';
 
-const errorOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (err) {
-    return err as AppException;
-  }
-  throw new Error('expected an error');
-};
 
 describe('parseInvokeRequest', () => {
   it('treats a body without an object `inputs` as flat inputs', () => {
@@ -43,7 +36,7 @@ describe('parseInvokeRequest', () => {
     [{}, { timeout: '5s' }, 'timeout'],
     [{}, { async: 'maybe' }, 'async'],
   ])('rejects %j with query %j as INVALID_REQUEST on %s', (body, query, parameter) => {
-    const error = errorOf(() => parseInvokeRequest('t', body, query));
+    const error = thrownBy<AppException>(() => parseInvokeRequest('t', body, query));
     expect(error).toBeInstanceOf(AppException);
     expect(error.code).toBe('INVALID_REQUEST');
     expect(error.body.details).toMatchObject({ parameter });

@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import { AppConfig, loadConfig } from '../config/app-config';
 import { AppException } from '../common/errors';
 import { Tool, ToolDefinition, ToolHandler } from './sdk';
+import { thrownBy } from '../../test/support/thrown';
 import { ToolDefinitionError, ToolRegistry } from './tool-registry';
 
 const base: ToolDefinition = {
@@ -43,14 +44,6 @@ async function boot(...definitions: ToolDefinition[]): Promise<ToolRegistry> {
   return moduleRef.get(ToolRegistry);
 }
 
-const caught = (fn: () => unknown): AppException => {
-  try {
-    fn();
-  } catch (err) {
-    return err as AppException;
-  }
-  throw new Error('expected an error');
-};
 
 describe('ToolRegistry', () => {
   it('finds @Tool providers of any module and fills in defaults', async () => {
@@ -66,7 +59,7 @@ describe('ToolRegistry', () => {
     const tool = (await boot(base)).get('echo');
     expect(tool.validateInput({ text: 'a', junk: true })).toEqual({ text: 'a', times: 1, mode: 'plain' });
 
-    const missing = caught(() => tool.validateInput({ times: 2 }));
+    const missing = thrownBy<AppException>(() => tool.validateInput({ times: 2 }));
     expect(missing.code).toBe('INVALID_REQUEST');
     expect(missing.message).toBe('Missing required parameter: text');
 
@@ -78,7 +71,7 @@ describe('ToolRegistry', () => {
       [{ text: 'a', tags: ['ok', 'too-long'] }, 'tags[1]', 'at most 5 characters'],
       [{ text: 'a', tags: ['a', 'b', 'c'] }, 'tags', 'at most 2 items'],
     ] as const) {
-      const error = caught(() => tool.validateInput({ ...input }));
+      const error = thrownBy<AppException>(() => tool.validateInput({ ...input }));
       expect(error.code).toBe('INVALID_INPUT');
       expect(error.body.details).toMatchObject({ parameter, expected });
     }
