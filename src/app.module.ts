@@ -9,6 +9,7 @@ import { DatabaseModule } from './database/database.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { BootstrapService } from './keys/bootstrap.service';
 import { KeysModule } from './keys/keys.module';
+import { HealthController } from './health/health.controller';
 import { ToolsModule } from './tools/tools.module';
 
 export interface AppModuleOptions {
@@ -33,6 +34,7 @@ export class AppModule {
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
         ...extensions,
       ],
+      controllers: config.runsApi ? [HealthController] : [],
       providers: [
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },

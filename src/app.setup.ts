@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { FastifyRequest, LogController } from 'fastify';
 import { AppModule, AppModuleOptions } from './app.module';
+import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 
@@ -63,6 +64,7 @@ export function configureApp(app: NestFastifyApplication): void {
     reply.headers(SECURITY_HEADERS);
     reply.header('x-request-id', request.id);
   });
+  fastify.addHook('onRequest', apiVersionHook);
   fastify.addHook('onResponse', async (request, reply) => {
     request.log.info(
       { method: request.method, path: routePath(request), status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 100) / 100, key_id: request.principal?.keyId },

@@ -98,6 +98,40 @@ describeEachDatabase('API contract', (mode) => {
     });
   });
 
+  describe('protocol', () => {
+    it('API-Version: absent or 1.0 accepted, 0.9 retired (410), others 400; responses say 1.0', async () => {
+      for (const version of [undefined, '1.0', '1']) {
+        const res = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: version ? { 'api-version': version } : {} });
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['api-version']).toBe('1.0');
+      }
+      const retired = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'api-version': '0.9' } });
+      expect(retired.statusCode).toBe(410);
+      expect(retired.json().error).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('2026-09-28') });
+      const unknown = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'api-version': '2.0' } });
+      expect(unknown.statusCode).toBe(400);
+      expect(unknown.json().error.message).toContain('1.0');
+      expect(unknown.headers['api-version']).toBe('1.0');
+    });
+
+    it('serves the /api/skill alias paths with the same handlers, auth included', async () => {
+      const list = await t.request({ method: 'GET', url: '/api/skill/tools?category=security', key: acme.key });
+      expect(list.json()).toEqual((await t.request({ method: 'GET', url: '/v1/tools?category=security', key: acme.key })).json());
+      const invoked = await t.request({ method: 'POST', url: '/api/skill/tools/json-transform/invoke', key: acme.key, payload: { expression: '2*21', data: {} } });
+      expect(invoked.json()).toMatchObject({ status: 'success', result: { result: 42 } });
+      const status = await t.request({ method: 'GET', url: `/api/skill/status/${invoked.json().execution_id}`, key: acme.key });
+      expect(status.json()).toMatchObject({ id: invoked.json().execution_id, status: 'success' });
+      expect((await t.request({ method: 'GET', url: '/api/skill/tools' })).statusCode).toBe(401);
+    });
+
+    it('healthz and readyz are public and outside /v1', async () => {
+      expect((await t.request({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+      const ready = await t.request({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(200);
+      expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', queue: 'ok' } });
+    });
+  });
+
   describe('keys', () => {
     it('creates keys of each type in the right format, shows the secret once, never the hash', async () => {
       for (const [type, prefix] of [['user', 'sk_user_'], ['service', 'sk_svc_'], ['svc', 'sk_svc_'], ['temp', 'sk_temp_']] as const) {

@@ -65,10 +65,14 @@ describeEachEngine('worker processes', (mode) => {
     expect(ranBy(id)).toEqual([w.child.pid]);
   });
 
-  it('two workers share the queue and no execution runs twice', async () => {
+  it('two workers share the queue: 1,000 executions all succeed and none runs twice', async () => {
     const [a, b] = await Promise.all([worker({ WORKER_CONCURRENCY: '8' }), worker({ WORKER_CONCURRENCY: '8' })]);
-    const ids = await Promise.all(Array.from({ length: 300 }, () => submit('test-record', {})));
-    for (const id of ids) await status(id, 'success', 60_000);
+    const count = async (state: string) =>
+      (await api.request({ method: 'GET', url: `/v1/executions?tool_id=test-record&status=${state}&limit=1`, key: acme.key })).json().total as number;
+    const before = await count('success');
+    const ids = await Promise.all(Array.from({ length: 1000 }, () => submit('test-record', {})));
+    await until('1000 executions to succeed', async () => ((await count('success')) - before === ids.length ? true : undefined), 90_000, 200);
+    expect(await count('error')).toBe(0);
     const runs = readdirSync(path.join(api.workspaceRoot, 'runs')).filter((f) => ids.includes(f.split('.')[0]));
     const perExecution = new Map<string, number>();
     for (const file of runs) perExecution.set(file.split('.')[0], (perExecution.get(file.split('.')[0]) ?? 0) + 1);
@@ -76,6 +80,16 @@ describeEachEngine('worker processes', (mode) => {
     expect([...perExecution.values()].every((n) => n === 1)).toBe(true);
     const pids = new Set(runs.map((f) => Number(f.split('.')[1])));
     expect(pids).toEqual(new Set([a.child.pid, b.child.pid]));
+  });
+
+  it('streams the events of an execution that a worker process runs', async () => {
+    await worker();
+    const id = await submit('test-sleep', { ms: 600 });
+    const res = await api.request({ method: 'GET', url: `/v1/executions/${id}/events`, key: acme.key });
+    const events = res.body.split('\n\n').filter((b) => b.startsWith('event:')).map((b) => b.split('\n')[0].slice(7));
+    expect(events).toContain('progress');
+    expect(events[events.length - 1]).toBe('result');
+    expect(res.body).toContain('"slept_ms":600');
   });
 
   it('cancelling an execution running in another process aborts it there within a second', async () => {
@@ -149,12 +163,16 @@ describeEachEngine('Redis outage', (mode) => {
     expect(down.statusCode).toBe(503);
     expect(down.json().error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true });
     expect((await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, payload: { expression: '2', data: {} } })).statusCode).toBe(200);
+    const notReady = await t.request({ method: 'GET', url: '/readyz' });
+    expect(notReady.statusCode).toBe(503);
+    expect(notReady.json().checks).toMatchObject({ database: 'ok', queue: expect.stringMatching(/^failing/) });
 
     await redis.restart();
     const back = await until('async invokes to be accepted again', async () => {
       const res = await invokeAsync();
       return res.statusCode === 202 ? res : undefined;
     }, 20_000, 200);
+    expect((await t.request({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
     const id = back.json().execution_id;
     await until(`${id} to succeed`, async () => ((await t.request({ method: 'GET', url: `/v1/executions/${id}`, key: acme.key })).json().status === 'success' ? true : undefined));
   });

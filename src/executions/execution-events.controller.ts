@@ -15,14 +15,14 @@ const KEEPALIVE_MS = 15_000;
  * happen (from whichever process runs the execution), then one `result` event with the final
  * execution record, then the stream ends.
  */
-@Controller('v1/executions')
+@Controller()
 export class ExecutionEventsController {
   constructor(
     private readonly executions: ExecutionsService,
     private readonly events: ExecutionEventBus,
   ) {}
 
-  @Get(':execution_id/events')
+  @Get('v1/executions/:execution_id/events')
   @RequireScopes('executions:read')
   async stream(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
     const accountId = principal.accountId;

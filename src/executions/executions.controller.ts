@@ -21,11 +21,11 @@ export class ListExecutionsQuery extends PageQuery {
   after?: string;
 }
 
-@Controller('v1/executions')
+@Controller()
 export class ExecutionsController {
   constructor(private readonly executions: ExecutionsService) {}
 
-  @Get()
+  @Get('v1/executions')
   @RequireScopes('executions:read')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListExecutionsQuery) {
     const filter = { status: query.status, tool_id: query.tool_id };
@@ -37,13 +37,13 @@ export class ExecutionsController {
     return { executions: executions.map(executionSummary), total, limit: query.limit, offset: query.offset };
   }
 
-  @Get(':execution_id')
+  @Get(['v1/executions/:execution_id', 'api/skill/status/:execution_id'])
   @RequireScopes('executions:read')
   async get(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string) {
     return executionView(await this.executions.get(principal.accountId, id));
   }
 
-  @Delete(':execution_id')
+  @Delete('v1/executions/:execution_id')
   @RequireScopes('executions:cancel')
   async cancel(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string) {
     const execution = await this.executions.cancel(principal.accountId, id);

@@ -19,14 +19,14 @@ function callerGone(reply: FastifyReply): AbortSignal {
 }
 
 /** POST /v1/tools/{tool_id}/invoke (SPEC §4.3). */
-@Controller('v1/tools')
+@Controller()
 export class InvokeController {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly runner: ExecutionRunner,
   ) {}
 
-  @Post(':tool_id/invoke')
+  @Post(['v1/tools/:tool_id/invoke', 'api/skill/tools/:tool_id/invoke'])
   @HttpCode(200)
   @RequireScopes('tools:invoke')
   async invoke(

@@ -20,14 +20,14 @@ export class ListToolsQuery extends PageQuery {
 }
 
 /** The catalogue: SPEC §4.1–§4.2. A key restricted to some tools sees only those. */
-@Controller('v1/tools')
+@Controller()
 export class ToolsController {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly config: AppConfig,
   ) {}
 
-  @Get()
+  @Get(['v1/tools', 'api/skill/tools'])
   @RequireScopes('tools:read')
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListToolsQuery) {
     const tools = this.registry.list({ ...query, allowed: principal.toolIds });
@@ -39,14 +39,14 @@ export class ToolsController {
     };
   }
 
-  @Get(':tool_id')
+  @Get('v1/tools/:tool_id')
   @RequireScopes('tools:read')
   get(@Param('tool_id') toolId: string) {
     return this.registry.get(toolId).detail;
   }
 
   /** The page each tool's `documentation` URL points at; public like any API reference. */
-  @Get(':tool_id/docs')
+  @Get('v1/tools/:tool_id/docs')
   @Public()
   @Header('content-type', 'text/markdown; charset=utf-8')
   docs(@Param('tool_id') toolId: string) {

@@ -53,6 +53,10 @@ export class BullExecutionQueue extends ExecutionQueue {
     void this.queue.process(concurrency, (job: Job<ExecutionJob>) => handler(job.data));
   }
 
+  async ping(): Promise<void> {
+    await this.queue.client.ping();
+  }
+
   async stop(graceMs: number): Promise<void> {
     await withinGrace(this.queue.close(), graceMs);
   }

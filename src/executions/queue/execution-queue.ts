@@ -23,6 +23,9 @@ export abstract class ExecutionQueue {
   /** Starts running jobs in this process, `concurrency` at a time (worker role only). */
   abstract consume(handler: JobHandler, onLost: LostJobHandler, concurrency: number): void;
 
+  /** Resolves when the queue's backend answers; rejects otherwise (readiness probe). */
+  abstract ping(): Promise<void>;
+
   /** Stops taking jobs and waits up to `graceMs` for the running ones. */
   abstract stop(graceMs: number): Promise<void>;
 }

@@ -34,6 +34,10 @@ export class InProcessQueue extends ExecutionQueue {
     this.pump();
   }
 
+  async ping(): Promise<void> {
+    if (this.stopped) throw new Error('shutting down');
+  }
+
   async stop(graceMs: number): Promise<void> {
     this.stopped = true;
     if (this.running === 0) return;
