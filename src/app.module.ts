@@ -10,6 +10,8 @@ import { ExecutionsModule } from './executions/executions.module';
 import { BootstrapService } from './keys/bootstrap.service';
 import { KeysModule } from './keys/keys.module';
 import { HealthController } from './health/health.controller';
+import { LimitsModule } from './limits/limits.module';
+import { RateLimitGuard } from './limits/rate-limit.guard';
 import { ToolsModule } from './tools/tools.module';
 
 export interface AppModuleOptions {
@@ -29,6 +31,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         DatabaseModule.forRoot(),
         ToolsModule,
+        LimitsModule.forRoot(config),
         KeysModule,
         ExecutionsModule.forRoot(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
@@ -36,7 +39,9 @@ export class AppModule {
       ],
       controllers: config.runsApi ? [HealthController] : [],
       providers: [
+        // In this order: the rate limits need the key that AuthGuard verified.
         { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         BootstrapService,
       ],

@@ -8,6 +8,9 @@ import { AppModule, AppModuleOptions } from './app.module';
 import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
 import { createRootLogger, PinoNestLogger } from './common/logger';
+import { AppConfig } from './config/app-config';
+import { applyRateLimit } from './limits/rate-limit-headers';
+import { WINDOW_MS, WindowStore } from './limits/window-store';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** SPEC §8: idle connections close after 60 s. */
@@ -65,6 +68,16 @@ export function configureApp(app: NestFastifyApplication): void {
     reply.header('x-request-id', request.id);
   });
   fastify.addHook('onRequest', apiVersionHook);
+  // Responses no limiter counted (unknown routes, public pages) still show the client IP's window.
+  const windows = app.get(WindowStore);
+  const ipLimit = app.get(AppConfig).IP_RATE_LIMIT;
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    if (!reply.hasHeader('x-ratelimit-limit')) {
+      const state = await windows.peek(`ip:${request.ip}`, ipLimit, WINDOW_MS);
+      applyRateLimit(request, reply, { limit: ipLimit, remaining: Math.max(0, ipLimit - state.count), reset: Math.ceil(state.resetAt / 1000) });
+    }
+    return payload;
+  });
   fastify.addHook('onResponse', async (request, reply) => {
     request.log.info(
       { method: request.method, path: routePath(request), status: reply.statusCode, duration_ms: Math.round(reply.elapsedTime * 100) / 100, key_id: request.principal?.keyId },

@@ -163,6 +163,10 @@ describeEachEngine('Redis outage', (mode) => {
     expect(down.statusCode).toBe(503);
     expect(down.json().error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true });
     expect((await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, payload: { expression: '2', data: {} } })).statusCode).toBe(200);
+    // Rate limits fail open to this process's own windows: still enforced, still on every response.
+    const during = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key });
+    expect(during.statusCode).toBe(200);
+    expect(during.headers['x-ratelimit-limit']).toBe('10000');
     const notReady = await t.request({ method: 'GET', url: '/readyz' });
     expect(notReady.statusCode).toBe(503);
     expect(notReady.json().checks).toMatchObject({ database: 'ok', queue: expect.stringMatching(/^failing/) });

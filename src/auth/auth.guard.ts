@@ -2,7 +2,10 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
+import { AppConfig } from '../config/app-config';
 import { KeyVerifier } from '../keys/key-verifier';
+import { applyRateLimit, rateLimited } from '../limits/rate-limit-headers';
+import { WINDOW_MS, WindowStore } from '../limits/window-store';
 import { PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
 import { canUseTool } from './principal';
 import type { Scope } from './scopes';
@@ -25,6 +28,8 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly verifier: KeyVerifier,
+    private readonly windows: WindowStore,
+    private readonly config: AppConfig,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -49,16 +54,26 @@ export class AuthGuard implements CanActivate {
     const header = request.headers.authorization;
     const secret = header ? BEARER.exec(header)?.[1] : undefined;
     if (!secret) {
+      await this.countFailure(request, reply);
       reply.header('www-authenticate', 'Bearer');
       throw new AppException('UNAUTHORIZED', header ? 'Malformed Authorization header: expected "Bearer <API key>"' : 'Missing API key: send Authorization: Bearer <API key>');
     }
     const verification = await this.verifier.verify(secret);
     if (!verification.ok) {
+      await this.countFailure(request, reply);
       reply.header('www-authenticate', 'Bearer error="invalid_token"');
       const when = verification.at ? ` (at ${verification.at.toISOString()})` : '';
       throw new AppException('UNAUTHORIZED', FAILURE_MESSAGES[verification.reason] + when);
     }
     request.principal = verification.principal;
     return verification.principal;
+  }
+
+  /** Requests without a valid key count against their client IP's window; past it they get 429, not 401. */
+  private async countFailure(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const limit = this.config.IP_RATE_LIMIT;
+    const hit = await this.windows.hit(`ip:${request.ip}`, limit, WINDOW_MS);
+    applyRateLimit(request, reply, { limit, remaining: Math.max(0, limit - hit.count), reset: Math.ceil(hit.resetAt / 1000) });
+    if (!hit.allowed) throw rateLimited(reply, 'client IP without a valid key', limit, Math.ceil((hit.resetAt - Date.now()) / 1000));
   }
 }

@@ -85,6 +85,10 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
   RETENTION_INTERVAL_SECONDS = 3600;
 
+  /** Requests per minute per client IP that carry no valid key (slows key guessing). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  IP_RATE_LIMIT = 100;
+
   /** How long a verified key stays in the in-process cache; a revoke clears it at once. */
   @Transform(toInt) @IsInt() @Min(0) @Max(3600)
   AUTH_CACHE_TTL_SECONDS = 30;

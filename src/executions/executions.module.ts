@@ -39,7 +39,7 @@ export class ExecutionsModule {
           { provide: ExecutionEventBus, useFactory: () => new InMemoryEventBus() },
         ]),
       ],
-      exports: [ExecutionRunner, ExecutionsService, RetentionService, ExecutionQueue],
+      exports: [ExecutionRunner, ExecutionsService, ExecutionsStore, RetentionService, ExecutionQueue],
     };
   }
 }

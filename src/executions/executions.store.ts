@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { FindOptionsWhere, In, LessThan, Repository } from 'typeorm';
+import { FindOptionsWhere, In, LessThan, MoreThanOrEqual, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AppException } from '../common/errors';
 import { TIER_LIMITS } from '../keys/tiers';
@@ -53,6 +53,11 @@ export class ExecutionsStore {
       .execute();
     const rows = raw as Execution[];
     return rows.length > 0 ? this.executions.create(rows[0]) : null;
+  }
+
+  /** Executions of an account created since `since` (seeds the monthly quota). */
+  countSince(accountId: string, since: Date): Promise<number> {
+    return this.executions.countBy({ account_id: accountId, created_at: MoreThanOrEqual(since) });
   }
 
   find(id: string): Promise<Execution | null> {

@@ -82,5 +82,22 @@ export class RecordTool implements ToolHandler {
   }
 }
 
-@Module({ providers: [SleepTool, MisbehaveTool, RecordTool] })
+@Tool({
+  id: 'test-limited',
+  name: 'Test Limited',
+  category: 'automation',
+  description: 'Does nothing, at most 3 times a minute per key: for the per-tool rate limit.',
+  version: '1.0.0',
+  rate_limit: 3,
+  inputs: {},
+  outputs: { ok: { type: 'boolean', description: 'Always true.' } },
+  examples: [{ name: 'ok', input: {}, output: { ok: true } }],
+})
+export class LimitedTool implements ToolHandler {
+  async execute() {
+    return { ok: true };
+  }
+}
+
+@Module({ providers: [SleepTool, MisbehaveTool, RecordTool, LimitedTool] })
 export class TestToolsModule {}

@@ -1,0 +1,26 @@
+import { MemoryWindowStore } from './window-store';
+
+describe('MemoryWindowStore', () => {
+  it('lets exactly `limit` requests through in any window, a slot freeing as the oldest leaves', async () => {
+    const store = new MemoryWindowStore();
+    const hit = (t: number) => store.hit('k', 3, 1000, t);
+    expect((await hit(0)).allowed).toBe(true);
+    expect((await hit(100)).allowed).toBe(true);
+    expect(await hit(200)).toEqual({ allowed: true, count: 3, resetAt: 1000 });
+    expect(await hit(300)).toEqual({ allowed: false, count: 3, resetAt: 1000 });
+    expect((await hit(999)).allowed).toBe(false);
+    expect((await hit(1000)).allowed).toBe(true); // t=0 left the window
+    expect((await hit(1050)).allowed).toBe(false);
+    expect((await hit(1100)).allowed).toBe(true); // t=100 left
+    // Refused requests were not counted: the window holds 200, 1000, 1100.
+    expect(await store.peek('k', 3, 1000, 1150)).toEqual({ allowed: true, count: 3, resetAt: 1200 });
+  });
+
+  it('keeps keys apart and forgets idle ones', async () => {
+    const store = new MemoryWindowStore();
+    await store.hit('a', 1, 1000, 0);
+    expect((await store.hit('b', 1, 1000, 0)).allowed).toBe(true);
+    expect((await store.hit('a', 1, 1000, 10)).allowed).toBe(false);
+    expect(await store.peek('a', 1, 1000, 5000)).toEqual({ allowed: true, count: 0, resetAt: 6000 });
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * DESIGN §5.13 through the real app: the key window, the per-tool window, the monthly quota, the
+ * per-IP window for requests without a valid key, headers on every response — in memory
+ * (embedded) and in Redis shared by two API processes (distributed).
+ */
+import { AccountsService } from '../src/keys/accounts.service';
+import type { Tier } from '../src/keys/tiers';
+import { startTestApp, TestApp } from './support/app';
+import { describeEachEngine } from './support/engines';
+import { killProcess, ServiceProcess, startServiceProcess } from './support/processes';
+import { freePort } from './support/free-port';
+import { TestToolsModule } from './support/test-tools.module';
+
+describeEachEngine('rate limits', (mode) => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    const prepared = await mode.prepare();
+    cleanup = prepared.cleanup;
+    env = { ...prepared.env, IP_RATE_LIMIT: '4' };
+    t = await startTestApp({ env, extensions: [TestToolsModule] });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await cleanup?.();
+  });
+
+  /** An enterprise account with its own numbers, and a key of it. */
+  const account = async (name: string, numbers: { requests_per_minute?: number; monthly_calls?: number }, tier: Tier = 'enterprise') => {
+    const created = await t.app.get(AccountsService).create({ name, tier, ...numbers });
+    return t.createKey(created.id, { name: 'k', type: 'service' });
+  };
+
+  it('counts every request of a key in its rolling minute; the one over the limit gets 429 with matching retry headers', async () => {
+    const key = await account('five-rpm', { requests_per_minute: 5 });
+    const before = Math.floor(Date.now() / 1000);
+    for (let i = 0; i < 5; i++) {
+      const res = await t.request({ method: 'GET', url: i % 2 ? '/v1/tools' : '/v1/executions', key });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['x-ratelimit-limit']).toBe('5');
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(4 - i));
+      expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThanOrEqual(before + 59);
+      expect(Number(res.headers['x-ratelimit-reset'])).toBeLessThanOrEqual(before + 61);
+    }
+    const limited = await t.request({ method: 'GET', url: '/v1/tools', key });
+    expect(limited.statusCode).toBe(429);
+    const body = limited.json();
+    expect(body.error).toMatchObject({ code: 'RATE_LIMITED', retryable: true, details: { scope: 'API key', limit: 5 } });
+    expect(body.error.retry_after).toBeGreaterThan(0);
+    expect(limited.headers['retry-after']).toBe(String(body.error.retry_after));
+    expect(limited.headers['x-ratelimit-retry-after']).toBe(String(body.error.retry_after));
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+    // Errors count too, and carry the headers.
+    const notFound = await t.request({ method: 'GET', url: '/v1/tools/nope', key: await account('other', { requests_per_minute: 5 }) });
+    expect(notFound.statusCode).toBe(404);
+    expect(notFound.headers['x-ratelimit-remaining']).toBe('4');
+  });
+
+  it("applies the tool's own rate_limit per key and tool, on invocations only (enterprise accounts exempt)", async () => {
+    const key = await account('tool-window', {}, 'pro');
+    for (let i = 0; i < 3; i++) expect((await t.request({ method: 'POST', url: '/v1/tools/test-limited/invoke', key, payload: {} })).statusCode).toBe(200);
+    const limited = await t.request({ method: 'POST', url: '/v1/tools/test-limited/invoke', key, payload: {} });
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error.details).toMatchObject({ scope: 'tool test-limited', limit: 3 });
+    expect((await t.request({ method: 'GET', url: '/v1/tools/test-limited', key })).statusCode).toBe(200);
+    expect((await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key, payload: { expression: '1', data: {} } })).statusCode).toBe(200);
+    const otherKey = await account('tool-window-2', {}, 'pro');
+    expect((await t.request({ method: 'POST', url: '/v1/tools/test-limited/invoke', key: otherKey, payload: {} })).statusCode).toBe(200);
+    const enterprise = await account('tool-window-3', {});
+    for (let i = 0; i < 5; i++) expect((await t.request({ method: 'POST', url: '/v1/tools/test-limited/invoke', key: enterprise, payload: {} })).statusCode).toBe(200);
+  });
+
+  it('enforces the monthly call quota on invocations, counting the month so far', async () => {
+    const key = await account('quota-3', { monthly_calls: 3 });
+    for (let i = 0; i < 3; i++) expect((await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key, payload: { expression: '1', data: {} } })).statusCode).toBe(200);
+    const over = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key, payload: { expression: '1', data: {} } });
+    expect(over.statusCode).toBe(429);
+    expect(over.json().error.details).toMatchObject({ scope: 'monthly call quota', limit: 3, per: 'month' });
+    expect((await t.request({ method: 'GET', url: '/v1/tools', key })).statusCode).toBe(200); // reads are not calls
+  });
+
+  it('limits requests without a valid key per client IP, and shows that window where no key was counted', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await t.request({ method: 'GET', url: '/v1/tools', headers: { authorization: `Bearer sk_svc_${'x'.repeat(32)}` }, remoteAddress: '203.0.113.7' });
+      statuses.push(res.statusCode);
+      expect(res.headers['x-ratelimit-limit']).toBe('4');
+    }
+    expect(statuses).toEqual([401, 401, 401, 401, 429]);
+    const unknownRoute = await t.request({ method: 'GET', url: '/nowhere', remoteAddress: '203.0.113.7' });
+    expect(unknownRoute.statusCode).toBe(404);
+    expect(unknownRoute.headers['x-ratelimit-remaining']).toBe('0');
+    const health = await t.request({ method: 'GET', url: '/healthz', remoteAddress: '198.51.100.1' });
+    expect(health.headers['x-ratelimit-remaining']).toBe('4');
+  });
+
+  if (mode.name === 'distributed') {
+    let second: ServiceProcess | undefined;
+    afterAll(() => killProcess(second));
+
+    it('two API processes sharing Redis let exactly `limit` requests through together', async () => {
+      const key = await account('shared-7', { requests_per_minute: 7 });
+      const port = await freePort();
+      second = await startServiceProcess('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+      const statuses: number[] = [];
+      for (let i = 0; i < 14; i++) {
+        if (i % 2 === 0) statuses.push((await t.request({ method: 'GET', url: '/v1/tools', key })).statusCode);
+        else statuses.push((await fetch(`http://127.0.0.1:${port}/v1/tools`, { headers: { authorization: `Bearer ${key}` } })).status);
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(7);
+      expect(statuses.slice(7).every((s) => s === 429)).toBe(true);
+    });
+  }
+});
