@@ -10,6 +10,7 @@ import { ExecutionsModule } from './executions/executions.module';
 import { BootstrapService } from './keys/bootstrap.service';
 import { KeysModule } from './keys/keys.module';
 import { HealthController } from './health/health.controller';
+import { CacheModule } from './cache/cache.module';
 import { LimitsModule } from './limits/limits.module';
 import { RateLimitGuard } from './limits/rate-limit.guard';
 import { ToolsModule } from './tools/tools.module';
@@ -32,6 +33,7 @@ export class AppModule {
         DatabaseModule.forRoot(),
         ToolsModule,
         LimitsModule.forRoot(config),
+        CacheModule.forRoot(config),
         KeysModule,
         ExecutionsModule.forRoot(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),

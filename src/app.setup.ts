@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { FastifyRequest, LogController } from 'fastify';
 import { AppModule, AppModuleOptions } from './app.module';
+import { httpCacheHook } from './cache/http-cache';
 import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
 import { createRootLogger, PinoNestLogger } from './common/logger';
@@ -71,6 +72,7 @@ export function configureApp(app: NestFastifyApplication): void {
   // Responses no limiter counted (unknown routes, public pages) still show the client IP's window.
   const windows = app.get(WindowStore);
   const ipLimit = app.get(AppConfig).IP_RATE_LIMIT;
+  fastify.addHook('onSend', httpCacheHook);
   fastify.addHook('onSend', async (request, reply, payload) => {
     if (!reply.hasHeader('x-ratelimit-limit')) {
       const state = await windows.peek(`ip:${request.ip}`, ipLimit, WINDOW_MS);

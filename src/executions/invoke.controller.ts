@@ -4,10 +4,18 @@ import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
 import { ERROR_STATUS } from '../common/errors';
 import { ToolRegistry } from '../tools/tool-registry';
+import { setCachedResultHeaders } from '../cache/http-cache';
+import { cacheScope, ResultCache, resultCacheKey } from '../cache/result-cache';
 import { ExecutionRunner } from './execution-runner';
 import { InvokeQuery, parseInvokeRequest } from './invoke-request';
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** SPEC §2.2: total is request time, execution is tool time, processing is the rest. */
+function timing(reply: FastifyReply, executionMs: number) {
+  const total = reply.elapsedTime;
+  return { total_ms: round(total), execution_ms: round(executionMs), processing_ms: round(Math.max(0, total - executionMs)) };
+}
 
 /** Aborts when the client disconnects before its answer is written: its execution is cancelled. */
 function callerGone(reply: FastifyReply): AbortSignal {
@@ -24,6 +32,7 @@ export class InvokeController {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly runner: ExecutionRunner,
+    private readonly cache: ResultCache,
   ) {}
 
   @Post(['v1/tools/:tool_id/invoke', 'api/skill/tools/:tool_id/invoke'])
@@ -48,16 +57,25 @@ export class InvokeController {
       reply.status(202).header('location', statusUrl);
       return { status: 'queued', execution_id: queued.id, message: `Execution queued; follow it at ${statusUrl} or ${statusUrl}/events`, status_url: statusUrl };
     }
+    const { definition } = tool;
+    const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, toolId, definition.version, validated) : null;
+    if (cacheKey && options.cache) {
+      const hit = await this.cache.get(cacheKey);
+      if (hit) {
+        const ttl = Math.max(0, Math.ceil((hit.expires_at - Date.now()) / 1000));
+        setCachedResultHeaders(reply, hit.result, hit.stored_at, ttl);
+        return { status: 'success', execution_id: hit.execution_id, result: hit.result, timing: timing(reply, 0), cache: { hit: true, ttl } };
+      }
+    }
     const { execution, executionMs } = await this.runner.runSync({ ...run, callerGone: callerGone(reply) });
 
     if (execution.status === 'success') {
-      const total = reply.elapsedTime;
-      return {
-        status: 'success',
-        execution_id: execution.id,
-        result: execution.result,
-        timing: { total_ms: round(total), execution_ms: round(executionMs), processing_ms: round(Math.max(0, total - executionMs)) },
-      };
+      const body = { status: 'success', execution_id: execution.id, result: execution.result, timing: timing(reply, executionMs) };
+      if (!cacheKey) return body;
+      const storedAt = Date.now();
+      void this.cache.set(cacheKey, cacheScope(principal.keyId, toolId), { execution_id: execution.id, result: execution.result!, stored_at: storedAt, expires_at: storedAt + definition.cache_ttl * 1000 });
+      setCachedResultHeaders(reply, execution.result, storedAt, definition.cache_ttl);
+      return { ...body, cache: { hit: false, ttl: definition.cache_ttl } };
     }
     if (execution.status === 'cancelled') {
       reply.status(409);

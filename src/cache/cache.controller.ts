@@ -1,0 +1,22 @@
+import { Controller, Delete, Param } from '@nestjs/common';
+import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
+import type { Principal } from '../auth/principal';
+import { ToolRegistry } from '../tools/tool-registry';
+import { cacheScope, ResultCache } from './result-cache';
+
+@Controller()
+export class CacheController {
+  constructor(
+    private readonly cache: ResultCache,
+    private readonly registry: ToolRegistry,
+  ) {}
+
+  /** Drops the results this key has cached for the tool (other keys' entries are theirs). */
+  @Delete('v1/tools/:tool_id/cache')
+  @RequireScopes('tools:invoke')
+  async drop(@CurrentPrincipal() principal: Principal, @Param('tool_id') toolId: string) {
+    this.registry.get(toolId);
+    const dropped = await this.cache.drop(cacheScope(principal.keyId, toolId));
+    return { tool_id: toolId, dropped };
+  }
+}

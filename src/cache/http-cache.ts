@@ -1,0 +1,35 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** A strong validator of a response body. */
+export function etagOf(body: string): string {
+  return `"${createHash('sha1').update(body).digest('base64url')}"`;
+}
+
+function matches(ifNoneMatch: string | undefined, etag: string): boolean {
+  return !!ifNoneMatch && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*');
+}
+
+/**
+ * DESIGN §5.11: GET answers carry ETag and Cache-Control (revalidate: they are per key and change);
+ * a matching If-None-Match gets 304 with no body. Invoke answers from the cache set their own.
+ */
+export async function httpCacheHook(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  if (request.method !== 'GET' || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+  if (!String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return payload;
+  const etag = etagOf(payload);
+  reply.header('etag', etag);
+  if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
+  if (!matches(request.headers['if-none-match'], etag)) return payload;
+  reply.code(304);
+  reply.removeHeader('content-type');
+  return '';
+}
+
+/** Validators of an invoke result that is (or now is) in the result cache. */
+export function setCachedResultHeaders(reply: FastifyReply, result: unknown, storedAt: number, ttlSeconds: number): void {
+  reply
+    .header('etag', etagOf(JSON.stringify(result)))
+    .header('last-modified', new Date(storedAt).toUTCString())
+    .header('cache-control', `private, max-age=${ttlSeconds}`);
+}
