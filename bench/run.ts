@@ -88,6 +88,14 @@ const SCENARIOS: Scenario[] = [
     }),
     targets: { postgres: 0.08, 'postgres+redis': 0.08 },
   },
+  {
+    name: 'POST json-transform/invoke (cache hit)',
+    method: 'POST',
+    path: '/v1/tools/json-transform/invoke',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ expression: '$sum(items.price)', data: { items: [{ price: 1 }, { price: 2 }, { price: 3 }] } }),
+    targets: { embedded: 0.3, postgres: 0.3, 'postgres+redis': 0.3 },
+  },
 ];
 
 /** Service settings every configuration shares; a configuration's resources add to them. */

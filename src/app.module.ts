@@ -11,6 +11,7 @@ import { BootstrapService } from './keys/bootstrap.service';
 import { KeysModule } from './keys/keys.module';
 import { HealthController } from './health/health.controller';
 import { CacheModule } from './cache/cache.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { LimitsModule } from './limits/limits.module';
 import { RateLimitGuard } from './limits/rate-limit.guard';
 import { ToolsModule } from './tools/tools.module';
@@ -34,6 +35,7 @@ export class AppModule {
         ToolsModule,
         LimitsModule.forRoot(config),
         CacheModule.forRoot(config),
+        IdempotencyModule,
         KeysModule,
         ExecutionsModule.forRoot(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),

@@ -2,7 +2,8 @@ import { Body, Controller, Headers, HttpCode, Param, Post, Query, Req, Res } fro
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
-import { ERROR_STATUS } from '../common/errors';
+import { AppException, ERROR_STATUS } from '../common/errors';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { ToolRegistry } from '../tools/tool-registry';
 import { setCachedResultHeaders } from '../cache/http-cache';
 import { cacheScope, ResultCache, resultCacheKey } from '../cache/result-cache';
@@ -33,6 +34,7 @@ export class InvokeController {
     private readonly registry: ToolRegistry,
     private readonly runner: ExecutionRunner,
     private readonly cache: ResultCache,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   @Post(['v1/tools/:tool_id/invoke', 'api/skill/tools/:tool_id/invoke'])
@@ -44,9 +46,42 @@ export class InvokeController {
     @Query() query: InvokeQuery,
     @Body() body: unknown,
     @Headers('cache-control') cacheControl: string | undefined,
+    @Headers('x-idempotency-key') idempotencyKey: string | undefined,
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
+    const invoke = () => this.run(principal, toolId, query, body, cacheControl, request, reply);
+    if (idempotencyKey === undefined) return invoke();
+    if (!IdempotencyService.validKey(idempotencyKey)) {
+      throw AppException.invalidRequest('X-Idempotency-Key must be 1..255 visible ASCII characters', { parameter: 'X-Idempotency-Key' });
+    }
+    // Retries of one request share the key; its first answer is replayed to them (DESIGN §5.12).
+    const scope = { keyId: principal.keyId, toolId, idempotencyKey };
+    const claim = await this.idempotency.claim(scope, IdempotencyService.requestHash({ body, async: query.async, timeout: query.timeout }));
+    if (claim.replay) {
+      reply.status(claim.status).header('idempotent-replayed', 'true');
+      if (typeof claim.body.status_url === 'string') reply.header('location', claim.body.status_url);
+      return claim.body;
+    }
+    try {
+      const answer = await invoke();
+      await this.idempotency.complete(scope, reply.statusCode, answer);
+      return answer;
+    } catch (err) {
+      await this.idempotency.release(scope);
+      throw err;
+    }
+  }
+
+  private async run(
+    principal: Principal,
+    toolId: string,
+    query: InvokeQuery,
+    body: unknown,
+    cacheControl: string | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<Record<string, unknown>> {
     const tool = this.registry.get(toolId);
     const { input, options } = parseInvokeRequest(toolId, body, query, cacheControl);
     const validated = tool.validateInput(input);

@@ -1,8 +1,9 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { ExecutionsStore } from './executions.store';
 
-/** Purges executions past their account's retention, periodically, in worker processes. */
+/** Purges executions past their account's retention and expired idempotency keys, periodically, in worker processes. */
 @Injectable()
 export class RetentionService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(RetentionService.name);
@@ -11,6 +12,7 @@ export class RetentionService implements OnApplicationBootstrap, OnModuleDestroy
   constructor(
     private readonly config: AppConfig,
     private readonly store: ExecutionsStore,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -27,7 +29,8 @@ export class RetentionService implements OnApplicationBootstrap, OnModuleDestroy
   async purge(now = new Date()): Promise<number> {
     try {
       const deleted = await this.store.purgeExpired(now);
-      if (deleted > 0) this.logger.log(`Purged ${deleted} execution(s) past retention`);
+      const keys = await this.idempotency.purgeExpired(now);
+      if (deleted + keys > 0) this.logger.log(`Purged ${deleted} execution(s) past retention and ${keys} expired idempotency key(s)`);
       return deleted;
     } catch (err) {
       this.logger.error(`Retention purge failed: ${(err as Error).message}`);

@@ -1,4 +1,5 @@
 import { Initial1763780000000 } from './1763780000000-Initial';
+import { IdempotencyKeys1795320848781 } from './1795320848781-IdempotencyKeys';
 
 /** In order; listed explicitly so the same array serves ts-node, Jest and the compiled build. */
-export const MIGRATIONS: Function[] = [Initial1763780000000];
+export const MIGRATIONS: Function[] = [Initial1763780000000, IdempotencyKeys1795320848781];
