@@ -1,4 +1,5 @@
 import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import compress from '@fastify/compress';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
@@ -44,12 +45,12 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
     logger: new PinoNestLogger(logger),
     abortOnError: false,
   });
-  configureApp(app);
+  await configureApp(app);
   return app;
 }
 
 /** Everything between the socket and the controllers that is not a Nest provider. */
-export function configureApp(app: NestFastifyApplication): void {
+export async function configureApp(app: NestFastifyApplication): Promise<void> {
   app.useGlobalPipes(
     new ValidationPipe({
       transform: true,
@@ -59,6 +60,18 @@ export function configureApp(app: NestFastifyApplication): void {
     }),
   );
   app.enableShutdownHooks();
+
+  // Gzip answers over 1 KB when accepted; gzip/deflate request bodies are inflated as a stream, and the
+  // 1 MiB body limit counts inflated bytes, so a compression bomb is cut off at 1 MiB (413).
+  await app.register(compress, {
+    global: true,
+    threshold: 1024,
+    encodings: ['gzip', 'deflate'],
+    requestEncodings: ['gzip', 'deflate'],
+    onUnsupportedRequestEncoding: (encoding) =>
+      new AppException('INVALID_REQUEST', `Unsupported Content-Encoding '${encoding}': send gzip, deflate or identity`, { status: 415 }),
+    onInvalidRequestPayload: (encoding) => new AppException('INVALID_REQUEST', `The request body is not valid ${encoding} data`),
+  });
 
   const fastify = app.getHttpAdapter().getInstance();
   // Bodies are JSON only (DESIGN §5.15): Fastify's built-in text/plain parser would let others through.

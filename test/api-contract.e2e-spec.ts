@@ -1,6 +1,7 @@
 /**
  * The /v1 contract (SPEC + DESIGN §5) against the real application, on PGlite and on PostgreSQL.
  */
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { describeEachDatabase } from './support/databases';
 import { startTestApp, TestAccount, TestApp } from './support/app';
@@ -122,6 +123,35 @@ describeEachDatabase('API contract', (mode) => {
       const status = await t.request({ method: 'GET', url: `/api/skill/status/${invoked.json().execution_id}`, key: acme.key });
       expect(status.json()).toMatchObject({ id: invoked.json().execution_id, status: 'success' });
       expect((await t.request({ method: 'GET', url: '/api/skill/tools' })).statusCode).toBe(401);
+    });
+
+    it('gzips answers over 1 KB when accepted, and accepts gzip request bodies', async () => {
+      const big = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'accept-encoding': 'gzip' } });
+      expect(big.headers['content-encoding']).toBe('gzip');
+      expect(JSON.parse(gunzipSync(big.rawPayload).toString()).tools.length).toBeGreaterThan(0);
+      const small = await t.request({ method: 'GET', url: '/healthz', headers: { 'accept-encoding': 'gzip' } });
+      expect(small.headers['content-encoding']).toBeUndefined();
+
+      const zipped = await t.request({
+        method: 'POST',
+        url: '/v1/tools/json-transform/invoke',
+        key: acme.key,
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        payload: gzipSync(JSON.stringify({ expression: '6*7', data: {} })),
+      });
+      expect(zipped.json()).toMatchObject({ status: 'success', result: { result: 42 } });
+      const unsupported = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, headers: { 'content-type': 'application/json', 'content-encoding': 'compress' }, payload: 'x' });
+      expect(unsupported.statusCode).toBe(415);
+    });
+
+    it('cuts a gzip bomb off at 1 MiB inflated: 413, without memory growth', async () => {
+      const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, ' '));
+      expect(bomb.length).toBeLessThan(1024 * 1024);
+      const before = process.memoryUsage().rss;
+      const res = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: bomb });
+      expect(res.statusCode).toBe(413);
+      expect(res.json().error.code).toBe('INVALID_REQUEST');
+      expect(process.memoryUsage().rss - before).toBeLessThan(32 * 1024 * 1024);
     });
 
     it('healthz and readyz are public and outside /v1', async () => {
