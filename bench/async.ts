@@ -8,11 +8,11 @@ import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { generateSecret } from '../src/keys/key-secret';
 import { freePort } from '../test/support/free-port';
 import { startPostgres } from '../test/support/postgres-server';
 import { startRedis } from '../test/support/redis-server';
 import { runLoad } from './load';
+import { provisionBenchKey } from './provision';
 import { spawnUntilReady, type ReadyProcess } from './spawn-until-ready';
 
 const ROOT = path.join(__dirname, '..');
@@ -34,8 +34,6 @@ async function main(): Promise<void> {
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const key = generateSecret('service');
-    const auth = { authorization: `Bearer ${key}` };
     const env = {
       ...process.env,
       HOST: '127.0.0.1',
@@ -43,10 +41,9 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       DATABASE_URL: postgres.url.replace(/\/postgres$/, '/tos_bench'),
       REDIS_URL: redis.url,
-      BOOTSTRAP_API_KEY: key,
-      BOOTSTRAP_TIER: 'enterprise',
       SHUTDOWN_GRACE_SECONDS: '1',
     };
+    const auth = { authorization: `Bearer ${provisionBenchKey(env)}` };
     const start = async (role: 'api' | 'worker', isReady: () => Promise<boolean>): Promise<ReadyProcess> => {
       const p = await spawnUntilReady({ name: role, command: process.execPath, args: ['dist/src/main.js', '--role', role], cwd: ROOT, env, isReady });
       cleanups.push(() => p.stop());

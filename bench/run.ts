@@ -10,12 +10,12 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
-import { generateSecret } from '../src/keys/key-secret';
 import { startPostgres } from '../test/support/postgres-server';
 import { freePort } from '../test/support/free-port';
 import { runLoad, type LoadRequest, type LoadResult } from './load';
 import { startRedis } from '../test/support/redis-server';
 import { formatReport, type BenchReport, type ConfigurationResult, type ScenarioResult } from './report';
+import { provisionBenchKey } from './provision';
 import { spawnUntilReady } from './spawn-until-ready';
 
 const ROOT = path.join(__dirname, '..');
@@ -102,7 +102,6 @@ const SCENARIOS: Scenario[] = [
 const SERVICE_ENV = {
   HOST: '127.0.0.1',
   LOG_LEVEL: 'warn',
-  BOOTSTRAP_TIER: 'enterprise',
   SHUTDOWN_GRACE_SECONDS: '1',
   // Empty means unset to the service: nothing leaks in from the caller's environment.
   DATABASE_URL: '',
@@ -177,14 +176,15 @@ async function benchConfiguration(configuration: Configuration, signal: AbortSig
 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const key = generateSecret('service');
+    const serviceEnv = { ...process.env, ...SERVICE_ENV, ...env, PORT: String(port) };
+    const key = provisionBenchKey(serviceEnv);
     const auth = { authorization: `Bearer ${key}` };
     const service = await spawnUntilReady({
       name: `service (${configuration.name})`,
       command: process.execPath,
       args: ['dist/src/main.js'],
       cwd: ROOT,
-      env: { ...process.env, ...SERVICE_ENV, ...env, PORT: String(port), BOOTSTRAP_API_KEY: key },
+      env: serviceEnv,
       isReady: () => answers2xx(`${base}/v1/tools`, auth),
       timeoutMs: SERVICE_READY_TIMEOUT_MS,
       signal,
