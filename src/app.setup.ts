@@ -3,6 +3,7 @@ import compress from '@fastify/compress';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { FastifyRequest, LogController } from 'fastify';
 import { AppModule, AppModuleOptions } from './app.module';
@@ -31,6 +32,7 @@ const SECURITY_HEADERS = {
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
   const logger = createRootLogger(options.config.LOG_LEVEL);
   const adapter = new FastifyAdapter({
+    ...tlsOptions(options.config),
     loggerInstance: logger,
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
@@ -47,6 +49,18 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
   });
   await configureApp(app);
   return app;
+}
+
+/**
+ * With TLS_CERT and TLS_KEY: HTTPS, HTTP/2 negotiated by ALPN with HTTP/1.1 fallback, TLS 1.2 at
+ * least (DESIGN §5.15). Without: plain HTTP/1.1, for a TLS-terminating proxy in front.
+ */
+function tlsOptions(config: AppConfig): Record<string, unknown> {
+  if (!config.TLS_CERT || !config.TLS_KEY) return {};
+  return {
+    http2: true,
+    https: { allowHTTP1: true, minVersion: 'TLSv1.2', cert: readFileSync(config.TLS_CERT), key: readFileSync(config.TLS_KEY) },
+  };
 }
 
 /** Everything between the socket and the controllers that is not a Nest provider. */

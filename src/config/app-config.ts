@@ -52,6 +52,14 @@ export class AppConfig {
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
+  /** PEM certificate chain file: with TLS_KEY, the service speaks HTTPS with HTTP/2 (HTTP/1.1 fallback). */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  TLS_CERT?: string;
+
+  /** PEM private key file for TLS_CERT. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  TLS_KEY?: string;
+
   /** Base URL clients reach the service at; used for documentation links. */
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true })
   @MaxLength(2048)
@@ -117,6 +125,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const config = plainToInstance(AppConfig, picked);
   const errors = validateSync(config, { forbidUnknownValues: true });
   const lines = errors.map((e) => `  ${e.property}=${JSON.stringify(env[e.property])}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+  if (errors.length === 0 && !config.TLS_CERT !== !config.TLS_KEY) {
+    lines.push(`  TLS_CERT/TLS_KEY: set both (HTTPS) or neither (plain HTTP behind a proxy)`);
+  }
   if (errors.length === 0 && config.ROLE !== 'all' && !config.REDIS_URL) {
     lines.push(`  ROLE=${JSON.stringify(config.ROLE)}: separate api and worker processes share work through Redis; set REDIS_URL or use ROLE=all`);
   }
