@@ -9,6 +9,7 @@ import { startTestApp, TestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { killProcess, ServiceProcess, startServiceProcess } from './support/processes';
 import { freePort } from './support/free-port';
+import { until } from './support/poll';
 import { TestToolsModule } from './support/test-tools.module';
 
 describeEachEngine('rate limits', (mode) => {
@@ -101,10 +102,26 @@ describeEachEngine('rate limits', (mode) => {
     let second: ServiceProcess | undefined;
     afterAll(() => killProcess(second));
 
+    let port: number;
+    const secondProcess = async () => {
+      if (!second) {
+        port = await freePort();
+        second = await startServiceProcess('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+      }
+    };
+
+    it('a key revoked through one API process is refused by the others at once, despite their caches', async () => {
+      await secondProcess();
+      const created = (await t.request({ method: 'POST', url: '/v1/keys', key: await account('revoker', {}), payload: { name: 'r', type: 'service' } })).json();
+      const viaSecond = () => fetch(`http://127.0.0.1:${port}/v1/tools`, { headers: { authorization: `Bearer ${created.key}` } });
+      expect((await viaSecond()).status).toBe(200); // now cached there for AUTH_CACHE_TTL_SECONDS (30)
+      expect((await t.request({ method: 'DELETE', url: `/v1/keys/${created.id}`, key: created.key })).statusCode).toBe(200);
+      await until('the other process to refuse the revoked key', async () => ((await viaSecond()).status === 401 ? true : undefined), 1_000);
+    });
+
     it('two API processes sharing Redis let exactly `limit` requests through together', async () => {
       const key = await account('shared-7', { requests_per_minute: 7 });
-      const port = await freePort();
-      second = await startServiceProcess('api', { ...env, PORT: String(port), HOST: '127.0.0.1' });
+      await secondProcess();
       const statuses: number[] = [];
       for (let i = 0; i < 14; i++) {
         if (i % 2 === 0) statuses.push((await t.request({ method: 'GET', url: '/v1/tools', key })).statusCode);

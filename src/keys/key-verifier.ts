@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import type { Principal } from '../auth/principal';
 import { accountLimits } from './account.entity';
 import { ApiKey } from './api-key.entity';
+import { KeyRevocations } from './key-revocations';
 import { API_KEY_PATTERN, hashSecret } from './key-secret';
 
 export type Verification = { ok: true; principal: Principal } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired'; at?: Date };
@@ -22,7 +23,7 @@ const LAST_USED_EVERY_MS = 60_000;
 
 /**
  * Turns a bearer secret into a Principal. Verified keys are cached for AUTH_CACHE_TTL_SECONDS
- * so the hot path does not query the database; `forget` drops a key at once (revoke, rotate).
+ * so the hot path does not query the database; `forget` drops a key at once in every process (revoke, rotate).
  */
 @Injectable()
 export class KeyVerifier implements BeforeApplicationShutdown {
@@ -37,8 +38,10 @@ export class KeyVerifier implements BeforeApplicationShutdown {
   constructor(
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
     config: AppConfig,
+    private readonly revocations: KeyRevocations,
   ) {
     this.ttlMs = config.AUTH_CACHE_TTL_SECONDS * 1000;
+    revocations.onRevoked((keyId) => this.drop(keyId));
   }
 
   async verify(secret: string, now = new Date()): Promise<Verification> {
@@ -52,8 +55,12 @@ export class KeyVerifier implements BeforeApplicationShutdown {
     return { ok: true, principal };
   }
 
-  /** Drops a key from the cache, e.g. after it was revoked or rotated. */
+  /** Drops a key from every process's cache, e.g. after it was revoked or rotated. */
   forget(keyId: string): void {
+    this.revocations.announce(keyId);
+  }
+
+  private drop(keyId: string): void {
     const hash = this.hashByKeyId.get(keyId);
     if (hash) this.byHash.delete(hash);
     this.hashByKeyId.delete(keyId);

@@ -5,13 +5,25 @@ import { Account } from './account.entity';
 import { AccountsService } from './accounts.service';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
+import { KeyRevocations, LocalKeyRevocations, RedisKeyRevocations } from './key-revocations';
 import { KeyVerifier } from './key-verifier';
+import { AppConfig } from '../config/app-config';
 import { KeysController } from './keys.controller';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Account, ApiKey]), ToolsModule],
   controllers: [KeysController],
-  providers: [AccountsService, ApiKeysService, KeyVerifier],
+  providers: [
+    AccountsService,
+    ApiKeysService,
+    KeyVerifier,
+    {
+      provide: KeyRevocations,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) =>
+        config.REDIS_URL ? new RedisKeyRevocations(config.REDIS_URL, `${config.QUEUE_PREFIX}:key-revocations`) : new LocalKeyRevocations(),
+    },
+  ],
   exports: [AccountsService, ApiKeysService, KeyVerifier],
 })
 export class KeysModule {}
