@@ -4,7 +4,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { describeEachDatabase } from './support/databases';
-import { startTestApp, TestAccount, TestApp } from './support/app';
+import { TestAccount, useTestApp } from './support/app';
 import { TestToolsModule } from './support/test-tools.module';
 
 const KEY_FORMAT = /^sk_(user|svc|temp)_[0-9A-Za-z]{32}$/;
@@ -16,30 +16,19 @@ const SAMPLE_LOG = [
 ].join('\n');
 
 describeEachDatabase('API contract', (mode) => {
-  let t: TestApp;
-  let cleanup: () => Promise<void>;
-  let acme: TestAccount;
+  const suite = useTestApp(mode, { extensions: [TestToolsModule] });
   let other: TestAccount;
 
   beforeAll(async () => {
-    const prepared = await mode.prepare();
-    cleanup = prepared.cleanup;
-    t = await startTestApp({ env: prepared.env, extensions: [TestToolsModule] });
-    acme = await t.createAccount('acme');
-    other = await t.createAccount('other');
+    other = await suite.t.createAccount('other');
   });
 
-  afterAll(async () => {
-    await t?.close();
-    await cleanup?.();
-  });
-
-  const invoke = (toolId: string, payload: unknown, key = acme.key, query = '') =>
-    t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key, payload: payload as object });
+  const invoke = (toolId: string, payload: unknown, key = suite.acme.key, query = '') =>
+    suite.t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key, payload: payload as object });
 
   describe('schema', () => {
     it('migrations produce exactly the entities (nothing left for migration:generate)', async () => {
-      const dataSource = t.app.get(DataSource);
+      const dataSource = suite.t.app.get(DataSource);
       const pending = await dataSource.driver.createSchemaBuilder().log();
       expect(pending.upQueries.map((q) => q.query)).toEqual([]);
     });
@@ -48,7 +37,7 @@ describeEachDatabase('API contract', (mode) => {
   describe('authentication and errors', () => {
     it('401 with WWW-Authenticate for a missing, malformed or unknown key', async () => {
       for (const authorization of [undefined, 'Basic abc', 'Bearer nope', `Bearer sk_svc_${'x'.repeat(32)}`]) {
-        const res = await t.request({ method: 'GET', url: '/v1/tools', headers: authorization ? { authorization } : {} });
+        const res = await suite.t.request({ method: 'GET', url: '/v1/tools', headers: authorization ? { authorization } : {} });
         expect(res.statusCode).toBe(401);
         expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
         expect(res.json().error).toMatchObject({ code: 'UNAUTHORIZED', retryable: false });
@@ -56,19 +45,19 @@ describeEachDatabase('API contract', (mode) => {
     });
 
     it('answers framework errors in the SPEC envelope, never a stack trace', async () => {
-      const badJson = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, headers: { 'content-type': 'application/json' }, payload: '{"a":' });
+      const badJson = await suite.t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: suite.acme.key, headers: { 'content-type': 'application/json' }, payload: '{"a":' });
       expect(badJson.statusCode).toBe(400);
       expect(badJson.json().error.code).toBe('INVALID_REQUEST');
 
-      const wrongType = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, headers: { 'content-type': 'text/plain' }, payload: 'hi' });
+      const wrongType = await suite.t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: suite.acme.key, headers: { 'content-type': 'text/plain' }, payload: 'hi' });
       expect(wrongType.statusCode).toBe(415);
       expect(wrongType.json().error.code).toBe('INVALID_REQUEST');
 
-      const tooLarge = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ data: 'x'.repeat(1_100_000) }) });
+      const tooLarge = await suite.t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: suite.acme.key, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ data: 'x'.repeat(1_100_000) }) });
       expect(tooLarge.statusCode).toBe(413);
       expect(tooLarge.json().error.code).toBe('INVALID_REQUEST');
 
-      const unknownRoute = await t.request({ method: 'GET', url: '/v1/nothing-here', key: acme.key });
+      const unknownRoute = await suite.t.request({ method: 'GET', url: '/v1/nothing-here', key: suite.acme.key });
       expect(unknownRoute.statusCode).toBe(404);
       expect(unknownRoute.json()).toEqual({ error: { code: 'NOT_FOUND', message: 'Route not found', retryable: false } });
       for (const res of [badJson, wrongType, tooLarge, unknownRoute]) expect(res.body).not.toMatch(/at .*\.(ts|js):\d+/);
@@ -76,8 +65,8 @@ describeEachDatabase('API contract', (mode) => {
 
     it('puts the security headers and the request id on every response', async () => {
       for (const res of [
-        await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'x-request-id': 'trace-123' } }),
-        await t.request({ method: 'GET', url: '/v1/unknown', headers: { 'x-request-id': 'trace-123' } }),
+        await suite.t.request({ method: 'GET', url: '/v1/tools', key: suite.acme.key, headers: { 'x-request-id': 'trace-123' } }),
+        await suite.t.request({ method: 'GET', url: '/v1/unknown', headers: { 'x-request-id': 'trace-123' } }),
       ]) {
         expect(res.headers).toMatchObject({
           'strict-transport-security': 'max-age=31536000',
@@ -87,7 +76,7 @@ describeEachDatabase('API contract', (mode) => {
           'x-request-id': 'trace-123',
         });
       }
-      const generated = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'x-request-id': 'bad id with spaces' } });
+      const generated = await suite.t.request({ method: 'GET', url: '/v1/tools', key: suite.acme.key, headers: { 'x-request-id': 'bad id with spaces' } });
       expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     });
 
@@ -102,45 +91,45 @@ describeEachDatabase('API contract', (mode) => {
   describe('protocol', () => {
     it('API-Version: absent or 1.0 accepted, 0.9 retired (410), others 400; responses say 1.0', async () => {
       for (const version of [undefined, '1.0', '1']) {
-        const res = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: version ? { 'api-version': version } : {} });
+        const res = await suite.t.request({ method: 'GET', url: '/v1/tools', key: suite.acme.key, headers: version ? { 'api-version': version } : {} });
         expect(res.statusCode).toBe(200);
         expect(res.headers['api-version']).toBe('1.0');
       }
-      const retired = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'api-version': '0.9' } });
+      const retired = await suite.t.request({ method: 'GET', url: '/v1/tools', key: suite.acme.key, headers: { 'api-version': '0.9' } });
       expect(retired.statusCode).toBe(410);
       expect(retired.json().error).toMatchObject({ code: 'INVALID_REQUEST', message: expect.stringContaining('2026-09-28') });
-      const unknown = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'api-version': '2.0' } });
+      const unknown = await suite.t.request({ method: 'GET', url: '/v1/tools', key: suite.acme.key, headers: { 'api-version': '2.0' } });
       expect(unknown.statusCode).toBe(400);
       expect(unknown.json().error.message).toContain('1.0');
       expect(unknown.headers['api-version']).toBe('1.0');
     });
 
     it('serves the /api/skill alias paths with the same handlers, auth included', async () => {
-      const list = await t.request({ method: 'GET', url: '/api/skill/tools?category=security', key: acme.key });
-      expect(list.json()).toEqual((await t.request({ method: 'GET', url: '/v1/tools?category=security', key: acme.key })).json());
-      const invoked = await t.request({ method: 'POST', url: '/api/skill/tools/json-transform/invoke', key: acme.key, payload: { expression: '2*21', data: {} } });
+      const list = await suite.t.request({ method: 'GET', url: '/api/skill/tools?category=security', key: suite.acme.key });
+      expect(list.json()).toEqual((await suite.t.request({ method: 'GET', url: '/v1/tools?category=security', key: suite.acme.key })).json());
+      const invoked = await suite.t.request({ method: 'POST', url: '/api/skill/tools/json-transform/invoke', key: suite.acme.key, payload: { expression: '2*21', data: {} } });
       expect(invoked.json()).toMatchObject({ status: 'success', result: { result: 42 } });
-      const status = await t.request({ method: 'GET', url: `/api/skill/status/${invoked.json().execution_id}`, key: acme.key });
+      const status = await suite.t.request({ method: 'GET', url: `/api/skill/status/${invoked.json().execution_id}`, key: suite.acme.key });
       expect(status.json()).toMatchObject({ id: invoked.json().execution_id, status: 'success' });
-      expect((await t.request({ method: 'GET', url: '/api/skill/tools' })).statusCode).toBe(401);
+      expect((await suite.t.request({ method: 'GET', url: '/api/skill/tools' })).statusCode).toBe(401);
     });
 
     it('gzips answers over 1 KB when accepted, and accepts gzip request bodies', async () => {
-      const big = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'accept-encoding': 'gzip' } });
+      const big = await suite.t.request({ method: 'GET', url: '/v1/tools', key: suite.acme.key, headers: { 'accept-encoding': 'gzip' } });
       expect(big.headers['content-encoding']).toBe('gzip');
       expect(JSON.parse(gunzipSync(big.rawPayload).toString()).tools.length).toBeGreaterThan(0);
-      const small = await t.request({ method: 'GET', url: '/healthz', headers: { 'accept-encoding': 'gzip' } });
+      const small = await suite.t.request({ method: 'GET', url: '/healthz', headers: { 'accept-encoding': 'gzip' } });
       expect(small.headers['content-encoding']).toBeUndefined();
 
-      const zipped = await t.request({
+      const zipped = await suite.t.request({
         method: 'POST',
         url: '/v1/tools/json-transform/invoke',
-        key: acme.key,
+        key: suite.acme.key,
         headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
         payload: gzipSync(JSON.stringify({ expression: '6*7', data: {} })),
       });
       expect(zipped.json()).toMatchObject({ status: 'success', result: { result: 42 } });
-      const unsupported = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, headers: { 'content-type': 'application/json', 'content-encoding': 'compress' }, payload: 'x' });
+      const unsupported = await suite.t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: suite.acme.key, headers: { 'content-type': 'application/json', 'content-encoding': 'compress' }, payload: 'x' });
       expect(unsupported.statusCode).toBe(415);
     });
 
@@ -148,15 +137,15 @@ describeEachDatabase('API contract', (mode) => {
       const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, ' '));
       expect(bomb.length).toBeLessThan(1024 * 1024);
       const before = process.memoryUsage().rss;
-      const res = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: bomb });
+      const res = await suite.t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: suite.acme.key, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: bomb });
       expect(res.statusCode).toBe(413);
       expect(res.json().error.code).toBe('INVALID_REQUEST');
       expect(process.memoryUsage().rss - before).toBeLessThan(32 * 1024 * 1024);
     });
 
     it('healthz and readyz are public and outside /v1', async () => {
-      expect((await t.request({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
-      const ready = await t.request({ method: 'GET', url: '/readyz' });
+      expect((await suite.t.request({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+      const ready = await suite.t.request({ method: 'GET', url: '/readyz' });
       expect(ready.statusCode).toBe(200);
       expect(ready.json()).toEqual({ status: 'ready', checks: { database: 'ok', queue: 'ok' } });
     });
@@ -165,7 +154,7 @@ describeEachDatabase('API contract', (mode) => {
   describe('keys', () => {
     it('creates keys of each type in the right format, shows the secret once, never the hash', async () => {
       for (const [type, prefix] of [['user', 'sk_user_'], ['service', 'sk_svc_'], ['svc', 'sk_svc_'], ['temp', 'sk_temp_']] as const) {
-        const res = await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: `k-${type}`, type, ...(type === 'temp' && { expires_in: 3600 }) } });
+        const res = await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: `k-${type}`, type, ...(type === 'temp' && { expires_in: 3600 }) } });
         expect(res.statusCode).toBe(201);
         const body = res.json();
         expect(body.key).toMatch(KEY_FORMAT);
@@ -173,7 +162,7 @@ describeEachDatabase('API contract', (mode) => {
         expect(body.prefix).toBe(body.key.slice(0, 12));
         expect(body.id).toMatch(/^key_/);
         expect(body).not.toHaveProperty('secret_hash');
-        const listed = await t.request({ method: 'GET', url: '/v1/keys?limit=100', key: acme.key });
+        const listed = await suite.t.request({ method: 'GET', url: '/v1/keys?limit=100', key: suite.acme.key });
         const item = listed.json().keys.find((k: { id: string }) => k.id === body.id);
         expect(item).toBeDefined();
         expect(JSON.stringify(listed.json())).not.toContain(body.key);
@@ -182,88 +171,88 @@ describeEachDatabase('API contract', (mode) => {
     });
 
     it('temporary keys need expires_in ≤ 24 h, lack keys:manage, cannot be revoked, and expire', async () => {
-      expect((await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 't', type: 'temporary' } })).statusCode).toBe(400);
-      expect((await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 't', type: 'temporary', expires_in: 86_401 } })).statusCode).toBe(400);
-      const created = (await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 't', type: 'temporary', expires_in: 60 } })).json();
+      expect((await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 't', type: 'temporary' } })).statusCode).toBe(400);
+      expect((await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 't', type: 'temporary', expires_in: 86_401 } })).statusCode).toBe(400);
+      const created = (await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 't', type: 'temporary', expires_in: 60 } })).json();
       expect(created.scopes).not.toContain('keys:manage');
-      const asTemp = await t.request({ method: 'POST', url: '/v1/keys', key: created.key, payload: { name: 'x', type: 'user' } });
+      const asTemp = await suite.t.request({ method: 'POST', url: '/v1/keys', key: created.key, payload: { name: 'x', type: 'user' } });
       expect(asTemp.statusCode).toBe(403);
-      const revoke = await t.request({ method: 'DELETE', url: `/v1/keys/${created.id}`, key: acme.key });
+      const revoke = await suite.t.request({ method: 'DELETE', url: `/v1/keys/${created.id}`, key: suite.acme.key });
       expect(revoke.statusCode).toBe(403);
       expect(revoke.json().error.message).toContain(created.expires_at);
 
-      const expired = await t.createKey(acme.id, { name: 'old', type: 'temporary', expires_in: 1 }, new Date(Date.now() - 5_000));
-      const res = await t.request({ method: 'GET', url: '/v1/tools', key: expired });
+      const expired = await suite.t.createKey(suite.acme.id, { name: 'old', type: 'temporary', expires_in: 1 }, new Date(Date.now() - 5_000));
+      const res = await suite.t.request({ method: 'GET', url: '/v1/tools', key: expired });
       expect(res.statusCode).toBe(401);
       expect(res.json().error.message).toMatch(/expired/);
     });
 
     it('a revoked key stops working at once, even though verified keys are cached', async () => {
-      const created = (await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 'to-revoke', type: 'service' } })).json();
-      expect((await t.request({ method: 'GET', url: '/v1/tools', key: created.key })).statusCode).toBe(200);
-      const revoked = await t.request({ method: 'DELETE', url: `/v1/keys/${created.id}`, key: acme.key });
+      const created = (await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 'to-revoke', type: 'service' } })).json();
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: created.key })).statusCode).toBe(200);
+      const revoked = await suite.t.request({ method: 'DELETE', url: `/v1/keys/${created.id}`, key: suite.acme.key });
       expect(revoked.statusCode).toBe(200);
       expect(revoked.json().revoked_at).not.toBeNull();
-      const after = await t.request({ method: 'GET', url: '/v1/tools', key: created.key });
+      const after = await suite.t.request({ method: 'GET', url: '/v1/tools', key: created.key });
       expect(after.statusCode).toBe(401);
       expect(after.json().error.message).toMatch(/revoked/);
     });
 
     it('regenerating a user key revokes the old secret at once', async () => {
-      const user = (await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 'dev', type: 'user' } })).json();
-      const res = await t.request({ method: 'POST', url: `/v1/keys/${user.id}/regenerate`, key: acme.key });
+      const user = (await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 'dev', type: 'user' } })).json();
+      const res = await suite.t.request({ method: 'POST', url: `/v1/keys/${user.id}/regenerate`, key: suite.acme.key });
       expect(res.statusCode).toBe(201);
       const fresh = res.json();
       expect(fresh.key).toMatch(/^sk_user_/);
       expect(fresh.replaces_key_id).toBe(user.id);
-      expect((await t.request({ method: 'GET', url: '/v1/tools', key: user.key })).statusCode).toBe(401);
-      expect((await t.request({ method: 'GET', url: '/v1/tools', key: fresh.key })).statusCode).toBe(200);
-      const svc = (await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 'svc', type: 'service' } })).json();
-      expect((await t.request({ method: 'POST', url: `/v1/keys/${svc.id}/regenerate`, key: acme.key })).statusCode).toBe(400);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: user.key })).statusCode).toBe(401);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: fresh.key })).statusCode).toBe(200);
+      const svc = (await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 'svc', type: 'service' } })).json();
+      expect((await suite.t.request({ method: 'POST', url: `/v1/keys/${svc.id}/regenerate`, key: suite.acme.key })).statusCode).toBe(400);
     });
 
     it('rotating a service key keeps the old one valid until revoke_old_after', async () => {
-      const svc = (await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 'prod', type: 'service' } })).json();
-      const rotated = (await t.request({ method: 'POST', url: `/v1/keys/${svc.id}/rotate`, key: acme.key, payload: {} })).json();
+      const svc = (await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 'prod', type: 'service' } })).json();
+      const rotated = (await suite.t.request({ method: 'POST', url: `/v1/keys/${svc.id}/rotate`, key: suite.acme.key, payload: {} })).json();
       expect(rotated.key).toMatch(/^sk_svc_/);
       expect(rotated.old_key).toMatchObject({ id: svc.id, revoked_at: null });
-      expect((await t.request({ method: 'GET', url: '/v1/tools', key: svc.key })).statusCode).toBe(200);
-      expect((await t.request({ method: 'GET', url: '/v1/tools', key: rotated.key })).statusCode).toBe(200);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: svc.key })).statusCode).toBe(200);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: rotated.key })).statusCode).toBe(200);
 
-      const again = (await t.request({ method: 'POST', url: `/v1/keys/${rotated.id}/rotate`, key: acme.key, payload: { revoke_old_after: 0 } })).json();
-      expect((await t.request({ method: 'GET', url: '/v1/tools', key: rotated.key })).statusCode).toBe(401);
-      expect((await t.request({ method: 'GET', url: '/v1/tools', key: again.key })).statusCode).toBe(200);
+      const again = (await suite.t.request({ method: 'POST', url: `/v1/keys/${rotated.id}/rotate`, key: suite.acme.key, payload: { revoke_old_after: 0 } })).json();
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: rotated.key })).statusCode).toBe(401);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: again.key })).statusCode).toBe(200);
     });
 
     it('a key never grants more than it holds', async () => {
-      const narrow = (await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 'n', type: 'service', scopes: ['keys:manage', 'tools:read'], tool_ids: ['json-transform'] } })).json();
-      const widerScope = await t.request({ method: 'POST', url: '/v1/keys', key: narrow.key, payload: { name: 'w', type: 'service', scopes: ['tools:invoke'] } });
+      const narrow = (await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 'n', type: 'service', scopes: ['keys:manage', 'tools:read'], tool_ids: ['json-transform'] } })).json();
+      const widerScope = await suite.t.request({ method: 'POST', url: '/v1/keys', key: narrow.key, payload: { name: 'w', type: 'service', scopes: ['tools:invoke'] } });
       expect(widerScope.statusCode).toBe(403);
-      const widerTools = await t.request({ method: 'POST', url: '/v1/keys', key: narrow.key, payload: { name: 'w', type: 'service', scopes: ['tools:read'], tool_ids: ['log-analysis'] } });
+      const widerTools = await suite.t.request({ method: 'POST', url: '/v1/keys', key: narrow.key, payload: { name: 'w', type: 'service', scopes: ['tools:read'], tool_ids: ['log-analysis'] } });
       expect(widerTools.statusCode).toBe(403);
-      const inherited = await t.request({ method: 'POST', url: '/v1/keys', key: narrow.key, payload: { name: 'w', type: 'service', scopes: ['tools:read'] } });
+      const inherited = await suite.t.request({ method: 'POST', url: '/v1/keys', key: narrow.key, payload: { name: 'w', type: 'service', scopes: ['tools:read'] } });
       expect(inherited.statusCode).toBe(201);
       expect(inherited.json().tool_ids).toEqual(['json-transform']);
-      const unknownTool = await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 'u', type: 'service', tool_ids: ['no-such-tool'] } });
+      const unknownTool = await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 'u', type: 'service', tool_ids: ['no-such-tool'] } });
       expect(unknownTool.statusCode).toBe(400);
     });
 
     it('validates the create body', async () => {
-      const res = await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 'x', type: 'admin' } });
+      const res = await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 'x', type: 'admin' } });
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'type' } });
     });
 
     it("another account's keys are invisible (404)", async () => {
-      const mine = (await t.request({ method: 'POST', url: '/v1/keys', key: acme.key, payload: { name: 'mine', type: 'service' } })).json();
-      expect((await t.request({ method: 'DELETE', url: `/v1/keys/${mine.id}`, key: other.key })).statusCode).toBe(404);
-      expect((await t.request({ method: 'GET', url: '/v1/tools', key: mine.key })).statusCode).toBe(200);
+      const mine = (await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name: 'mine', type: 'service' } })).json();
+      expect((await suite.t.request({ method: 'DELETE', url: `/v1/keys/${mine.id}`, key: other.key })).statusCode).toBe(404);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: mine.key })).statusCode).toBe(200);
     });
   });
 
   describe('catalogue', () => {
     it('lists the built-in tools and the extension module tools, with filters and paging', async () => {
-      const all = (await t.request({ method: 'GET', url: '/v1/tools', key: acme.key })).json();
+      const all = (await suite.t.request({ method: 'GET', url: '/v1/tools', key: suite.acme.key })).json();
       const ids = all.tools.map((tool: { id: string }) => tool.id);
       expect(ids).toEqual(expect.arrayContaining(['log-analysis', 'json-transform', 'secret-scan', 'test-sleep', 'test-misbehave']));
       expect(all).toMatchObject({ total: ids.length, limit: 50, offset: 0 });
@@ -271,41 +260,41 @@ describeEachDatabase('API contract', (mode) => {
       expect(tool).toMatchObject({ category: 'analysis', status: 'ready', rate_limit: expect.stringMatching(/^\d+ calls\/min$/), timeout: expect.stringMatching(/^\d+s$/) });
       expect(tool).not.toHaveProperty('examples');
 
-      const security = (await t.request({ method: 'GET', url: '/v1/tools?category=security', key: acme.key })).json();
+      const security = (await suite.t.request({ method: 'GET', url: '/v1/tools?category=security', key: suite.acme.key })).json();
       expect(security.tools.map((x: { id: string }) => x.id)).toEqual(['secret-scan']);
-      const searched = (await t.request({ method: 'GET', url: '/v1/tools?search=JSONATA', key: acme.key })).json();
+      const searched = (await suite.t.request({ method: 'GET', url: '/v1/tools?search=JSONATA', key: suite.acme.key })).json();
       expect(searched.tools.map((x: { id: string }) => x.id)).toEqual(['json-transform']);
-      const page = (await t.request({ method: 'GET', url: '/v1/tools?limit=2&offset=1', key: acme.key })).json();
+      const page = (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=2&offset=1', key: suite.acme.key })).json();
       expect(page.tools.map((x: { id: string }) => x.id)).toEqual(ids.slice(1, 3));
       expect(page.total).toBe(ids.length);
     });
 
     it('rejects bad list parameters with 400 naming the parameter', async () => {
       for (const [query, parameter] of [['category=nope', 'category'], ['status=gone', 'status'], ['limit=101', 'limit'], ['limit=0', 'limit'], ['offset=-1', 'offset'], ['limit=abc', 'limit']]) {
-        const res = await t.request({ method: 'GET', url: `/v1/tools?${query}`, key: acme.key });
+        const res = await suite.t.request({ method: 'GET', url: `/v1/tools?${query}`, key: suite.acme.key });
         expect(res.statusCode).toBe(400);
         expect(res.json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter } });
       }
     });
 
     it('reads one tool with examples and a documentation page that exists', async () => {
-      const res = await t.request({ method: 'GET', url: '/v1/tools/secret-scan', key: acme.key });
+      const res = await suite.t.request({ method: 'GET', url: '/v1/tools/secret-scan', key: suite.acme.key });
       expect(res.statusCode).toBe(200);
       const tool = res.json();
       expect(tool.examples.length).toBeGreaterThan(0);
       const docsPath = new URL(tool.documentation).pathname;
-      const docs = await t.request({ method: 'GET', url: docsPath });
+      const docs = await suite.t.request({ method: 'GET', url: docsPath });
       expect(docs.statusCode).toBe(200);
       expect(docs.headers['content-type']).toMatch(/text\/markdown/);
       expect(docs.body).toContain('# ');
-      expect((await t.request({ method: 'GET', url: '/v1/tools/no-such-tool', key: acme.key })).json().error.code).toBe('NOT_FOUND');
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools/no-such-tool', key: suite.acme.key })).json().error.code).toBe('NOT_FOUND');
     });
 
     it('a key restricted to some tools sees and uses only those (403 otherwise)', async () => {
-      const restricted = await t.createKey(acme.id, { name: 'r', type: 'service', tool_ids: ['json-transform'] });
-      const list = (await t.request({ method: 'GET', url: '/v1/tools', key: restricted })).json();
+      const restricted = await suite.t.createKey(suite.acme.id, { name: 'r', type: 'service', tool_ids: ['json-transform'] });
+      const list = (await suite.t.request({ method: 'GET', url: '/v1/tools', key: restricted })).json();
       expect(list.tools.map((x: { id: string }) => x.id)).toEqual(['json-transform']);
-      expect((await t.request({ method: 'GET', url: '/v1/tools/log-analysis', key: restricted })).statusCode).toBe(403);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools/log-analysis', key: restricted })).statusCode).toBe(403);
       const denied = await invoke('log-analysis', { content: SAMPLE_LOG }, restricted);
       expect(denied.statusCode).toBe(403);
       expect(denied.json().error.code).toBe('FORBIDDEN');
@@ -313,13 +302,13 @@ describeEachDatabase('API contract', (mode) => {
     });
 
     it('a key without a scope gets 403', async () => {
-      const readOnly = await t.createKey(acme.id, { name: 'ro', type: 'service', scopes: ['tools:read'] });
-      expect((await t.request({ method: 'GET', url: '/v1/tools', key: readOnly })).statusCode).toBe(200);
+      const readOnly = await suite.t.createKey(suite.acme.id, { name: 'ro', type: 'service', scopes: ['tools:read'] });
+      expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: readOnly })).statusCode).toBe(200);
       const res = await invoke('json-transform', { expression: '1', data: {} }, readOnly);
       expect(res.statusCode).toBe(403);
       expect(res.json().error.message).toContain('tools:invoke');
-      expect((await t.request({ method: 'GET', url: '/v1/executions', key: readOnly })).statusCode).toBe(403);
-      expect((await t.request({ method: 'GET', url: '/v1/keys', key: readOnly })).statusCode).toBe(403);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/executions', key: readOnly })).statusCode).toBe(403);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/keys', key: readOnly })).statusCode).toBe(403);
     });
   });
 
@@ -335,7 +324,7 @@ describeEachDatabase('API contract', (mode) => {
       expect(total_ms).toBeGreaterThanOrEqual(execution_ms);
       expect(processing_ms).toBeCloseTo(total_ms - execution_ms, 1);
 
-      const execution = (await t.request({ method: 'GET', url: `/v1/executions/${body.execution_id}`, key: acme.key })).json();
+      const execution = (await suite.t.request({ method: 'GET', url: `/v1/executions/${body.execution_id}`, key: suite.acme.key })).json();
       expect(execution).toMatchObject({ id: body.execution_id, tool_id: 'log-analysis', status: 'success', progress: 100, result: body.result });
       expect(Date.parse(execution.completed_at)).toBeGreaterThanOrEqual(Date.parse(execution.started_at));
       expect(execution.duration_ms).toBe(Date.parse(execution.completed_at) - Date.parse(execution.started_at));
@@ -344,7 +333,7 @@ describeEachDatabase('API contract', (mode) => {
     it('accepts the envelope shape, applies defaults and strips unknown members', async () => {
       const res = await invoke('log-analysis', { tool_id: 'log-analysis', inputs: { content: SAMPLE_LOG, surprise: 1 }, options: { timeout: 20 } });
       expect(res.statusCode).toBe(200);
-      const execution = (await t.request({ method: 'GET', url: `/v1/executions/${res.json().execution_id}`, key: acme.key })).json();
+      const execution = (await suite.t.request({ method: 'GET', url: `/v1/executions/${res.json().execution_id}`, key: suite.acme.key })).json();
       expect(execution.input).not.toHaveProperty('surprise');
       expect(execution.input.format).toBe('auto');
     });
@@ -373,13 +362,13 @@ describeEachDatabase('API contract', (mode) => {
       const bad = await invoke('test-misbehave', { mode: 'ok', token: 'x'.repeat(300) });
       expect(bad.json().error.details).toMatchObject({ parameter: 'token', received: '[redacted]' });
       const ok = await invoke('test-misbehave', { mode: 'ok', token: 'hunter2-secret' });
-      const execution = (await t.request({ method: 'GET', url: `/v1/executions/${ok.json().execution_id}`, key: acme.key })).json();
+      const execution = (await suite.t.request({ method: 'GET', url: `/v1/executions/${ok.json().execution_id}`, key: suite.acme.key })).json();
       expect(execution.input.token).toBe('[REDACTED]');
       expect(JSON.stringify(execution)).not.toContain('hunter2');
     });
 
     it('rejects bad options: timeout above 300, non-boolean async, non-object body', async () => {
-      expect((await invoke('json-transform', { expression: '1', data: {} }, acme.key, '?timeout=301')).json().error.code).toBe('INVALID_REQUEST');
+      expect((await invoke('json-transform', { expression: '1', data: {} }, suite.acme.key, '?timeout=301')).json().error.code).toBe('INVALID_REQUEST');
       expect((await invoke('json-transform', { inputs: { expression: '1', data: {} }, options: { timeout: 0 } })).statusCode).toBe(400);
       expect((await invoke('json-transform', { inputs: { expression: '1', data: {} }, options: { async: 'yes' } })).statusCode).toBe(400);
       expect((await invoke('json-transform', [1, 2])).json().error.message).toBe('Request body must be a JSON object');
@@ -391,7 +380,7 @@ describeEachDatabase('API contract', (mode) => {
       expect(res.statusCode).toBe(500);
       const body = res.json();
       expect(body).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', message: 'Upstream answered 503', retryable: true, details: { upstream_status: 503 } } });
-      const execution = (await t.request({ method: 'GET', url: `/v1/executions/${body.execution_id}`, key: acme.key })).json();
+      const execution = (await suite.t.request({ method: 'GET', url: `/v1/executions/${body.execution_id}`, key: suite.acme.key })).json();
       expect(execution).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR' } });
     });
 
@@ -410,10 +399,10 @@ describeEachDatabase('API contract', (mode) => {
 
     it('a tool past its timeout ends TOOL_TIMEOUT (504, retryable), even when it ignores its signal', async () => {
       for (const ignore_signal of [false, true]) {
-        const res = await invoke('test-sleep', { ms: 5_000, ignore_signal }, acme.key, '?timeout=1');
+        const res = await invoke('test-sleep', { ms: 5_000, ignore_signal }, suite.acme.key, '?timeout=1');
         expect(res.statusCode).toBe(504);
         expect(res.json()).toMatchObject({ status: 'error', error: { code: 'TOOL_TIMEOUT', retryable: true } });
-        const execution = (await t.request({ method: 'GET', url: `/v1/executions/${res.json().execution_id}`, key: acme.key })).json();
+        const execution = (await suite.t.request({ method: 'GET', url: `/v1/executions/${res.json().execution_id}`, key: suite.acme.key })).json();
         expect(execution.status).toBe('error');
         expect(execution.duration_ms).toBeGreaterThanOrEqual(900);
         expect(execution.duration_ms).toBeLessThan(4_000);
@@ -421,10 +410,10 @@ describeEachDatabase('API contract', (mode) => {
     });
 
     it('every example of every tool really runs and yields its declared output', async () => {
-      const tools = (await t.request({ method: 'GET', url: '/v1/tools?limit=100', key: acme.key })).json().tools;
+      const tools = (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100', key: suite.acme.key })).json().tools;
       let checked = 0;
       for (const { id } of tools) {
-        const detail = (await t.request({ method: 'GET', url: `/v1/tools/${id}`, key: acme.key })).json();
+        const detail = (await suite.t.request({ method: 'GET', url: `/v1/tools/${id}`, key: suite.acme.key })).json();
         for (const example of detail.examples) {
           const res = await invoke(id, example.input);
           expect({ tool: id, example: example.name, status: res.statusCode, result: res.json().result }).toEqual({ tool: id, example: example.name, status: 200, result: example.output });
@@ -445,20 +434,20 @@ describeEachDatabase('API contract', (mode) => {
     });
 
     it('lists newest first with filters, scoped to the account', async () => {
-      const list = (await t.request({ method: 'GET', url: '/v1/executions?limit=100', key: other.key })).json();
+      const list = (await suite.t.request({ method: 'GET', url: '/v1/executions?limit=100', key: other.key })).json();
       expect(list.executions.map((e: { id: string }) => e.id)).toEqual([...seeded].reverse());
       expect(list).toMatchObject({ total: seeded.length, limit: 100, offset: 0 });
       expect(Object.keys(list.executions[0]).sort()).toEqual(['completed_at', 'created_at', 'duration_ms', 'id', 'progress', 'started_at', 'status', 'tool_id']);
 
-      const errors = (await t.request({ method: 'GET', url: '/v1/executions?status=error', key: other.key })).json();
+      const errors = (await suite.t.request({ method: 'GET', url: '/v1/executions?status=error', key: other.key })).json();
       expect(errors.executions.map((e: { id: string }) => e.id)).toEqual([seeded[5]]);
-      const byTool = (await t.request({ method: 'GET', url: '/v1/executions?tool_id=json-transform&limit=2&offset=1', key: other.key })).json();
+      const byTool = (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=json-transform&limit=2&offset=1', key: other.key })).json();
       expect(byTool.executions.map((e: { id: string }) => e.id)).toEqual([seeded[3], seeded[2]]);
       expect(byTool.total).toBe(5);
 
-      expect((await t.request({ method: 'GET', url: `/v1/executions/${seeded[0]}`, key: acme.key })).statusCode).toBe(404);
-      expect((await t.request({ method: 'GET', url: '/v1/executions/exec_000000000000000000000000', key: other.key })).json().error.code).toBe('NOT_FOUND');
-      expect((await t.request({ method: 'GET', url: '/v1/executions?status=done', key: other.key })).statusCode).toBe(400);
+      expect((await suite.t.request({ method: 'GET', url: `/v1/executions/${seeded[0]}`, key: suite.acme.key })).statusCode).toBe(404);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/executions/exec_000000000000000000000000', key: other.key })).json().error.code).toBe('NOT_FOUND');
+      expect((await suite.t.request({ method: 'GET', url: '/v1/executions?status=done', key: other.key })).statusCode).toBe(400);
     });
 
     it('walks with the after cursor: no item twice, none skipped, while new ones arrive', async () => {
@@ -466,7 +455,7 @@ describeEachDatabase('API contract', (mode) => {
       let after = '';
       let pages = 0;
       for (;;) {
-        const res = await t.request({ method: 'GET', url: `/v1/executions?after=${after}&limit=2`, key: other.key });
+        const res = await suite.t.request({ method: 'GET', url: `/v1/executions?after=${after}&limit=2`, key: other.key });
         expect(res.statusCode).toBe(200);
         const { items, pagination } = res.json();
         seen.push(...items.map((e: { id: string }) => e.id));
@@ -478,11 +467,11 @@ describeEachDatabase('API contract', (mode) => {
         after = pagination.after;
       }
       expect(seen).toEqual([...seeded].reverse());
-      expect((await t.request({ method: 'GET', url: '/v1/executions?after=bm90LWFuLWlk', key: other.key })).statusCode).toBe(400);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/executions?after=bm90LWFuLWlk', key: other.key })).statusCode).toBe(400);
     });
 
     it('cancelling a finished execution is a 409 CONFLICT naming its status', async () => {
-      const res = await t.request({ method: 'DELETE', url: `/v1/executions/${seeded[0]}`, key: other.key });
+      const res = await suite.t.request({ method: 'DELETE', url: `/v1/executions/${seeded[0]}`, key: other.key });
       expect(res.statusCode).toBe(409);
       expect(res.json().error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining("'success'") });
     });
@@ -491,17 +480,17 @@ describeEachDatabase('API contract', (mode) => {
       const pending = invoke('test-sleep', { ms: 10_000 }, other.key);
       let running: { id: string } | undefined;
       while (!running) {
-        const list = (await t.request({ method: 'GET', url: '/v1/executions?status=running&tool_id=test-sleep', key: other.key })).json();
+        const list = (await suite.t.request({ method: 'GET', url: '/v1/executions?status=running&tool_id=test-sleep', key: other.key })).json();
         running = list.executions[0];
       }
-      const cancel = await t.request({ method: 'DELETE', url: `/v1/executions/${running.id}`, key: other.key });
+      const cancel = await suite.t.request({ method: 'DELETE', url: `/v1/executions/${running.id}`, key: other.key });
       expect(cancel.json()).toEqual({ status: 'cancelled', execution_id: running.id, message: expect.any(String) });
       const res = await pending;
       expect(res.statusCode).toBe(409);
       expect(res.json()).toMatchObject({ status: 'cancelled', execution_id: running.id });
-      const execution = (await t.request({ method: 'GET', url: `/v1/executions/${running.id}`, key: other.key })).json();
+      const execution = (await suite.t.request({ method: 'GET', url: `/v1/executions/${running.id}`, key: other.key })).json();
       expect(execution.status).toBe('cancelled');
-      expect((await t.request({ method: 'DELETE', url: `/v1/executions/${running.id}`, key: other.key })).statusCode).toBe(200);
+      expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${running.id}`, key: other.key })).statusCode).toBe(200);
     });
   });
 });

@@ -10,34 +10,20 @@ import { DataSource } from 'typeorm';
 import { Execution } from '../src/executions/execution.entity';
 import { RetentionService } from '../src/executions/retention.service';
 import { newExecutionId } from '../src/common/ids';
-import { startTestApp, TestAccount, TestApp } from './support/app';
+import { useTestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
 import { TestToolsModule } from './support/test-tools.module';
 
 describeEachEngine('async executions', (mode) => {
-  let t: TestApp;
-  let cleanup: () => Promise<void>;
-  let acme: TestAccount;
-
-  beforeAll(async () => {
-    const prepared = await mode.prepare();
-    cleanup = prepared.cleanup;
-    t = await startTestApp({ env: { ...prepared.env, WORKER_CONCURRENCY: '2' }, extensions: [TestToolsModule] });
-    acme = await t.createAccount('acme');
-  });
-
-  afterAll(async () => {
-    await t?.close();
-    await cleanup?.();
-  });
+  const suite = useTestApp(mode, { env: { WORKER_CONCURRENCY: '2' }, extensions: [TestToolsModule] });
 
   const submit = async (toolId: string, inputs: object, query = '?async=true') => {
-    const res = await t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key: acme.key, payload: { inputs } });
+    const res = await suite.t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key: suite.acme.key, payload: { inputs } });
     expect(res.statusCode).toBe(202);
     return res;
   };
-  const read = async (id: string) => (await t.request({ method: 'GET', url: `/v1/executions/${id}`, key: acme.key })).json();
+  const read = async (id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: suite.acme.key })).json();
   const settled = (id: string, timeoutMs?: number) =>
     until(`${id} to finish`, async () => {
       const execution = await read(id);
@@ -56,9 +42,9 @@ describeEachEngine('async executions', (mode) => {
   });
 
   it('options.async in the envelope works like ?async=true; bad input is refused before queueing', async () => {
-    const res = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, payload: { inputs: { expression: '1', data: {} }, options: { async: true } } });
+    const res = await suite.t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: suite.acme.key, payload: { inputs: { expression: '1', data: {} }, options: { async: true } } });
     expect(res.statusCode).toBe(202);
-    const bad = await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke?async=true', key: acme.key, payload: { inputs: { data: {} } } });
+    const bad = await suite.t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke?async=true', key: suite.acme.key, payload: { inputs: { data: {} } } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).not.toHaveProperty('execution_id');
   });
@@ -80,15 +66,15 @@ describeEachEngine('async executions', (mode) => {
     await until('two running', async () => ((await read(first)).status === 'running' && (await read(second)).status === 'running' ? true : undefined));
     expect((await read(third)).status).toBe('queued');
 
-    const cancelQueued = await t.request({ method: 'DELETE', url: `/v1/executions/${third}`, key: acme.key });
+    const cancelQueued = await suite.t.request({ method: 'DELETE', url: `/v1/executions/${third}`, key: suite.acme.key });
     expect(cancelQueued.json()).toMatchObject({ status: 'cancelled', execution_id: third });
 
     const started = Date.now();
     for (const id of [first, second]) {
-      expect((await t.request({ method: 'DELETE', url: `/v1/executions/${id}`, key: acme.key })).statusCode).toBe(200);
+      expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${id}`, key: suite.acme.key })).statusCode).toBe(200);
     }
     for (const id of [first, second]) {
-      await until(`${id} aborted in the tool`, async () => (existsSync(path.join(t.workspaceRoot, `aborted-${id}`)) ? true : undefined), 1_000);
+      await until(`${id} aborted in the tool`, async () => (existsSync(path.join(suite.t.workspaceRoot, `aborted-${id}`)) ? true : undefined), 1_000);
       expect((await read(id)).status).toBe('cancelled');
     }
     expect(Date.now() - started).toBeLessThan(1_500);
@@ -104,7 +90,7 @@ describeEachEngine('async executions', (mode) => {
 
     const stubborn = (await submit('test-sleep', { ms: 1_500, ignore_signal: true })).json().execution_id;
     await until('running', async () => ((await read(stubborn)).status === 'running' ? true : undefined));
-    await t.request({ method: 'DELETE', url: `/v1/executions/${stubborn}`, key: acme.key });
+    await suite.t.request({ method: 'DELETE', url: `/v1/executions/${stubborn}`, key: suite.acme.key });
     await new Promise((resolve) => setTimeout(resolve, 2_000)); // past the tool's own end
     expect(await read(stubborn)).toMatchObject({ status: 'cancelled' });
     expect((await read(stubborn)).result).toBeUndefined();
@@ -112,7 +98,7 @@ describeEachEngine('async executions', (mode) => {
 
   it('streams status, progress and the final result as Server-Sent Events, then ends', async () => {
     const { execution_id } = (await submit('test-sleep', { ms: 600 })).json();
-    const res = await t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: acme.key });
+    const res = await suite.t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: suite.acme.key });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(res.headers['x-content-type-options']).toBe('nosniff');
@@ -125,21 +111,21 @@ describeEachEngine('async executions', (mode) => {
     expect(events.filter((e) => e.event === 'status').map((e) => e.data.status)).toContain('success');
     expect(events[events.length - 1]).toEqual({ event: 'result', data: expect.objectContaining({ id: execution_id, status: 'success', result: { slept_ms: 600 } }) });
 
-    const finished = await t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: acme.key });
+    const finished = await suite.t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: suite.acme.key });
     expect(finished.body).toMatch(/^event: status\n.*\n\nevent: result\n/);
-    const other = await t.createAccount(`other-${mode.name}`);
-    expect((await t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: other.key })).statusCode).toBe(404);
+    const other = await suite.t.createAccount(`other-${mode.name}`);
+    expect((await suite.t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: other.key })).statusCode).toBe(404);
   });
 
   it('a sync caller that disconnects cancels its execution', async () => {
-    await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const url = new URL('/v1/tools/test-sleep/invoke', await t.app.getUrl());
-    const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${acme.key}`, 'content-type': 'application/json' } });
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = new URL('/v1/tools/test-sleep/invoke', await suite.t.app.getUrl());
+    const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${suite.acme.key}`, 'content-type': 'application/json' } });
     req.on('error', () => undefined);
     req.end(JSON.stringify({ ms: 20_000 }));
     const running = await until('the sync execution to run', async () => {
-      const list = (await t.request({ method: 'GET', url: '/v1/executions?status=running&tool_id=test-sleep', key: acme.key })).json();
-      return list.executions.find((e: { id: string }) => !existsSync(path.join(t.workspaceRoot, `aborted-${e.id}`)));
+      const list = (await suite.t.request({ method: 'GET', url: '/v1/executions?status=running&tool_id=test-sleep', key: suite.acme.key })).json();
+      return list.executions.find((e: { id: string }) => !existsSync(path.join(suite.t.workspaceRoot, `aborted-${e.id}`)));
     });
     req.destroy();
     const done = await settled(running.id, 2_000);
@@ -147,15 +133,15 @@ describeEachEngine('async executions', (mode) => {
   });
 
   it('the retention job deletes executions older than the account tier keeps them', async () => {
-    const free = await t.createAccount(`free-${mode.name}`, 'free');
-    const pro = await t.createAccount(`pro-${mode.name}`, 'pro');
-    const repo = t.app.get(DataSource).getRepository(Execution);
+    const free = await suite.t.createAccount(`free-${mode.name}`, 'free');
+    const pro = await suite.t.createAccount(`pro-${mode.name}`, 'pro');
+    const repo = suite.t.app.get(DataSource).getRepository(Execution);
     const day = 86_400_000;
     const row = (accountId: string, ageDays: number) =>
       repo.create({ id: newExecutionId(Date.now() - ageDays * day), account_id: accountId, key_id: 'key_x', tool_id: 'json-transform', tool_version: '1.0.0', status: 'success', mode: 'sync', progress: 100, input: {}, created_at: new Date(Date.now() - ageDays * day) });
     const rows = [row(free.id, 31), row(free.id, 29), row(pro.id, 31), row(pro.id, 91)];
     await repo.save(rows);
-    const deleted = await t.app.get(RetentionService).purge();
+    const deleted = await suite.t.app.get(RetentionService).purge();
     expect(deleted).toBeGreaterThanOrEqual(2);
     const left = (await repo.findBy(rows.map((r) => ({ id: r.id })))).map((r) => r.id).sort();
     expect(left).toEqual([rows[1].id, rows[2].id].sort());

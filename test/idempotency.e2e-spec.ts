@@ -1,29 +1,15 @@
 /** DESIGN §5.12: X-Idempotency-Key, claimed atomically in the database, replayed for 24 h. */
-import { startTestApp, TestAccount, TestApp } from './support/app';
+import { useTestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
 
 describeEachEngine('idempotency', (mode) => {
-  let t: TestApp;
-  let cleanup: () => Promise<void>;
-  let acme: TestAccount;
+  const suite = useTestApp(mode, { extensions: [TestToolsModule] });
 
-  beforeAll(async () => {
-    const prepared = await mode.prepare();
-    cleanup = prepared.cleanup;
-    t = await startTestApp({ env: prepared.env, extensions: [TestToolsModule] });
-    acme = await t.createAccount('acme');
-  });
-
-  afterAll(async () => {
-    await t?.close();
-    await cleanup?.();
-  });
-
-  const invoke = (toolId: string, payload: object, idempotencyKey: string, query = '', key = acme.key) =>
-    t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key, payload, headers: { 'x-idempotency-key': idempotencyKey } });
+  const invoke = (toolId: string, payload: object, idempotencyKey: string, query = '', key = suite.acme.key) =>
+    suite.t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key, payload, headers: { 'x-idempotency-key': idempotencyKey } });
   const executionsOf = async (toolId: string) =>
-    (await t.request({ method: 'GET', url: `/v1/executions?tool_id=${toolId}&limit=1`, key: acme.key })).json().total as number;
+    (await suite.t.request({ method: 'GET', url: `/v1/executions?tool_id=${toolId}&limit=1`, key: suite.acme.key })).json().total as number;
 
   it('replays the first answer to a retry with the same request', async () => {
     const first = await invoke('test-misbehave', { mode: 'ok' }, 'retry-1');
@@ -48,7 +34,7 @@ describeEachEngine('idempotency', (mode) => {
     expect(different.statusCode).toBe(400);
     expect(different.json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'X-Idempotency-Key' } });
     expect((await invoke('json-transform', { expression: '1', data: {} }, 'scoped')).headers['idempotent-replayed']).toBeUndefined();
-    const otherKey = await t.createKey(acme.id, { name: 'other', type: 'service' });
+    const otherKey = await suite.t.createKey(suite.acme.id, { name: 'other', type: 'service' });
     expect((await invoke('test-misbehave', { mode: 'ok', token: 'x' }, 'scoped', '', otherKey)).statusCode).toBe(200);
     expect((await invoke('test-misbehave', { mode: 'ok' }, 'x'.repeat(256))).statusCode).toBe(400);
   });

@@ -58,3 +58,32 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
   };
 }
+
+export interface SuiteApp {
+  t: TestApp;
+  /** An enterprise account `acme` with a service key. */
+  acme: TestAccount;
+  /** The environment the app was started with. */
+  env: Record<string, string>;
+}
+
+/**
+ * The usual suite set-up: a fresh database (and queue namespace) from `mode`, the app on it, an
+ * account `acme`; all removed after the suite. Fields are filled in by beforeAll.
+ */
+export function useTestApp(mode: { prepare(): Promise<{ env: Record<string, string>; cleanup(): Promise<void> }> }, options: TestAppOptions = {}): SuiteApp {
+  const suite = {} as SuiteApp;
+  let cleanup: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const prepared = await mode.prepare();
+    cleanup = prepared.cleanup;
+    suite.env = { ...prepared.env, ...options.env };
+    suite.t = await startTestApp({ ...options, env: suite.env });
+    suite.acme = await suite.t.createAccount('acme');
+  });
+  afterAll(async () => {
+    await suite.t?.close();
+    await cleanup?.();
+  });
+  return suite;
+}
