@@ -1,5 +1,6 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { failFastRedis } from '../common/redis';
 import { CachedResult, ResultCache } from './result-cache';
 
 /** Shared by every process; while Redis is away every lookup is a miss (never an error to the client). */
@@ -9,8 +10,7 @@ export class RedisResultCache extends ResultCache implements OnApplicationShutdo
 
   constructor(url: string, private readonly prefix: string) {
     super();
-    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    this.redis.on('error', () => undefined);
+    this.redis = failFastRedis(url);
   }
 
   async get(key: string): Promise<CachedResult | null> {

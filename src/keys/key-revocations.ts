@@ -1,5 +1,5 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
+import { RedisChannel } from '../common/redis';
 
 type Listener = (keyId: string) => void;
 
@@ -29,28 +29,22 @@ export class LocalKeyRevocations extends KeyRevocations {
 
 export class RedisKeyRevocations extends KeyRevocations implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisKeyRevocations.name);
-  private readonly publisher: Redis;
-  private readonly subscriber: Redis;
+  private readonly channel: RedisChannel;
 
-  constructor(url: string, private readonly channel: string) {
+  constructor(url: string, channel: string) {
     super();
-    this.publisher = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    this.subscriber = new Redis(url, { maxRetriesPerRequest: null });
-    for (const client of [this.publisher, this.subscriber]) client.on('error', (err) => this.logger.warn(`redis: ${err.message}`));
-    void this.subscriber.subscribe(channel).catch((err: Error) => this.logger.error(`cannot subscribe to ${channel}: ${err.message}`));
-    this.subscriber.on('message', (_channel, keyId: string) => this.notify(keyId));
+    this.channel = new RedisChannel(url, channel, (keyId) => this.notify(keyId));
   }
 
   /** This process forgets at once; the others when the message arrives (or when their cache entry expires). */
   announce(keyId: string): void {
     this.notify(keyId);
-    this.publisher.publish(this.channel, keyId).catch((err: Error) => {
+    this.channel.publish(keyId).catch((err: Error) => {
       this.logger.warn(`revocation of ${keyId} not broadcast (${err.message}); other processes drop it within AUTH_CACHE_TTL_SECONDS`);
     });
   }
 
   onApplicationShutdown(): void {
-    this.subscriber.disconnect();
-    this.publisher.disconnect();
+    this.channel.close();
   }
 }

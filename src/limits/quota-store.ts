@@ -1,5 +1,6 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { failFastRedis } from '../common/redis';
 
 export interface QuotaUse {
   allowed: boolean;
@@ -40,8 +41,7 @@ export class RedisQuotaStore extends QuotaStore implements OnApplicationShutdown
 
   constructor(url: string, private readonly prefix: string) {
     super();
-    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    this.redis.on('error', () => undefined);
+    this.redis = failFastRedis(url);
     this.redis.defineCommand('quotaConsume', { numberOfKeys: 1, lua: CONSUME });
   }
 

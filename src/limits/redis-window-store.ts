@@ -1,6 +1,7 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
+import { failFastRedis } from '../common/redis';
 import { MemoryWindowStore, WindowHit, WindowStore } from './window-store';
 
 /**
@@ -38,8 +39,7 @@ export class RedisWindowStore extends WindowStore implements OnApplicationShutdo
 
   constructor(url: string, private readonly prefix: string) {
     super();
-    this.redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    this.redis.on('error', () => undefined); // reported once per outage below
+    this.redis = failFastRedis(url);
     this.redis.defineCommand('windowHit', { numberOfKeys: 1, lua: HIT });
   }
 

@@ -1,0 +1,37 @@
+import { Logger } from '@nestjs/common';
+import Redis from 'ioredis';
+
+const logger = new Logger('Redis');
+
+/**
+ * A client for request-path commands: no offline queue and one retry, so while Redis is away a
+ * command fails at once and the caller falls back, instead of requests piling up behind it.
+ */
+export function failFastRedis(url: string): Redis {
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  client.on('error', () => undefined); // each caller reports failures where it handles them
+  return client;
+}
+
+/** One pub/sub channel: every process that opens it receives every message, its own included. */
+export class RedisChannel {
+  private readonly publisher: Redis;
+  private readonly subscriber: Redis;
+
+  constructor(url: string, readonly name: string, onMessage: (message: string) => void) {
+    this.publisher = failFastRedis(url);
+    this.subscriber = new Redis(url, { maxRetriesPerRequest: null });
+    this.subscriber.on('error', (err) => logger.warn(`${name}: ${err.message}`));
+    this.subscriber.on('message', (_channel, message: string) => onMessage(message));
+    void this.subscriber.subscribe(name).catch((err: Error) => logger.error(`cannot subscribe to ${name}: ${err.message}`));
+  }
+
+  async publish(message: string): Promise<void> {
+    await this.publisher.publish(this.name, message);
+  }
+
+  close(): void {
+    this.subscriber.disconnect();
+    this.publisher.disconnect();
+  }
+}
