@@ -57,6 +57,7 @@ describeEachEngine('result cache', (mode) => {
     const first = await suite.t.request({ method: 'GET', url: '/v1/tools/json-transform', key: suite.acme.key });
     expect(first.headers.etag).toMatch(/^".+"$/);
     expect(first.headers['cache-control']).toBe('private, no-cache');
+    expect(Date.parse(first.headers['last-modified'] as string)).toBeLessThanOrEqual(Date.now());
     const again = await suite.t.request({ method: 'GET', url: '/v1/tools/json-transform', key: suite.acme.key, headers: { 'if-none-match': first.headers.etag as string } });
     expect(again.statusCode).toBe(304);
     expect(again.body).toBe('');

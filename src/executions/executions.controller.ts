@@ -1,4 +1,5 @@
-import { Controller, Delete, Get, Param, Query } from '@nestjs/common';
+import { Controller, Delete, Get, Param, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
@@ -39,8 +40,10 @@ export class ExecutionsController {
 
   @Get(['v1/executions/:execution_id', 'api/skill/status/:execution_id'])
   @RequireScopes('executions:read')
-  async get(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string) {
-    return executionView(await this.executions.get(principal.accountId, id));
+  async get(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const execution = await this.executions.get(principal.accountId, id);
+    reply.header('last-modified', (execution.completed_at ?? execution.started_at ?? execution.created_at).toUTCString());
+    return executionView(execution);
   }
 
   @Delete('v1/executions/:execution_id')

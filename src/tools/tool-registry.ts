@@ -52,6 +52,8 @@ export class ToolDefinitionError extends Error {
 @Injectable()
 export class ToolRegistry implements OnModuleInit {
   private readonly tools = new Map<string, RegisteredTool>();
+  /** HTTP date the catalogue was built: it changes only with a deploy (Last-Modified of tool reads). */
+  readonly loadedAt = new Date().toUTCString();
   /** Inputs are normalised in place (defaults, unknown members dropped); outputs only checked. */
   private readonly inputAjv = addFormats(new Ajv({ ...AJV_OPTIONS, useDefaults: true, removeAdditional: true }));
   private readonly outputAjv = addFormats(new Ajv(AJV_OPTIONS));

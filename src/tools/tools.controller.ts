@@ -1,4 +1,5 @@
-import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { Controller, Get, Header, Param, Query, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { AppConfig } from '../config/app-config';
 import { CurrentPrincipal, Public, RequireScopes } from '../auth/auth.decorators';
@@ -29,7 +30,8 @@ export class ToolsController {
 
   @Get(['v1/tools', 'api/skill/tools'])
   @RequireScopes('tools:read')
-  list(@CurrentPrincipal() principal: Principal, @Query() query: ListToolsQuery) {
+  list(@CurrentPrincipal() principal: Principal, @Query() query: ListToolsQuery, @Res({ passthrough: true }) reply: FastifyReply) {
+    reply.header('last-modified', this.registry.loadedAt);
     const tools = this.registry.list({ ...query, allowed: principal.toolIds });
     return {
       tools: tools.slice(query.offset, query.offset + query.limit).map((tool) => tool.summary),
@@ -41,7 +43,8 @@ export class ToolsController {
 
   @Get('v1/tools/:tool_id')
   @RequireScopes('tools:read')
-  get(@Param('tool_id') toolId: string) {
+  get(@Param('tool_id') toolId: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    reply.header('last-modified', this.registry.loadedAt);
     return this.registry.get(toolId).detail;
   }
 
