@@ -10,6 +10,23 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   return !!ifNoneMatch && ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*');
 }
 
+/** A JSON body serialized once, with its validator: for answers that do not change between requests. */
+export interface JsonSnapshot {
+  body: string;
+  etag: string;
+}
+
+export function snapshotJson(value: unknown): JsonSnapshot {
+  const body = JSON.stringify(value);
+  return { body, etag: etagOf(body) };
+}
+
+/** Sends a snapshot as the answer (the hook below then reuses its ETag instead of hashing again). */
+export function sendSnapshot(reply: FastifyReply, snapshot: JsonSnapshot): string {
+  reply.header('content-type', 'application/json; charset=utf-8').header('etag', snapshot.etag);
+  return snapshot.body;
+}
+
 /**
  * DESIGN §5.11: GET answers carry ETag and Cache-Control (revalidate: they are per key and change);
  * a matching If-None-Match gets 304 with no body. Invoke answers from the cache set their own.
@@ -17,7 +34,7 @@ function matches(ifNoneMatch: string | undefined, etag: string): boolean {
 export async function httpCacheHook(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   if (request.method !== 'GET' || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
   if (!String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return payload;
-  const etag = etagOf(payload);
+  const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(payload);
   reply.header('etag', etag);
   if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
   if (!matches(request.headers['if-none-match'], etag)) return payload;

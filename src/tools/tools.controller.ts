@@ -7,7 +7,10 @@ import type { Principal } from '../auth/principal';
 import { PageQuery } from '../common/pagination';
 import { TOOL_CATEGORIES, TOOL_STATUSES } from './sdk';
 import { toolDocumentation } from './tool-docs';
+import { JsonSnapshot, sendSnapshot, snapshotJson } from '../cache/http-cache';
 import { ToolRegistry } from './tool-registry';
+
+const MAX_LISTINGS = 1_000;
 
 export class ListToolsQuery extends PageQuery {
   @IsOptional() @IsIn(TOOL_CATEGORIES)
@@ -23,6 +26,10 @@ export class ListToolsQuery extends PageQuery {
 /** The catalogue: SPEC §4.1–§4.2. A key restricted to some tools sees only those. */
 @Controller()
 export class ToolsController {
+  /** The catalogue is fixed after boot: each distinct listing is serialized (and hashed) once. */
+  private readonly listings = new Map<string, JsonSnapshot>();
+  private readonly details = new Map<string, JsonSnapshot>();
+
   constructor(
     private readonly registry: ToolRegistry,
     private readonly config: AppConfig,
@@ -32,20 +39,29 @@ export class ToolsController {
   @RequireScopes('tools:read')
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListToolsQuery, @Res({ passthrough: true }) reply: FastifyReply) {
     reply.header('last-modified', this.registry.loadedAt);
-    const tools = this.registry.list({ ...query, allowed: principal.toolIds });
-    return {
-      tools: tools.slice(query.offset, query.offset + query.limit).map((tool) => tool.summary),
-      total: tools.length,
-      limit: query.limit,
-      offset: query.offset,
-    };
+    const key = JSON.stringify([query.category, query.status, query.search, query.limit, query.offset, principal.toolIds && [...principal.toolIds].sort()]);
+    let snapshot = this.listings.get(key);
+    if (!snapshot) {
+      const tools = this.registry.list({ ...query, allowed: principal.toolIds });
+      snapshot = snapshotJson({
+        tools: tools.slice(query.offset, query.offset + query.limit).map((tool) => tool.summary),
+        total: tools.length,
+        limit: query.limit,
+        offset: query.offset,
+      });
+      if (this.listings.size >= MAX_LISTINGS) this.listings.clear(); // searches are open-ended: stay bounded
+      this.listings.set(key, snapshot);
+    }
+    return sendSnapshot(reply, snapshot);
   }
 
   @Get('v1/tools/:tool_id')
   @RequireScopes('tools:read')
   get(@Param('tool_id') toolId: string, @Res({ passthrough: true }) reply: FastifyReply) {
     reply.header('last-modified', this.registry.loadedAt);
-    return this.registry.get(toolId).detail;
+    let snapshot = this.details.get(toolId);
+    if (!snapshot) this.details.set(toolId, (snapshot = snapshotJson(this.registry.get(toolId).detail)));
+    return sendSnapshot(reply, snapshot);
   }
 
   /** The page each tool's `documentation` URL points at; public like any API reference. */
