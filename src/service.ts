@@ -26,7 +26,6 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
     const config = loadConfig({ ...process.env, ...(role && { ROLE: role }) });
     const app = await createApp({ config, extensions: options.extensions });
     const logger = new Logger('Main');
-    const tools = app.get(ToolRegistry).all().length;
     const database = config.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${config.DATA_DIR}`;
     const queue = config.REDIS_URL ? 'Bull on Redis' : 'in-process';
     if (config.runsApi) {
@@ -34,6 +33,7 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
     } else {
       await app.init();
     }
+    const tools = app.get(ToolRegistry).all().length; // filled in during init
     const where = config.runsApi ? ` listening on http://${config.HOST}:${config.PORT}` : '';
     logger.log(
       `Tool Orchestration Service (${config.ROLE})${where}: database ${database}, queue ${queue}, ${tools} tools, ready in ${Math.round(performance.now())} ms`,
