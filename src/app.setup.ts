@@ -12,7 +12,7 @@ import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { AppConfig } from './config/app-config';
-import { applyRateLimit } from './limits/rate-limit-headers';
+import { applyRateLimit, ipWindowKey } from './limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from './limits/window-store';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -102,8 +102,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   fastify.addHook('onSend', httpCacheHook);
   fastify.addHook('onSend', async (request, reply, payload) => {
     if (!reply.hasHeader('x-ratelimit-limit')) {
-      const state = await windows.peek(`ip:${request.ip}`, ipLimit, WINDOW_MS);
-      applyRateLimit(request, reply, { limit: ipLimit, remaining: Math.max(0, ipLimit - state.count), reset: Math.ceil(state.resetAt / 1000) });
+      const state = await windows.peek(ipWindowKey(request), ipLimit, WINDOW_MS);
+      applyRateLimit(request, reply, ipLimit, state.count, state.resetAt);
     }
     return payload;
   });

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { KeyVerifier } from '../keys/key-verifier';
-import { applyRateLimit, rateLimited } from '../limits/rate-limit-headers';
+import { applyRateLimit, ipWindowKey, rateLimited } from '../limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from '../limits/window-store';
 import { PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
 import { canUseTool } from './principal';
@@ -72,8 +72,8 @@ export class AuthGuard implements CanActivate {
   /** Requests without a valid key count against their client IP's window; past it they get 429, not 401. */
   private async countFailure(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const limit = this.config.IP_RATE_LIMIT;
-    const hit = await this.windows.hit(`ip:${request.ip}`, limit, WINDOW_MS);
-    applyRateLimit(request, reply, { limit, remaining: Math.max(0, limit - hit.count), reset: Math.ceil(hit.resetAt / 1000) });
+    const hit = await this.windows.hit(ipWindowKey(request), limit, WINDOW_MS);
+    applyRateLimit(request, reply, limit, hit.count, hit.resetAt);
     if (!hit.allowed) throw rateLimited(reply, 'client IP without a valid key', limit, Math.ceil((hit.resetAt - Date.now()) / 1000));
   }
 }

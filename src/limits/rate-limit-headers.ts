@@ -15,11 +15,20 @@ declare module 'fastify' {
   }
 }
 
-/** Keeps the tightest window seen for this request and writes the X-RateLimit-* headers (DESIGN §5.13). */
-export function applyRateLimit(request: FastifyRequest, reply: FastifyReply, state: RateLimitState): void {
+/** The window of a client IP that sends no valid key. */
+export function ipWindowKey(request: FastifyRequest): string {
+  return `ip:${request.ip}`;
+}
+
+/**
+ * Keeps the tightest window seen for this request and writes the X-RateLimit-* headers (DESIGN §5.13):
+ * `counted` requests of `limit` are in the window; a slot frees at `resetAt` (epoch ms).
+ */
+export function applyRateLimit(request: FastifyRequest, reply: FastifyReply, limit: number, counted: number, resetAt: number): void {
+  const state = { limit, remaining: Math.max(0, limit - counted), reset: Math.ceil(resetAt / 1000) };
   if (!request.rateLimit || state.remaining < request.rateLimit.remaining) request.rateLimit = state;
-  const { limit, remaining, reset } = request.rateLimit;
-  reply.header('x-ratelimit-limit', limit).header('x-ratelimit-remaining', remaining).header('x-ratelimit-reset', reset);
+  const tightest = request.rateLimit;
+  reply.header('x-ratelimit-limit', tightest.limit).header('x-ratelimit-remaining', tightest.remaining).header('x-ratelimit-reset', tightest.reset);
 }
 
 /** 429 with `retry_after` equal to Retry-After and X-RateLimit-Retry-After. */

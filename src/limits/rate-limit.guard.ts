@@ -39,7 +39,7 @@ export class RateLimitGuard extends ThrottlerGuard {
     const name = throttler.name ?? 'default';
     const key = generateKey(context, await getTracker(request, context), name);
     const record = (await this.storageService.increment(key, ttl, limit, 0, name)) as WindowRecord;
-    applyRateLimit(request, reply, { limit, remaining: Math.max(0, limit - record.totalHits), reset: Math.ceil(record.resetAt / 1000) });
+    applyRateLimit(request, reply, limit, record.totalHits, record.resetAt);
     if (record.isBlocked) throw rateLimited(reply, name === 'tool' ? `tool ${request.params && (request.params as Record<string, string>).tool_id}` : 'API key', limit, record.timeToBlockExpire);
     return true;
   }
