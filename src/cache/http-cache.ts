@@ -44,9 +44,9 @@ export async function httpCacheHook(request: FastifyRequest, reply: FastifyReply
 }
 
 /** Validators of an invoke result that is (or now is) in the result cache. */
-export function setCachedResultHeaders(reply: FastifyReply, result: unknown, storedAt: number, ttlSeconds: number): void {
+export function setCachedResultHeaders(reply: FastifyReply, etag: string, storedAt: number, ttlSeconds: number): void {
   reply
-    .header('etag', etagOf(JSON.stringify(result)))
+    .header('etag', etag)
     .header('last-modified', new Date(storedAt).toUTCString())
     .header('cache-control', `private, max-age=${ttlSeconds}`);
 }

@@ -19,10 +19,10 @@ describe('MemoryResultCache', () => {
   it('expires entries and drops a scope without touching others', async () => {
     const cache = new MemoryResultCache();
     const now = Date.now();
-    await cache.set('s1:a', 's1', { execution_id: 'e1', result: { v: 1 }, stored_at: now, expires_at: now + 60_000 });
-    await cache.set('s1:b', 's1', { execution_id: 'e2', result: { v: 2 }, stored_at: now, expires_at: now + 60_000 });
-    await cache.set('s2:a', 's2', { execution_id: 'e3', result: { v: 3 }, stored_at: now, expires_at: now + 60_000 });
-    await cache.set('s2:old', 's2', { execution_id: 'e4', result: { v: 4 }, stored_at: now, expires_at: now - 1 });
+    await cache.set('s1:a', 's1', { execution_id: 'e1', result: { v: 1 }, etag: '"1"', stored_at: now, expires_at: now + 60_000 });
+    await cache.set('s1:b', 's1', { execution_id: 'e2', result: { v: 2 }, etag: '"2"', stored_at: now, expires_at: now + 60_000 });
+    await cache.set('s2:a', 's2', { execution_id: 'e3', result: { v: 3 }, etag: '"3"', stored_at: now, expires_at: now + 60_000 });
+    await cache.set('s2:old', 's2', { execution_id: 'e4', result: { v: 4 }, etag: '"4"', stored_at: now, expires_at: now - 1 });
     expect(await cache.get('s2:old')).toBeNull();
     expect(await cache.drop('s1')).toBe(2);
     expect(await cache.get('s1:a')).toBeNull();

@@ -6,6 +6,8 @@ export interface CachedResult {
   /** The execution that produced the result. */
   execution_id: string;
   result: Record<string, unknown>;
+  /** Validator of `result`, computed once when stored. */
+  etag: string;
   /** Epoch ms. */
   stored_at: number;
   expires_at: number;

@@ -12,4 +12,3 @@ export class PageQuery {
   offset: number = 0;
 }
 
-export { toInt as queryInt };

@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal';
 import { AppException, ERROR_STATUS } from '../common/errors';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { ToolRegistry } from '../tools/tool-registry';
-import { setCachedResultHeaders } from '../cache/http-cache';
+import { etagOf, setCachedResultHeaders } from '../cache/http-cache';
 import { cacheScope, ResultCache, resultCacheKey } from '../cache/result-cache';
 import { ExecutionRunner } from './execution-runner';
 import { InvokeQuery, parseInvokeRequest } from './invoke-request';
@@ -98,7 +98,7 @@ export class InvokeController {
       const hit = await this.cache.get(cacheKey);
       if (hit) {
         const ttl = Math.max(0, Math.ceil((hit.expires_at - Date.now()) / 1000));
-        setCachedResultHeaders(reply, hit.result, hit.stored_at, ttl);
+        setCachedResultHeaders(reply, hit.etag, hit.stored_at, ttl);
         return { status: 'success', execution_id: hit.execution_id, result: hit.result, timing: timing(reply, 0), cache: { hit: true, ttl } };
       }
     }
@@ -108,8 +108,9 @@ export class InvokeController {
       const body = { status: 'success', execution_id: execution.id, result: execution.result, timing: timing(reply, executionMs) };
       if (!cacheKey) return body;
       const storedAt = Date.now();
-      void this.cache.set(cacheKey, cacheScope(principal.keyId, toolId), { execution_id: execution.id, result: execution.result!, stored_at: storedAt, expires_at: storedAt + definition.cache_ttl * 1000 });
-      setCachedResultHeaders(reply, execution.result, storedAt, definition.cache_ttl);
+      const etag = etagOf(JSON.stringify(execution.result));
+      void this.cache.set(cacheKey, cacheScope(principal.keyId, toolId), { execution_id: execution.id, result: execution.result!, etag, stored_at: storedAt, expires_at: storedAt + definition.cache_ttl * 1000 });
+      setCachedResultHeaders(reply, etag, storedAt, definition.cache_ttl);
       return { ...body, cache: { hit: false, ttl: definition.cache_ttl } };
     }
     if (execution.status === 'cancelled') {
