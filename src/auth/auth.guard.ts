@@ -74,6 +74,6 @@ export class AuthGuard implements CanActivate {
     const limit = this.config.IP_RATE_LIMIT;
     const hit = await this.windows.hit(ipWindowKey(request), limit, WINDOW_MS);
     applyRateLimit(request, reply, limit, hit.count, hit.resetAt);
-    if (!hit.allowed) throw rateLimited(reply, 'client IP without a valid key', limit, Math.ceil((hit.resetAt - Date.now()) / 1000));
+    if (!hit.allowed) throw rateLimited('client IP without a valid key', limit, Math.ceil((hit.resetAt - Date.now()) / 1000));
   }
 }

@@ -15,6 +15,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { status, body, unexpected } = toErrorResponse(exception);
     if (unexpected) request.log.error({ err: exception }, 'unexpected error');
     if (reply.sent) return;
+    // One retry time, however the error was raised: Retry-After is retry_after.
+    if (body.retry_after !== undefined) reply.header('retry-after', body.retry_after);
+    if (body.code === 'RATE_LIMITED') reply.header('x-ratelimit-retry-after', body.retry_after);
     void reply.status(status).header('content-type', 'application/json; charset=utf-8').send({ error: body });
   }
 }

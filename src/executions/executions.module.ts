@@ -13,24 +13,30 @@ import { ExecutionWorker } from './execution-worker';
 import { ExecutionsController } from './executions.controller';
 import { ExecutionsService } from './executions.service';
 import { ExecutionsStore } from './executions.store';
+import { InvocationService } from './invocation.service';
 import { InvokeController } from './invoke.controller';
 import { BullExecutionQueue, EXECUTIONS_QUEUE } from './queue/bull.queue';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 import { InProcessQueue } from './queue/in-process.queue';
 import { RetentionService } from './retention.service';
 
-/** Executions: in-process queue and events by default; Bull queue and Redis pub/sub when REDIS_URL is set. */
+/**
+ * Executions: in-process queue and events by default; Bull queue and Redis pub/sub when REDIS_URL is set.
+ * Global: the limits, the MCP endpoint and extension modules run tools through the same runner.
+ */
 @Module({})
 export class ExecutionsModule {
   static forRoot(config: AppConfig): DynamicModule {
     const distributed = config.REDIS_URL ? redisParts(config.REDIS_URL, config) : null;
     return {
       module: ExecutionsModule,
+      global: true,
       imports: [TypeOrmModule.forFeature([Execution]), ToolsModule, ...(distributed?.imports ?? [])],
       controllers: config.runsApi ? [InvokeController, ExecutionsController, ExecutionEventsController] : [],
       providers: [
         ExecutionsStore,
         ExecutionRunner,
+        InvocationService,
         ExecutionsService,
         ExecutionWorker,
         RetentionService,
@@ -39,7 +45,7 @@ export class ExecutionsModule {
           { provide: ExecutionEventBus, useFactory: () => new InMemoryEventBus() },
         ]),
       ],
-      exports: [ExecutionRunner, ExecutionsService, ExecutionsStore, RetentionService, ExecutionQueue],
+      exports: [ExecutionRunner, InvocationService, ExecutionsService, ExecutionsStore, RetentionService, ExecutionQueue],
     };
   }
 }

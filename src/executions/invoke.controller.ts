@@ -5,9 +5,10 @@ import type { Principal } from '../auth/principal';
 import { AppException, ERROR_STATUS } from '../common/errors';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { ToolRegistry } from '../tools/tool-registry';
-import { etagOf, setCachedResultHeaders } from '../cache/http-cache';
-import { cacheScope, ResultCache, resultCacheKey } from '../cache/result-cache';
+import { setCachedResultHeaders } from '../cache/http-cache';
+import { callerGone } from '../common/caller-gone';
 import { ExecutionRunner } from './execution-runner';
+import { InvocationService } from './invocation.service';
 import { InvokeQuery, parseInvokeRequest } from './invoke-request';
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
@@ -18,22 +19,13 @@ function timing(reply: FastifyReply, executionMs: number) {
   return { total_ms: round(total), execution_ms: round(executionMs), processing_ms: round(Math.max(0, total - executionMs)) };
 }
 
-/** Aborts when the client disconnects before its answer is written: its execution is cancelled. */
-function callerGone(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
-
 /** POST /v1/tools/{tool_id}/invoke (SPEC §4.3). */
 @Controller()
 export class InvokeController {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly runner: ExecutionRunner,
-    private readonly cache: ResultCache,
+    private readonly invocations: InvocationService,
     private readonly idempotency: IdempotencyService,
   ) {}
 
@@ -92,26 +84,16 @@ export class InvokeController {
       reply.status(202).header('location', statusUrl);
       return { status: 'queued', execution_id: queued.id, message: `Execution queued; follow it at ${statusUrl} or ${statusUrl}/events`, status_url: statusUrl };
     }
-    const { definition } = tool;
-    const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, toolId, definition.version, validated) : null;
-    if (cacheKey && options.cache) {
-      const hit = await this.cache.get(cacheKey);
-      if (hit) {
-        const ttl = Math.max(0, Math.ceil((hit.expires_at - Date.now()) / 1000));
-        setCachedResultHeaders(reply, hit.etag, hit.stored_at, ttl);
-        return { status: 'success', execution_id: hit.execution_id, result: hit.result, timing: timing(reply, 0), cache: { hit: true, ttl } };
-      }
-    }
-    const { execution, executionMs } = await this.runner.runSync({ ...run, callerGone: callerGone(reply) });
-
+    const { execution, executionMs, cache } = await this.invocations.invokeSync({ ...run, callerGone: callerGone(reply) });
     if (execution.status === 'success') {
-      const body = { status: 'success', execution_id: execution.id, result: execution.result, timing: timing(reply, executionMs) };
-      if (!cacheKey) return body;
-      const storedAt = Date.now();
-      const etag = etagOf(JSON.stringify(execution.result));
-      void this.cache.set(cacheKey, cacheScope(principal.keyId, toolId), { execution_id: execution.id, result: execution.result!, etag, stored_at: storedAt, expires_at: storedAt + definition.cache_ttl * 1000 });
-      setCachedResultHeaders(reply, etag, storedAt, definition.cache_ttl);
-      return { ...body, cache: { hit: false, ttl: definition.cache_ttl } };
+      if (cache) setCachedResultHeaders(reply, cache.etag, cache.storedAt, cache.ttl);
+      return {
+        status: 'success',
+        execution_id: execution.id,
+        result: execution.result,
+        timing: timing(reply, executionMs),
+        ...(cache && { cache: { hit: cache.hit, ttl: cache.ttl } }),
+      };
     }
     if (execution.status === 'cancelled') {
       reply.status(409);

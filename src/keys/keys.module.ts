@@ -5,7 +5,8 @@ import { Account } from './account.entity';
 import { AccountsService } from './accounts.service';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysService } from './api-keys.service';
-import { KeyRevocations, LocalKeyRevocations, RedisKeyRevocations } from './key-revocations';
+import { openBroadcast } from '../common/broadcast';
+import { KeyRevocations } from './key-revocations';
 import { KeyVerifier } from './key-verifier';
 import { AppConfig } from '../config/app-config';
 import { KeysController } from './keys.controller';
@@ -20,8 +21,7 @@ import { KeysController } from './keys.controller';
     {
       provide: KeyRevocations,
       inject: [AppConfig],
-      useFactory: (config: AppConfig) =>
-        config.REDIS_URL ? new RedisKeyRevocations(config.REDIS_URL, `${config.QUEUE_PREFIX}:key-revocations`) : new LocalKeyRevocations(),
+      useFactory: (config: AppConfig) => new KeyRevocations(openBroadcast(config.REDIS_URL, `${config.QUEUE_PREFIX}:key-revocations`)),
     },
   ],
   exports: [AccountsService, ApiKeysService, KeyVerifier],

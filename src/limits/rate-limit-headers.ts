@@ -31,10 +31,9 @@ export function applyRateLimit(request: FastifyRequest, reply: FastifyReply, lim
   reply.header('x-ratelimit-limit', tightest.limit).header('x-ratelimit-remaining', tightest.remaining).header('x-ratelimit-reset', tightest.reset);
 }
 
-/** 429 with `retry_after` equal to Retry-After and X-RateLimit-Retry-After. */
-export function rateLimited(reply: FastifyReply, scope: string, limit: number, retryAfterSeconds: number, per = 'minute'): AppException {
+/** 429 RATE_LIMITED; the error filter copies `retry_after` into Retry-After and X-RateLimit-Retry-After. */
+export function rateLimited(scope: string, limit: number, retryAfterSeconds: number, per = 'minute'): AppException {
   const retryAfter = Math.max(1, retryAfterSeconds);
-  reply.header('retry-after', retryAfter).header('x-ratelimit-retry-after', retryAfter);
   return new AppException('RATE_LIMITED', `Rate limit exceeded: ${limit} requests per ${per} (${scope}); retry in ${retryAfter}s`, {
     retry_after: retryAfter,
     details: { scope, limit, per },

@@ -3,15 +3,15 @@ import { Reflector } from '@nestjs/core';
 import { InjectThrottlerOptions, InjectThrottlerStorage, ThrottlerGuard, type ThrottlerModuleOptions, type ThrottlerStorage } from '@nestjs/throttler';
 import type { ThrottlerRequest } from '@nestjs/throttler/dist/throttler.guard.interface';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ExecutionsStore } from '../executions/executions.store';
-import { QuotaStore } from './quota-store';
+import { ToolRegistry } from '../tools/tool-registry';
+import { InvocationLimits } from './invocation-limits';
 import { applyRateLimit, rateLimited } from './rate-limit-headers';
 import type { WindowRecord } from './sliding-window.storage';
 
 /**
  * The throttler guard with our storage: a rolling 60 s window per API key (the account tier's
- * limit) and, for invocations, one per key and tool (the tool's rate_limit); then the account's
- * monthly call quota. Runs after AuthGuard, so it knows the key.
+ * limit) on every authenticated request; a REST invocation also pays InvocationLimits (its tool's
+ * window, the monthly quota). Runs after AuthGuard, so it knows the key.
  */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
@@ -19,8 +19,8 @@ export class RateLimitGuard extends ThrottlerGuard {
     @InjectThrottlerOptions() options: ThrottlerModuleOptions,
     @InjectThrottlerStorage() storage: ThrottlerStorage,
     reflector: Reflector,
-    private readonly quotas: QuotaStore,
-    private readonly executions: ExecutionsStore,
+    private readonly invocations: InvocationLimits,
+    private readonly registry: ToolRegistry,
   ) {
     super(options, storage, reflector);
   }
@@ -29,7 +29,11 @@ export class RateLimitGuard extends ThrottlerGuard {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     if (!request.principal) return true; // public route: nothing to count against
     await super.canActivate(context);
-    if (isInvocation(request)) await this.consumeQuota(request, context.switchToHttp().getResponse<FastifyReply>());
+    const toolId = invokedToolId(request);
+    if (toolId !== null && this.registry.has(toolId)) {
+      const window = await this.invocations.admit(request.principal, this.registry.get(toolId).definition);
+      if (window) applyRateLimit(request, context.switchToHttp().getResponse<FastifyReply>(), window.limit, window.hit.count, window.hit.resetAt);
+    }
     return true;
   }
 
@@ -40,24 +44,13 @@ export class RateLimitGuard extends ThrottlerGuard {
     const key = generateKey(context, await getTracker(request, context), name);
     const record = (await this.storageService.increment(key, ttl, limit, 0, name)) as WindowRecord;
     applyRateLimit(request, reply, limit, record.totalHits, record.resetAt);
-    if (record.isBlocked) throw rateLimited(reply, name === 'tool' ? `tool ${request.params && (request.params as Record<string, string>).tool_id}` : 'API key', limit, record.timeToBlockExpire);
+    if (record.isBlocked) throw rateLimited('API key', limit, record.timeToBlockExpire);
     return true;
-  }
-
-  private async consumeQuota(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const { accountId, limits } = request.principal!;
-    if (limits.monthlyCalls === null) return;
-    const now = new Date();
-    const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-    const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-    const key = `${accountId}:${monthStart.toISOString().slice(0, 7)}`;
-    const use = await this.quotas.consume(key, limits.monthlyCalls, nextMonth.getTime() - now.getTime() + 86_400_000, () =>
-      this.executions.countSince(accountId, monthStart),
-    );
-    if (!use.allowed) throw rateLimited(reply, 'monthly call quota', limits.monthlyCalls, Math.ceil((nextMonth.getTime() - now.getTime()) / 1000), 'month');
   }
 }
 
-export function isInvocation(request: FastifyRequest): boolean {
-  return request.method === 'POST' && request.routeOptions.url?.endsWith('/invoke') === true;
+/** The tool a REST invocation names; null for every other route. */
+function invokedToolId(request: FastifyRequest): string | null {
+  if (request.method !== 'POST' || request.routeOptions.url?.endsWith('/invoke') !== true) return null;
+  return (request.params as Record<string, string>).tool_id;
 }

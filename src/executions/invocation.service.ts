@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { etagOf } from '../cache/http-cache';
+import { cacheScope, ResultCache, resultCacheKey } from '../cache/result-cache';
+import type { Execution } from './execution.entity';
+import { ExecutionRunner, RunRequest } from './execution-runner';
+
+/** The result cache's part in an answer (DESIGN §5.11). */
+export interface CacheUse {
+  hit: boolean;
+  /** Seconds the result stays cached. */
+  ttl: number;
+  etag: string;
+  /** Epoch ms the result was stored. */
+  storedAt: number;
+}
+
+export interface SyncInvocation {
+  execution: Pick<Execution, 'id' | 'status' | 'result' | 'error'>;
+  /** Time spent inside the tool; 0 for a cache hit. */
+  executionMs: number;
+  /** Null when the tool is not cacheable. */
+  cache: CacheUse | null;
+}
+
+/**
+ * A synchronous tool call as every door (REST invoke, MCP tools/call) makes it: a cached result
+ * of a cacheable tool when allowed, else a run through the ExecutionRunner whose successful
+ * result is cached. Limits and input validation happen before; rendering after.
+ */
+@Injectable()
+export class InvocationService {
+  constructor(
+    private readonly runner: ExecutionRunner,
+    private readonly cache: ResultCache,
+  ) {}
+
+  async invokeSync(run: RunRequest): Promise<SyncInvocation> {
+    const { principal, tool, input, options } = run;
+    const { definition } = tool;
+    const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, definition.id, definition.version, input) : null;
+    if (cacheKey && options.cache) {
+      const hit = await this.cache.get(cacheKey);
+      if (hit) {
+        const ttl = Math.max(0, Math.ceil((hit.expires_at - Date.now()) / 1000));
+        return {
+          execution: { id: hit.execution_id, status: 'success', result: hit.result, error: null },
+          executionMs: 0,
+          cache: { hit: true, ttl, etag: hit.etag, storedAt: hit.stored_at },
+        };
+      }
+    }
+    const { execution, executionMs } = await this.runner.runSync(run);
+    if (!cacheKey || execution.status !== 'success') return { execution, executionMs, cache: null };
+    const storedAt = Date.now();
+    const etag = etagOf(JSON.stringify(execution.result));
+    void this.cache.set(cacheKey, cacheScope(principal.keyId, definition.id), {
+      execution_id: execution.id,
+      result: execution.result!,
+      etag,
+      stored_at: storedAt,
+      expires_at: storedAt + definition.cache_ttl * 1000,
+    });
+    return { execution, executionMs, cache: { hit: false, ttl: definition.cache_ttl, etag, storedAt } };
+  }
+}

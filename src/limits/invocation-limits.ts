@@ -1,0 +1,59 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../auth/principal';
+import { AppException } from '../common/errors';
+import { ExecutionsStore } from '../executions/executions.store';
+import type { ResolvedDefinition } from '../tools/tool-registry';
+import { QuotaStore } from './quota-store';
+import { rateLimited } from './rate-limit-headers';
+import { WINDOW_MS, WindowHit, WindowStore } from './window-store';
+
+/** The per-tool window an admitted call was counted in (for the X-RateLimit-* headers). */
+export interface ToolWindow {
+  limit: number;
+  hit: WindowHit;
+}
+
+/**
+ * What every tool call pays for besides the API key's request window, whichever door it came
+ * through (REST invoke or MCP tools/call): the key's window for that tool (the tool's
+ * `rate_limit`), then the account's monthly call quota (DESIGN §5.13).
+ */
+@Injectable()
+export class InvocationLimits {
+  constructor(
+    private readonly windows: WindowStore,
+    private readonly quotas: QuotaStore,
+    private readonly executions: ExecutionsStore,
+  ) {}
+
+  /**
+   * Counts one call of `tool` or throws RATE_LIMITED with its retry time. Answers the tool window
+   * it was counted in; none for enterprise accounts, which buy their own capacity: their request
+   * limit governs, not the shared per-tool one.
+   */
+  async admit(principal: Principal, tool: ResolvedDefinition): Promise<ToolWindow | null> {
+    let window: ToolWindow | null = null;
+    if (principal.tier !== 'enterprise') {
+      window = { limit: tool.rate_limit, hit: await this.windows.hit(`tool:${principal.keyId}:${tool.id}`, tool.rate_limit, WINDOW_MS) };
+      if (!window.hit.allowed) throw rateLimited(`tool ${tool.id}`, tool.rate_limit, Math.ceil((window.hit.resetAt - Date.now()) / 1000));
+    }
+    await this.consumeQuota(principal);
+    return window;
+  }
+
+  private async consumeQuota({ accountId, limits }: Principal): Promise<void> {
+    if (limits.monthlyCalls === null) return;
+    const now = new Date();
+    const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+    const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+    const key = `${accountId}:${monthStart.toISOString().slice(0, 7)}`;
+    const use = await this.quotas.consume(key, limits.monthlyCalls, nextMonth.getTime() - now.getTime() + 86_400_000, () =>
+      this.executions.countSince(accountId, monthStart),
+    );
+    if (!use.allowed) throw quotaExhausted(limits.monthlyCalls, nextMonth, now);
+  }
+}
+
+function quotaExhausted(limit: number, nextMonth: Date, now: Date): AppException {
+  return rateLimited('monthly call quota', limit, Math.ceil((nextMonth.getTime() - now.getTime()) / 1000), 'month');
+}
