@@ -12,6 +12,7 @@ import { KeysModule } from './keys/keys.module';
 import { HealthController } from './health/health.controller';
 import { CacheModule } from './cache/cache.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
+import { McpModule } from './mcp/mcp.module';
 import { LimitsModule } from './limits/limits.module';
 import { RateLimitGuard } from './limits/rate-limit.guard';
 import { ToolsModule } from './tools/tools.module';
@@ -38,6 +39,7 @@ export class AppModule {
         IdempotencyModule,
         KeysModule,
         ExecutionsModule.forRoot(config),
+        McpModule.forRoot(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
         ...extensions,
       ],

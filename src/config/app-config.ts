@@ -101,6 +101,17 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(3600)
   AUTH_CACHE_TTL_SECONDS = 30;
 
+  /**
+   * Browser origins allowed to call /v1/mcp, comma-separated (`*` for any); PUBLIC_URL's origin
+   * always is. A request whose Origin is not allowed gets 403 (DNS-rebinding protection).
+   */
+  @IsString()
+  MCP_ALLOWED_ORIGINS = '';
+
+  /** Tools per MCP tools/list page. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1000)
+  MCP_PAGE_SIZE = 50;
+
   get runsApi(): boolean {
     return this.ROLE !== 'worker';
   }

@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
+import { openEventStream } from '../common/event-stream';
 import type { Principal } from '../auth/principal';
 import { ExecutionEvent, ExecutionEventBus } from './events/execution-events';
 import { TERMINAL_STATUSES } from './execution.entity';
@@ -38,9 +39,7 @@ export class ExecutionEventsController {
       throw err;
     }
 
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    const raw = openEventStream(reply);
     const send = (event: string, data: unknown) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     const keepalive = setInterval(() => raw.write(': keepalive\n\n'), KEEPALIVE_MS);
     let ended = false;

@@ -25,7 +25,11 @@ export interface RunRequest {
   requestId: string | null;
   /** Fires when a sync caller goes away: its execution is cancelled. */
   callerGone?: AbortSignal;
+  /** Hears the tool's progress as it is recorded (at most every 250 ms). */
+  onProgress?: ProgressListener;
 }
+
+export type ProgressListener = (percent: number, message: string | null) => void;
 
 export interface RunOutcome {
   execution: Execution;
@@ -74,7 +78,7 @@ export class ExecutionRunner {
     const execution = this.newExecution(request, 'sync');
     await this.store.insert(execution);
     const started = performance.now();
-    const fields = await this.execute(execution.id, request.tool, request.input, this.timeoutOf(request), request.callerGone);
+    const fields = await this.execute(execution.id, request.tool, request.input, this.timeoutOf(request), request.callerGone, request.onProgress);
     const executionMs = performance.now() - started;
     return { execution: await this.finish(execution.id, fields, execution.started_at), executionMs };
   }
@@ -182,7 +186,14 @@ export class ExecutionRunner {
     this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
   }
 
-  private async execute(id: string, tool: RegisteredTool, input: Record<string, unknown>, timeoutSeconds: number, callerGone?: AbortSignal): Promise<TerminalFields> {
+  private async execute(
+    id: string,
+    tool: RegisteredTool,
+    input: Record<string, unknown>,
+    timeoutSeconds: number,
+    callerGone?: AbortSignal,
+    onProgress?: ProgressListener,
+  ): Promise<TerminalFields> {
     const { definition } = tool;
     const controller = new AbortController();
     this.active.set(id, controller);
@@ -191,6 +202,7 @@ export class ExecutionRunner {
     callerGone?.addEventListener('abort', onCallerGone, { once: true });
     const progress = new ProgressThrottle(PROGRESS_INTERVAL_MS, (percent, message) => {
       this.events.publish({ type: 'progress', execution_id: id, progress: percent, message });
+      onProgress?.(percent, message);
       this.store.recordProgress(id, percent, message).catch((err: Error) => this.logger.warn(`progress of ${id} not saved: ${err.message}`));
     });
     try {

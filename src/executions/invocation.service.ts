@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ERROR_STATUS } from '../common/errors';
 import { etagOf } from '../cache/http-cache';
 import { cacheScope, ResultCache, resultCacheKey } from '../cache/result-cache';
 import type { Execution } from './execution.entity';
@@ -62,4 +63,26 @@ export class InvocationService {
     });
     return { execution, executionMs, cache: { hit: false, ttl: definition.cache_ttl, etag, storedAt } };
   }
+}
+
+/** A sync invocation's answer, as REST returns it and MCP carries it as text (SPEC §4.3). */
+export interface InvocationAnswer {
+  httpStatus: number;
+  body: Record<string, unknown>;
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
+/** `totalMs` is the request's time so far; SPEC §2.2: execution is tool time, processing the rest. */
+export function invocationAnswer({ execution, executionMs, cache }: SyncInvocation, totalMs: number): InvocationAnswer {
+  if (execution.status === 'success') {
+    const timing = { total_ms: round(totalMs), execution_ms: round(executionMs), processing_ms: round(Math.max(0, totalMs - executionMs)) };
+    const body = { status: 'success', execution_id: execution.id, result: execution.result, timing, ...(cache && { cache: { hit: cache.hit, ttl: cache.ttl } }) };
+    return { httpStatus: 200, body };
+  }
+  if (execution.status === 'cancelled') {
+    return { httpStatus: 409, body: { status: 'cancelled', execution_id: execution.id, error: { code: 'CONFLICT', message: 'Execution was cancelled', retryable: false } } };
+  }
+  const error = execution.error!;
+  return { httpStatus: ERROR_STATUS[error.code] ?? 500, body: { status: 'error', execution_id: execution.id, error } };
 }

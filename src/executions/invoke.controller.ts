@@ -2,22 +2,14 @@ import { Body, Controller, Headers, HttpCode, Param, Post, Query, Req, Res } fro
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
 import type { Principal } from '../auth/principal';
-import { AppException, ERROR_STATUS } from '../common/errors';
+import { AppException } from '../common/errors';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { ToolRegistry } from '../tools/tool-registry';
 import { setCachedResultHeaders } from '../cache/http-cache';
 import { callerGone } from '../common/caller-gone';
 import { ExecutionRunner } from './execution-runner';
-import { InvocationService } from './invocation.service';
+import { invocationAnswer, InvocationService } from './invocation.service';
 import { InvokeQuery, parseInvokeRequest } from './invoke-request';
-
-const round = (ms: number) => Math.round(ms * 100) / 100;
-
-/** SPEC §2.2: total is request time, execution is tool time, processing is the rest. */
-function timing(reply: FastifyReply, executionMs: number) {
-  const total = reply.elapsedTime;
-  return { total_ms: round(total), execution_ms: round(executionMs), processing_ms: round(Math.max(0, total - executionMs)) };
-}
 
 /** POST /v1/tools/{tool_id}/invoke (SPEC §4.3). */
 @Controller()
@@ -84,23 +76,11 @@ export class InvokeController {
       reply.status(202).header('location', statusUrl);
       return { status: 'queued', execution_id: queued.id, message: `Execution queued; follow it at ${statusUrl} or ${statusUrl}/events`, status_url: statusUrl };
     }
-    const { execution, executionMs, cache } = await this.invocations.invokeSync({ ...run, callerGone: callerGone(reply) });
-    if (execution.status === 'success') {
-      if (cache) setCachedResultHeaders(reply, cache.etag, cache.storedAt, cache.ttl);
-      return {
-        status: 'success',
-        execution_id: execution.id,
-        result: execution.result,
-        timing: timing(reply, executionMs),
-        ...(cache && { cache: { hit: cache.hit, ttl: cache.ttl } }),
-      };
-    }
-    if (execution.status === 'cancelled') {
-      reply.status(409);
-      return { status: 'cancelled', execution_id: execution.id, error: { code: 'CONFLICT', message: 'Execution was cancelled', retryable: false } };
-    }
-    const error = execution.error!;
-    reply.status(ERROR_STATUS[error.code] ?? 500);
-    return { status: 'error', execution_id: execution.id, error };
+    const outcome = await this.invocations.invokeSync({ ...run, callerGone: callerGone(reply) });
+    const { cache } = outcome;
+    if (cache && outcome.execution.status === 'success') setCachedResultHeaders(reply, cache.etag, cache.storedAt, cache.ttl);
+    const answer = invocationAnswer(outcome, reply.elapsedTime);
+    reply.status(answer.httpStatus);
+    return answer.body;
   }
 }

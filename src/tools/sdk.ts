@@ -11,6 +11,14 @@ import { DiscoveryService } from '@nestjs/core';
 export const TOOL_CATEGORIES = ['security', 'analysis', 'automation', 'integration', 'monitoring'] as const;
 export type ToolCategory = (typeof TOOL_CATEGORIES)[number];
 
+/**
+ * What a call does to the world besides computing its result: `read` changes nothing, `write`
+ * creates or adds (a comment, a message, a build), `destructive` may overwrite or delete
+ * (an apply, a deploy). MCP clients show it to users as tool annotations.
+ */
+export const TOOL_EFFECTS = ['read', 'write', 'destructive'] as const;
+export type ToolEffects = (typeof TOOL_EFFECTS)[number];
+
 export const TOOL_STATUSES = ['ready', 'beta', 'deprecated'] as const;
 export type ToolStatus = (typeof TOOL_STATUSES)[number];
 
@@ -80,6 +88,12 @@ export interface ToolDefinition {
   timeout?: number;
   /** Read-only tools whose successful results may be cached. */
   cacheable?: boolean;
+  /** `read` when cacheable, else `write` when omitted; a cacheable tool must be `read`. */
+  effects?: ToolEffects;
+  /** Calling again with the same input has no further effect; defaults to true for `read` tools. */
+  idempotent?: boolean;
+  /** Reaches systems outside the service (a forge, a cluster, the network); false when omitted. */
+  open_world?: boolean;
   /** Seconds a cached result lives (default 3600). */
   cache_ttl?: number;
   /** At least one example that really runs and yields `output`. */

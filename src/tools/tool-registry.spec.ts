@@ -49,7 +49,7 @@ describe('ToolRegistry', () => {
   it('finds @Tool providers of any module and fills in defaults', async () => {
     const registry = await boot(base);
     const tool = registry.get('echo');
-    expect(tool.definition).toMatchObject({ status: 'ready', timeout: 30, rate_limit: 60, cacheable: false });
+    expect(tool.definition).toMatchObject({ status: 'ready', timeout: 30, rate_limit: 60, cacheable: false, effects: 'write', idempotent: false, open_world: false });
     expect(tool.summary).toMatchObject({ rate_limit: '60 calls/min', timeout: '30s' });
     expect(tool.detail).toMatchObject({ documentation: 'http://localhost:3000/v1/tools/echo/docs', examples: base.examples });
     expect(() => registry.get('nope')).toThrow(AppException);
@@ -86,6 +86,12 @@ describe('ToolRegistry', () => {
     expect(tool.outputProblem({})).toMatch(/text/);
   });
 
+  it('takes a cacheable tool for read-only and idempotent unless it says otherwise', async () => {
+    const registry = await boot({ ...base, cacheable: true }, { ...base, id: 'apply', effects: 'destructive', idempotent: true, open_world: true });
+    expect(registry.get('echo').definition).toMatchObject({ effects: 'read', idempotent: true, open_world: false });
+    expect(registry.get('apply').definition).toMatchObject({ effects: 'destructive', idempotent: true, open_world: true });
+  });
+
   it('filters by category, status, search and an allowed set', async () => {
     const registry = await boot(base, { ...base, id: 'scan', name: 'Scanner', category: 'security', status: 'beta', description: 'Finds things.' });
     expect(registry.list({ category: 'security' }).map((t) => t.definition.id)).toEqual(['scan']);
@@ -99,6 +105,8 @@ describe('ToolRegistry', () => {
     ['an unknown category', { category: 'misc' as never }, /category/],
     ['a timeout over 300', { timeout: 301 }, /timeout/],
     ['no examples', { examples: [] }, /example/],
+    ['an unknown effect', { effects: 'delete' as never }, /effects must be one of read, write, destructive/],
+    ['a cacheable tool with side effects', { cacheable: true, effects: 'write' }, /cacheable tool must have effects 'read'/],
     ['an unbounded string', { inputs: { q: { type: 'string', description: 'q' } } }, /maxLength/],
     ['an unbounded array', { inputs: { q: { type: 'array', description: 'q' } } }, /maxItems/],
     ['a schema ajv refuses', { inputs: { q: { type: 'string', maxLength: 5, format: 'no-such-format', description: 'q' } } }, /does not compile/],

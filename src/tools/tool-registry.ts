@@ -106,12 +106,16 @@ export class ToolRegistry implements OnModuleInit {
     const problems = definitionProblems(raw);
     if (problems.length > 0) throw fail(problems.join('; '));
 
+    const effects = raw.effects ?? (raw.cacheable ? 'read' : 'write');
     const definition: ResolvedDefinition = {
       status: 'ready',
       timeout: DEFAULT_TIMEOUT_SECONDS,
       rate_limit: DEFAULT_RATE_LIMIT,
       cacheable: false,
       cache_ttl: DEFAULT_CACHE_TTL_SECONDS,
+      effects,
+      idempotent: effects === 'read',
+      open_world: false,
       config: [],
       ...raw,
     };

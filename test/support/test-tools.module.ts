@@ -13,6 +13,7 @@ import { Tool, ToolContext, ToolError, ToolHandler } from '../../src/tools/sdk';
   description: 'Sleeps for ms milliseconds, reporting progress; optionally ignores its abort signal.',
   version: '1.0.0',
   timeout: 30,
+  effects: 'read',
   inputs: {
     ms: { type: 'integer', required: true, minimum: 0, maximum: 60_000, description: 'How long to sleep.' },
     ignore_signal: { type: 'boolean', default: false, description: 'Keep sleeping when aborted.' },
@@ -39,6 +40,7 @@ export class SleepTool implements ToolHandler<{ ms: number; ignore_signal: boole
   category: 'automation',
   description: 'Fails in the way it is asked to, to test how the runner reports failures.',
   version: '2.1.0',
+  effects: 'read',
   inputs: {
     mode: { type: 'string', required: true, enum: ['bad-output', 'crash', 'tool-error', 'ok'], description: 'How to fail.' },
     token: { type: 'string', maxLength: 200, secret: true, description: 'A credential that must never be stored.' },
@@ -89,6 +91,7 @@ export class RecordTool implements ToolHandler {
   description: 'Does nothing, at most 3 times a minute per key: for the per-tool rate limit.',
   version: '1.0.0',
   rate_limit: 3,
+  effects: 'read',
   inputs: {},
   outputs: { ok: { type: 'boolean', description: 'Always true.' } },
   examples: [{ name: 'ok', input: {}, output: { ok: true } }],

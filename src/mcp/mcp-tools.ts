@@ -1,0 +1,127 @@
+import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { ErrorCode, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { canUseTool, type Principal } from '../auth/principal';
+import type { Scope } from '../auth/scopes';
+import { AppException, type ErrorBody } from '../common/errors';
+import { AppConfig } from '../config/app-config';
+import type { ProgressListener } from '../executions/execution-runner';
+import { invocationAnswer, InvocationService } from '../executions/invocation.service';
+import { InvocationLimits } from '../limits/invocation-limits';
+import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
+
+/** What a tools/call brings besides its name and arguments. */
+export interface CallContext {
+  /** Aborts on notifications/cancelled or when the client goes away: the execution is cancelled. */
+  signal: AbortSignal;
+  /** Set when the client sent a progressToken. */
+  onProgress?: ProgressListener;
+  /** False for `Cache-Control: no-cache`, as on REST. */
+  cache: boolean;
+  requestId: string;
+  /** Milliseconds since the HTTP request arrived (the answer's timing). */
+  elapsedMs(): number;
+}
+
+/**
+ * The tool registry as MCP sees it: tools/list pages over a fixed order (by id) and tools/call
+ * through the same limits, validation, cache and runner as REST invoke.
+ */
+@Injectable()
+export class McpTools implements OnApplicationBootstrap {
+  /** Built once: the catalogue is fixed after boot. */
+  private catalogue: { id: string; view: McpTool }[] = [];
+
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly limits: InvocationLimits,
+    private readonly invocations: InvocationService,
+    private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.catalogue = this.registry
+      .all()
+      .map((tool) => ({ id: tool.definition.id, view: mcpToolView(tool) }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1));
+  }
+
+  list(principal: Principal, cursor: string | undefined): { tools: McpTool[]; nextCursor?: string } {
+    requireScope(principal, 'tools:read');
+    const after = cursor === undefined ? null : decodeCursor(cursor);
+    const visible = this.catalogue.filter(({ id }) => canUseTool(principal, id) && (after === null || id > after));
+    const page = visible.slice(0, this.config.MCP_PAGE_SIZE);
+    const more = visible.length > page.length;
+    return { tools: page.map(({ view }) => view), ...(more && { nextCursor: encodeCursor(page[page.length - 1].id) }) };
+  }
+
+  async call(principal: Principal, name: string, args: Record<string, unknown> | undefined, context: CallContext): Promise<CallToolResult> {
+    requireScope(principal, 'tools:invoke');
+    if (!this.registry.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!canUseTool(principal, name)) throw new McpError(ErrorCode.InvalidParams, `This API key may not use tool '${name}'`);
+    const tool = this.registry.get(name);
+    try {
+      await this.limits.admit(principal, tool.definition);
+      const input = tool.validateInput({ ...args });
+      const outcome = await this.invocations.invokeSync({
+        principal,
+        tool,
+        input,
+        options: { async: false, cache: context.cache },
+        requestId: context.requestId,
+        callerGone: context.signal,
+        onProgress: context.onProgress,
+      });
+      const { body } = invocationAnswer(outcome, context.elapsedMs());
+      const { execution } = outcome;
+      if (execution.status !== 'success') return { isError: true, content: [jsonText(body)], _meta: { execution_id: execution.id } };
+      const { result, ...about } = body;
+      return { structuredContent: execution.result!, content: [jsonText(result)], _meta: about };
+    } catch (err) {
+      // Refused before it ran (limits, invalid arguments): an error result the model can act on.
+      if (err instanceof AppException) return errorResult(err.body);
+      throw err;
+    }
+  }
+}
+
+/** name = tool id; both schemas are the ones the REST validator compiled; effects become annotations. */
+function mcpToolView({ definition: d, inputSchema, outputSchema }: RegisteredTool): McpTool {
+  return {
+    name: d.id,
+    title: d.name,
+    description: d.description,
+    inputSchema: inputSchema as McpTool['inputSchema'],
+    outputSchema: outputSchema as McpTool['outputSchema'],
+    annotations: {
+      title: d.name,
+      readOnlyHint: d.effects === 'read',
+      destructiveHint: d.effects === 'destructive',
+      idempotentHint: d.idempotent,
+      openWorldHint: d.open_world,
+    },
+    _meta: { category: d.category, version: d.version, status: d.status },
+  };
+}
+
+function requireScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.has(scope)) throw new McpError(ErrorCode.InvalidRequest, `This API key lacks the '${scope}' scope`);
+}
+
+function jsonText(value: unknown): { type: 'text'; text: string } {
+  return { type: 'text', text: JSON.stringify(value) };
+}
+
+function errorResult(error: ErrorBody): CallToolResult {
+  return { isError: true, content: [jsonText({ error })] };
+}
+
+/** Opaque to clients: the id of the last tool they were given. */
+function encodeCursor(lastId: string): string {
+  return Buffer.from(lastId).toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const id = Buffer.from(cursor, 'base64url').toString();
+  if (!/^[a-z][a-z0-9-]{0,63}$/.test(id) || encodeCursor(id) !== cursor) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: pass nextCursor from the previous tools/list answer');
+  return id;
+}

@@ -1,0 +1,26 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { openBroadcast } from '../common/broadcast';
+import { AppConfig } from '../config/app-config';
+import { ToolsModule } from '../tools/tools.module';
+import { McpCancellations } from './mcp-cancellations';
+import { McpController } from './mcp.controller';
+import { McpEndpoint } from './mcp-endpoint';
+import { McpTools } from './mcp-tools';
+
+/** The MCP endpoint over the same registry, limits, cache and runner as REST; API processes only. */
+@Module({})
+export class McpModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    if (!config.runsApi) return { module: McpModule };
+    return {
+      module: McpModule,
+      imports: [ToolsModule],
+      controllers: [McpController],
+      providers: [
+        McpTools,
+        McpEndpoint,
+        { provide: McpCancellations, useFactory: () => new McpCancellations(openBroadcast(config.REDIS_URL, `${config.QUEUE_PREFIX}:mcp-cancellations`)) },
+      ],
+    };
+  }
+}
