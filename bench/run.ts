@@ -71,30 +71,61 @@ interface Scenario {
   body?: string;
   /** The issue's target ratios against raw Fastify, per configuration name. */
   targets: Record<string, number>;
+  /** A target relative to another scenario of the same run (MCP against REST). */
+  versus?: { scenario: string; target: number };
+  /** A problem with a 2xx answer's body, or null (MCP reports failures inside a 200). */
+  bodyProblem?: (body: string) => string | null;
 }
+
+const TRANSFORM_INPUT = { expression: '$sum(items.price)', data: { items: [{ price: 1 }, { price: 2 }, { price: 3 }] } };
+const REST_UNCACHED = 'POST json-transform/invoke (uncached, persisted)';
+const REST_CACHE_HIT = 'POST json-transform/invoke (cache hit)';
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' };
+const MCP_CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'json-transform', arguments: TRANSFORM_INPUT } });
+const mcpProblem = (body: string) => (/"isError":true|"error":\{/.test(body) ? body.slice(0, 300) : null);
 
 const SCENARIOS: Scenario[] = [
   { name: 'GET /v1/tools', method: 'GET', path: '/v1/tools', targets: { embedded: 0.4, 'postgres+redis': 0.3 } },
   { name: 'GET /v1/tools/json-transform', method: 'GET', path: '/v1/tools/json-transform', targets: {} },
   {
-    name: 'POST json-transform/invoke (uncached, persisted)',
+    name: REST_UNCACHED,
     method: 'POST',
     path: '/v1/tools/json-transform/invoke',
     headers: { 'content-type': 'application/json', 'cache-control': 'no-cache' },
     body: JSON.stringify({
       tool_id: 'json-transform',
-      inputs: { expression: '$sum(items.price)', data: { items: [{ price: 1 }, { price: 2 }, { price: 3 }] } },
+      inputs: TRANSFORM_INPUT,
       options: { cache: false },
     }),
     targets: { postgres: 0.08, 'postgres+redis': 0.08 },
   },
   {
-    name: 'POST json-transform/invoke (cache hit)',
+    name: REST_CACHE_HIT,
     method: 'POST',
     path: '/v1/tools/json-transform/invoke',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ expression: '$sum(items.price)', data: { items: [{ price: 1 }, { price: 2 }, { price: 3 }] } }),
+    body: JSON.stringify(TRANSFORM_INPUT),
     targets: { embedded: 0.3, postgres: 0.3, 'postgres+redis': 0.3 },
+  },
+  {
+    name: 'MCP tools/call json-transform (uncached, persisted)',
+    method: 'POST',
+    path: '/v1/mcp',
+    headers: { ...MCP_HEADERS, 'cache-control': 'no-cache' },
+    body: MCP_CALL,
+    targets: {},
+    versus: { scenario: REST_UNCACHED, target: 0.7 },
+    bodyProblem: mcpProblem,
+  },
+  {
+    name: 'MCP tools/call json-transform (cache hit)',
+    method: 'POST',
+    path: '/v1/mcp',
+    headers: MCP_HEADERS,
+    body: MCP_CALL,
+    targets: {},
+    versus: { scenario: REST_CACHE_HIT, target: 0.7 },
+    bodyProblem: mcpProblem,
   },
 ];
 
@@ -196,11 +227,13 @@ async function benchConfiguration(configuration: Configuration, signal: AbortSig
     const scenarios: ScenarioResult[] = [];
     for (const scenario of SCENARIOS) {
       const request: LoadRequest = { url: base + scenario.path, method: scenario.method, headers: { ...auth, ...scenario.headers }, body: scenario.body };
-      const probeFailure = await probe(request);
+      const probeFailure = await probe(request, scenario.bodyProblem);
       if (probeFailure) console.error(`!!! ${scenario.name}: a single request did not answer 2xx: ${probeFailure}`);
       const result = await measure(scenario.name, request, signal);
       const target = scenario.targets[configuration.name] ?? null;
-      scenarios.push({ scenario: scenario.name, ...result, ratio: result.requestsPerSecond / baselineResult.requestsPerSecond, target, probeFailure });
+      const other = scenario.versus && scenarios.find((done) => done.scenario === scenario.versus!.scenario);
+      const versus = other ? { scenario: other.scenario, ratio: result.requestsPerSecond / other.requestsPerSecond, target: scenario.versus!.target } : null;
+      scenarios.push({ scenario: scenario.name, ...result, ratio: result.requestsPerSecond / baselineResult.requestsPerSecond, target, versus, probeFailure });
     }
 
     return {
@@ -231,11 +264,12 @@ async function answers2xx(url: string, headers: Record<string, string>): Promise
   return response.ok;
 }
 
-/** One request before the load: null when it answers 2xx, else its status and the start of its body. */
-async function probe(request: LoadRequest): Promise<string | null> {
+/** One request before the load: null when it answers 2xx with a good body, else its status and the start of its body. */
+async function probe(request: LoadRequest, bodyProblem?: (body: string) => string | null): Promise<string | null> {
   const response = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body, signal: AbortSignal.timeout(10_000) });
   const body = await response.text();
-  return response.ok ? null : `${response.status} ${body.slice(0, 300)}`;
+  if (!response.ok) return `${response.status} ${body.slice(0, 300)}`;
+  return bodyProblem?.(body) ?? null;
 }
 
 main().catch((error: unknown) => {

@@ -6,6 +6,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { ToolRegistry } from '../src/tools/tool-registry';
 import { describeEachEngine } from './support/engines';
 import { freePort } from './support/free-port';
@@ -15,6 +18,7 @@ import { TestToolsModule } from './support/test-tools.module';
 import { useTestApp } from './support/app';
 
 const PAGE_SIZE = 2;
+const INSPECTOR = path.join(__dirname, '..', 'node_modules', '.bin', 'mcp-inspector');
 
 describeEachEngine('MCP endpoint', (mode) => {
   const suite = useTestApp(mode, { extensions: [TestToolsModule], env: { MCP_PAGE_SIZE: String(PAGE_SIZE), MCP_ALLOWED_ORIGINS: 'https://agent.example' } });
@@ -46,6 +50,9 @@ describeEachEngine('MCP endpoint', (mode) => {
       signal,
     });
 
+  /** A JSON-RPC answer's body. */
+  const rpc = async (answer: Response | Promise<Response>) => (await (await answer).json()) as { result?: any; error?: { code: number; message: string } };
+
   const execution = async (key: string, id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key })).json();
 
   /** The newest execution of a tool for the account of `key`. */
@@ -62,9 +69,9 @@ describeEachEngine('MCP endpoint', (mode) => {
     for (const version of ['2025-06-18', '2025-03-26', '2024-11-05']) {
       const answer = await initialize(version);
       expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
-      expect((await answer.json()).result.protocolVersion).toBe(version);
+      expect((await rpc(answer)).result.protocolVersion).toBe(version);
     }
-    expect((await (await initialize('1999-01-01')).json()).result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
+    expect((await rpc(initialize('1999-01-01'))).result.protocolVersion).toBe(LATEST_PROTOCOL_VERSION);
   });
 
   it('lists every registered tool, extension tools included, page by page in id order, with the REST schemas and annotations', async () => {
@@ -121,7 +128,7 @@ describeEachEngine('MCP endpoint', (mode) => {
 
     // Cache-Control: no-cache bypasses the cache, as on REST.
     const fresh = await post(suite.acme.key, { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'json-transform', arguments: args } }, { 'cache-control': 'no-cache' });
-    const body = await fresh.json();
+    const body = await rpc(fresh);
     expect(body.result._meta.cache.hit).toBe(false);
     expect(body.result._meta.execution_id).not.toBe(meta.execution_id);
   });
@@ -233,7 +240,19 @@ describeEachEngine('MCP endpoint', (mode) => {
     expect((await post(suite.acme.key, list, { 'mcp-protocol-version': '1999-01-01' })).status).toBe(400);
     const parseError = await post(suite.acme.key, { not: 'json-rpc' });
     expect(parseError.status).toBe(400);
-    expect((await parseError.json()).error.code).toBe(ErrorCode.ParseError);
+    expect((await rpc(parseError)).error?.code).toBe(ErrorCode.ParseError);
+  });
+
+  it('serves a second real client: the MCP Inspector CLI lists and calls a tool', async () => {
+    const inspect = async (...args: string[]) => {
+      const { stdout } = await promisify(execFile)(INSPECTOR, ['--cli', url, '--transport', 'http', '--header', `Authorization: Bearer ${suite.acme.key}`, ...args]);
+      return JSON.parse(stdout);
+    };
+    const listed = await inspect('--method', 'tools/list');
+    expect(listed.tools.map((tool: { name: string }) => tool.name)).toEqual(['json-transform', 'log-analysis']); // the first page
+    const called = await inspect('--method', 'tools/call', '--tool-name', 'json-transform', '--tool-arg', 'expression=$count(xs)', '--tool-arg', 'data={"xs":[1,2,3]}');
+    expect(called.structuredContent).toEqual({ result: 3 });
+    expect(await execution(suite.acme.key, called._meta.execution_id)).toMatchObject({ status: 'success', result: { result: 3 } });
   });
 
   if (mode.name === 'distributed') {
@@ -260,7 +279,7 @@ describeEachEngine('MCP endpoint', (mode) => {
           body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 77, reason: 'stop' } }),
         });
         expect(cancel.status).toBe(202);
-        const answer = await (await call).json();
+        const answer = await rpc(call);
         expect(answer.result).toMatchObject({ isError: true });
         expect(JSON.parse(answer.result.content[0].text)).toMatchObject({ status: 'cancelled' });
         expect((await newest(key, 'test-sleep'))?.status).toBe('cancelled');
