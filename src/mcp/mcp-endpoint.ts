@@ -36,7 +36,11 @@ export class McpEndpoint {
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const server = this.serverFor(principal, request, reply);
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress(request.body) });
-    reply.raw.once('close', () => void server.close());
+    // A client gone mid-answer leaves a stream (and its keep-alive timer) to close; a finished
+    // answer leaves nothing, and closing would only build a ConnectionClosed error per request.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) void server.close();
+    });
     await server.connect(transport);
     const response = await transport.handleRequest(webRequest(request), { parsedBody: request.body });
     await send(response, reply);
