@@ -8,13 +8,19 @@ import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
 import { WORKSPACE } from '../tools/tools.module';
 import { ExecutionEventBus } from './events/execution-events';
 import { Execution } from './execution.entity';
-import { ExecutionsStore, TerminalFields } from './executions.store';
+import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
 import type { InvokeOptions } from './invoke-request';
 import { ProgressThrottle } from './progress-throttle';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 
 /** Progress is persisted at most this often per execution. */
 const PROGRESS_INTERVAL_MS = 250;
+
+/**
+ * A sync execution still running after this long is written as `running` (visible to listings
+ * and cancellable while it runs); one that finishes sooner is written once, already finished.
+ */
+export const RUNNING_ROW_DELAY_MS = 50;
 
 export interface RunRequest {
   principal: Principal;
@@ -74,12 +80,33 @@ export class ExecutionRunner {
     @Inject(WORKSPACE) private readonly workspace: Workspace,
   ) {}
 
+  /**
+   * Starts the tool at once. One that finishes within RUNNING_ROW_DELAY_MS is inserted in its
+   * terminal state (one write); a longer one is inserted as `running` and finished as usual. Its
+   * caller learns the id only from the answer, so before the row exists nothing can address it
+   * except this call's own signals (timeout, caller gone), which end it like any other.
+   */
   async runSync(request: RunRequest): Promise<RunOutcome> {
     const execution = this.newExecution(request, 'sync');
-    await this.store.insert(execution);
     const started = performance.now();
-    const fields = await this.execute(execution.id, request.tool, request.input, this.timeoutOf(request), request.callerGone, request.onProgress);
-    const executionMs = performance.now() - started;
+    const run = this.execute(execution.id, request.tool, request.input, this.timeoutOf(request), request.callerGone, request.onProgress).then((fields) => ({
+      fields,
+      executionMs: performance.now() - started,
+    }));
+    const early = await settledWithin(run, RUNNING_ROW_DELAY_MS);
+    if (early) {
+      const finished = Object.assign(execution, terminalColumns(early.fields, execution.started_at));
+      await this.store.insert(finished);
+      this.publishStatus(finished);
+      return { execution: finished, executionMs: early.executionMs };
+    }
+    try {
+      await this.store.insert(execution);
+    } catch (err) {
+      this.abort(execution.id); // not recorded, so it must not go on running
+      throw err;
+    }
+    const { fields, executionMs } = await run;
     return { execution: await this.finish(execution.id, fields, execution.started_at), executionMs };
   }
 
@@ -256,6 +283,17 @@ export class ExecutionRunner {
 
 export function terminal(status: TerminalFields['status'], result: Record<string, unknown> | null, error: ErrorBody | null): TerminalFields {
   return { status, result, error, completed_at: new Date() };
+}
+
+/** The promise's value if it settles within `ms`, else undefined (it keeps running). */
+async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expiry = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise, expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function rejectOnAbort(signal: AbortSignal): Promise<never> {

@@ -1,45 +1,56 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { FindOptionsWhere, In, LessThan, MoreThanOrEqual, Repository } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { EntityNotFoundError, FindOptionsWhere, In, LessThan, MoreThanOrEqual, Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { TIER_LIMITS } from '../keys/tiers';
 import { Execution, ExecutionStatus } from './execution.entity';
+import { GroupCommit } from './group-commit';
 
 const ACTIVE: ExecutionStatus[] = ['queued', 'running'];
 
+/** Rows per batched statement: bounds a statement's size and the wait of its last caller. */
+const MAX_BATCH = 100;
+
 export type TerminalFields = Pick<Execution, 'status' | 'result' | 'error'> & { completed_at: Date };
+
+/** The columns an execution ends with: its terminal fields, the duration, and progress 100 on success. */
+type TerminalColumns = TerminalFields & Pick<Execution, 'duration_ms'> & Partial<Pick<Execution, 'progress'>>;
+
+export function terminalColumns(fields: TerminalFields, startedAt: Date | null): TerminalColumns {
+  return {
+    ...fields,
+    duration_ms: startedAt ? fields.completed_at.getTime() - startedAt.getTime() : null,
+    ...(fields.status === 'success' && { progress: 100 }),
+  };
+}
+
+type Finish = TerminalColumns & Pick<Execution, 'id'>;
 
 export interface ListFilter {
   status?: ExecutionStatus;
   tool_id?: string;
 }
 
-/** Execution rows; every transition out of an active state is conditional, so the first terminal state wins. */
+/**
+ * Execution rows; every transition out of an active state is conditional, so the first terminal
+ * state wins. Inserts and terminal writes are group-committed: concurrent callers share one
+ * statement (see GroupCommit).
+ */
 @Injectable()
 export class ExecutionsStore {
+  private readonly inserts = new GroupCommit((executions: Execution[]) => this.insertAll(executions), MAX_BATCH);
+  private readonly finishes = new GroupCommit((finishes: Finish[]) => this.finishAll(finishes), MAX_BATCH);
+
   constructor(@InjectRepository(Execution) private readonly executions: Repository<Execution>) {}
 
-  async insert(execution: Execution): Promise<void> {
-    await this.executions.insert(execution as QueryDeepPartialEntity<Execution>);
+  /** Inserts the row as it is, in any state (a fast sync execution is inserted already finished). */
+  insert(execution: Execution): Promise<void> {
+    return this.inserts.submit(execution);
   }
 
-  /** Moves an active execution to its terminal state in one statement; answers the row as it ends up. */
-  async finish(id: string, fields: TerminalFields, startedAt: Date | null): Promise<Execution> {
-    const update = {
-      ...fields,
-      duration_ms: startedAt ? fields.completed_at.getTime() - startedAt.getTime() : null,
-      ...(fields.status === 'success' && { progress: 100 }),
-    };
-    const { raw } = await this.executions
-      .createQueryBuilder()
-      .update()
-      .set(update as QueryDeepPartialEntity<Execution>)
-      .where('id = :id AND status IN (:...active)', { id, active: ACTIVE })
-      .returning('*')
-      .execute();
-    const rows = raw as Execution[];
-    return rows.length > 0 ? this.executions.create(rows[0]) : this.executions.findOneByOrFail({ id });
+  /** Moves an active execution to its terminal state; answers the row as it ends up (a finished one as it is). */
+  finish(id: string, fields: TerminalFields, startedAt: Date | null): Promise<Execution> {
+    return this.finishes.submit({ id, ...terminalColumns(fields, startedAt) });
   }
 
   /** queued → running; null when the execution is no longer queued (cancelled, or taken already). */
@@ -112,6 +123,41 @@ export class ExecutionsStore {
       take: limit + 1,
     });
     return { executions: rows.slice(0, limit), hasMore: rows.length > limit };
+  }
+
+  // Batches travel as one jsonb parameter read back as the table's own row type: one bind
+  // parameter whatever the batch size, and PostgreSQL casts every column (jsonb, timestamptz)
+  // the same way on node-pg and on PGlite. A member left out of the JSON reads as NULL.
+
+  private async insertAll(executions: Execution[]): Promise<void[]> {
+    await this.executions.query('INSERT INTO executions SELECT * FROM jsonb_populate_recordset(NULL::executions, $1::jsonb)', [JSON.stringify(executions)]);
+    return executions.map(() => undefined);
+  }
+
+  private async finishAll(finishes: Finish[]): Promise<Execution[]> {
+    // Two finishes of one row in a batch: the first submitted is the one that may win (an UPDATE
+    // joined to two source rows would pick either); the later one answers the row as it ends up.
+    const firstOfEach = new Map<string, Finish>();
+    for (const finish of finishes) if (!firstOfEach.has(finish.id)) firstOfEach.set(finish.id, finish);
+    const [updated] = (await this.executions.query(
+      `UPDATE executions e
+          SET status = f.status, result = f.result, error = f.error, completed_at = f.completed_at,
+              duration_ms = f.duration_ms, progress = COALESCE(f.progress, e.progress)
+         FROM jsonb_populate_recordset(NULL::executions, $1::jsonb) f
+        WHERE e.id = f.id AND e.status = ANY($2::text[])
+        RETURNING e.*`,
+      [JSON.stringify([...firstOfEach.values()]), ACTIVE],
+    )) as [Execution[], number];
+    const rows = new Map(updated.map((row) => [row.id, row]));
+    const notActive = [...firstOfEach.keys()].filter((id) => !rows.has(id));
+    if (notActive.length > 0) for (const row of await this.executions.findBy({ id: In(notActive) })) rows.set(row.id, row);
+    return finishes.map(({ id }) => {
+      const row = rows.get(id);
+      // Fails the batch; GroupCommit retries each alone, and the updates that did commit are then
+      // answered as rows no longer active: the same rows.
+      if (!row) throw new EntityNotFoundError(Execution, { id });
+      return this.executions.create(row);
+    });
   }
 
   private where(accountId: string, filter: ListFilter): FindOptionsWhere<Execution> {
