@@ -34,10 +34,6 @@ export class McpCancellations implements OnApplicationShutdown {
     this.broadcast.announce(requestName(keyId, requestId));
   }
 
-  get tracked(): number {
-    return this.inFlight.size;
-  }
-
   onApplicationShutdown(): void {
     this.broadcast.close();
   }
