@@ -34,7 +34,7 @@ export function parseInvokeRequest(toolId: string, body: unknown, query: InvokeQ
     async: query.async === undefined ? undefined : parseBooleanParam('async', query.async),
     timeout: query.timeout === undefined ? undefined : parseTimeout(query.timeout, 'timeout'),
   };
-  const noCacheHeader = /(^|,)\s*no-cache\s*(,|$)/i.test(cacheControl ?? '');
+  const noCacheHeader = asksNoCache(cacheControl);
 
   if (!isObject(payload.inputs)) {
     return { input: payload, options: resolveOptions(fromQuery, {}, noCacheHeader) };
@@ -52,6 +52,11 @@ export function parseInvokeRequest(toolId: string, body: unknown, query: InvokeQ
     timeout: options.timeout === undefined ? undefined : parseTimeout(options.timeout, 'options.timeout'),
   };
   return { input: payload.inputs, options: resolveOptions(fromQuery, fromBody, noCacheHeader) };
+}
+
+/** `Cache-Control: no-cache` on an invocation bypasses the result cache (DESIGN §5.11), on REST and MCP alike. */
+export function asksNoCache(cacheControl: string | undefined): boolean {
+  return /(^|,)\s*no-cache\s*(,|$)/i.test(cacheControl ?? '');
 }
 
 function resolveOptions(fromQuery: Partial<InvokeOptions>, fromBody: Partial<InvokeOptions>, noCacheHeader: boolean): InvokeOptions {

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../auth/principal';
-import { AppException } from '../common/errors';
 import { ExecutionsStore } from '../executions/executions.store';
 import type { ResolvedDefinition } from '../tools/tool-registry';
 import { QuotaStore } from './quota-store';
@@ -50,10 +49,6 @@ export class InvocationLimits {
     const use = await this.quotas.consume(key, limits.monthlyCalls, nextMonth.getTime() - now.getTime() + 86_400_000, () =>
       this.executions.countSince(accountId, monthStart),
     );
-    if (!use.allowed) throw quotaExhausted(limits.monthlyCalls, nextMonth, now);
+    if (!use.allowed) throw rateLimited('monthly call quota', limits.monthlyCalls, Math.ceil((nextMonth.getTime() - now.getTime()) / 1000), 'month');
   }
-}
-
-function quotaExhausted(limit: number, nextMonth: Date, now: Date): AppException {
-  return rateLimited('monthly call quota', limit, Math.ceil((nextMonth.getTime() - now.getTime()) / 1000), 'month');
 }

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import type { Principal } from '../auth/principal';
 import { callerGone } from '../common/caller-gone';
 import { openEventStream } from '../common/event-stream';
+import { asksNoCache } from '../executions/invoke-request';
 import { McpCancellations } from './mcp-cancellations';
 import { CallContext, McpTools } from './mcp-tools';
 
@@ -49,7 +50,7 @@ export class McpEndpoint {
   private serverFor(principal: Principal, request: FastifyRequest, reply: FastifyReply): Server {
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: SCHEMA_VALIDATOR });
     const gone = callerGone(reply);
-    const cache = !/(^|,)\s*no-cache\s*(,|$)/i.test(request.headers['cache-control'] ?? '');
+    const cache = !asksNoCache(request.headers['cache-control']);
     server.setRequestHandler(ListToolsRequestSchema, ({ params }) => this.tools.list(principal, params?.cursor));
     server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
       const cancelled = this.cancellations.track(principal.keyId, extra.requestId);
