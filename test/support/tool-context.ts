@@ -2,7 +2,7 @@
  * A real ToolContext for tool unit tests: a sandboxed workspace on a directory, an
  * AbortController the test can fire, and progress calls recorded for assertions.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import 'reflect-metadata';
@@ -10,7 +10,7 @@ import { ToolMetadata, type ToolContext, type ToolDefinition, type ToolLogger } 
 import { createWorkspace } from '../../src/tools/workspace';
 
 export interface TestToolContextOptions {
-  /** Workspace root; a fresh empty temp directory when omitted. */
+  /** Workspace root; an empty temp directory when omitted. */
   root?: string;
   executionId?: string;
   config?: Record<string, string | undefined>;
@@ -25,10 +25,14 @@ export interface TestToolContext extends ToolContext {
 
 const silentLogger: ToolLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** One empty directory per test file, removed after it: tools only read their workspace. */
+const emptyRoot = mkdtempSync(path.join(tmpdir(), 'tool-workspace-'));
+afterAll(() => rmSync(emptyRoot, { recursive: true, force: true }));
+
 export function createTestToolContext(options: TestToolContextOptions = {}): TestToolContext {
   const controller = new AbortController();
   const progressCalls: { percent: number; message?: string }[] = [];
-  const root = options.root ?? mkdtempSync(path.join(tmpdir(), 'tool-workspace-'));
+  const root = options.root ?? emptyRoot;
   return {
     executionId: options.executionId ?? 'exec_test',
     controller,
