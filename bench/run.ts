@@ -24,6 +24,9 @@ const CONNECTIONS = 50;
 const WARMUP_SECONDS = 2;
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
 const SERVICE_READY_TIMEOUT_MS = 60_000;
+/** Comma-separated configuration names to run (all when unset), and a substring scenario names must contain. */
+const ONLY_CONFIGURATIONS = process.env.BENCH_CONFIGURATIONS?.split(',').map((name) => name.trim());
+const ONLY_SCENARIOS = process.env.BENCH_SCENARIOS ?? '';
 
 /** Something a configuration needs besides the service: the variables it adds, and its removal. */
 type Resource = (signal: AbortSignal) => Promise<{ env: Record<string, string>; cleanup(): Promise<void> }>;
@@ -54,13 +57,12 @@ const redis: Resource = async () => {
 interface Configuration {
   name: string;
   resources: Resource[];
-  enabled: boolean;
 }
 
 const CONFIGURATIONS: Configuration[] = [
-  { name: 'embedded', resources: [embeddedDataDir], enabled: true },
-  { name: 'postgres', resources: [postgresDatabase], enabled: true },
-  { name: 'postgres+redis', resources: [postgresDatabase, redis], enabled: true },
+  { name: 'embedded', resources: [embeddedDataDir] },
+  { name: 'postgres', resources: [postgresDatabase] },
+  { name: 'postgres+redis', resources: [postgresDatabase, redis] },
 ];
 
 interface Scenario {
@@ -166,7 +168,9 @@ async function main(): Promise<void> {
     machine: { node: process.version, cpus: cpus().length, platform: `${process.platform} ${process.arch}` },
     configurations: [],
   };
-  for (const configuration of CONFIGURATIONS.filter((c) => c.enabled)) {
+  const configurations = CONFIGURATIONS.filter((c) => ONLY_CONFIGURATIONS?.includes(c.name) ?? true);
+  if (configurations.length === 0) throw new Error(`BENCH_CONFIGURATIONS names none of: ${CONFIGURATIONS.map((c) => c.name).join(', ')}`);
+  for (const configuration of configurations) {
     console.log(`\n== ${configuration.name}`);
     report.configurations.push(await benchConfiguration(configuration, aborter.signal));
   }
@@ -225,7 +229,7 @@ async function benchConfiguration(configuration: Configuration, signal: AbortSig
     console.log(`service ready in ${service.startupMs} ms, RSS ${rssMbReady} MiB`);
 
     const scenarios: ScenarioResult[] = [];
-    for (const scenario of SCENARIOS) {
+    for (const scenario of SCENARIOS.filter((s) => s.name.includes(ONLY_SCENARIOS))) {
       const request: LoadRequest = { url: base + scenario.path, method: scenario.method, headers: { ...auth, ...scenario.headers }, body: scenario.body };
       const probeFailure = await probe(request, scenario.bodyProblem);
       if (probeFailure) console.error(`!!! ${scenario.name}: a single request did not answer 2xx: ${probeFailure}`);
