@@ -158,6 +158,28 @@ describeEachEngine('MCP endpoint', (mode) => {
     expect(await execution(suite.acme.key, body.execution_id)).toMatchObject({ status: 'error' });
   });
 
+  it('keeps apart concurrent clients that use the same request id, and answers a batch with an array', async () => {
+    const call = (ms: number) => rpc(post(suite.acme.key, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'test-sleep', arguments: { ms } } }));
+    const [slow, fast] = await Promise.all([call(400), call(100)]);
+    expect(slow).toMatchObject({ id: 1, result: { structuredContent: { slept_ms: 400 } } });
+    expect(fast).toMatchObject({ id: 1, result: { structuredContent: { slept_ms: 100 } } });
+
+    const batch = await post(suite.acme.key, [
+      { jsonrpc: '2.0', id: 'list', method: 'tools/list' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 'ping', method: 'ping' },
+    ]);
+    const answers = (await batch.json()) as { id: string; result: any }[];
+    expect(answers.map((answer) => answer.id).sort()).toEqual(['list', 'ping']);
+    expect(answers.find((answer) => answer.id === 'list')?.result.tools).toHaveLength(PAGE_SIZE);
+    expect(answers.find((answer) => answer.id === 'ping')?.result).toEqual({});
+
+    const notification = await post(suite.acme.key, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(notification.status).toBe(202);
+    expect(await notification.text()).toBe('');
+    expect((await post(suite.acme.key, [])).status).toBe(400);
+  });
+
   it('streams notifications/progress for a progressToken, then the result', async () => {
     const client = await connect(suite.acme.key);
     const updates: { progress: number; total?: number; message?: string }[] = [];

@@ -1,65 +1,85 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, CancelledNotificationSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  ListToolsRequestSchema,
+  McpError,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Readable } from 'node:stream';
 import type { Principal } from '../auth/principal';
 import { callerGone } from '../common/caller-gone';
-import { openEventStream } from '../common/event-stream';
 import { asksNoCache } from '../executions/invoke-request';
+import { McpAnswer } from './mcp-answer';
 import { McpCancellations } from './mcp-cancellations';
+import { McpHttpTransport } from './mcp-http-transport';
 import { CallContext, McpTools } from './mcp-tools';
 
 const SERVER_INFO = { name: 'tool-orchestration-service', title: 'Tool Orchestration Service', version: '1.0.0' };
 const INSTRUCTIONS =
   'Developer-ops tools (security scans, code analysis, automation, integrations, monitoring). ' +
   'Every tools/call is recorded as an execution; its id is in the result _meta.execution_id.';
-/** Only used for elicitation, which this server never sends; one instance instead of one Ajv per request. */
-const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
-/** The request headers the Streamable HTTP transport reads. */
-const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
+/** The SDK transport's limit on one POST's messages. */
+const MAX_BATCH = 100;
+
+/** What the request handlers need of the POST a request came in on. */
+interface Post {
+  principal: Principal;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  gone: AbortSignal;
+}
+
+/** An HTTP-level refusal, answered as the SDK transport answers it: a JSON-RPC error with id null. */
+class TransportRefusal {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    readonly message: string,
+  ) {}
+}
 
 /**
- * Stateless Streamable HTTP (MCP 2025-11-25 and the older versions the SDK negotiates): every
- * POST gets its own SDK Server and transport, bound to the caller's key. Answers are JSON, except
- * a tools/call that asked for progress, which is answered on an SSE stream carrying the
- * notifications/progress before its result.
+ * Stateless Streamable HTTP (MCP 2025-11-25 and the older versions the SDK negotiates): one SDK
+ * Server per process serves every POST through McpHttpTransport, with the HTTP rules of the SDK's
+ * own transport (Accept, Content-Type, MCP-Protocol-Version, batches). Answers are JSON, except a
+ * tools/call that asked for progress, answered on an SSE stream carrying notifications/progress
+ * before its result. Client capabilities from `initialize` are not kept: this server never sends
+ * requests to clients.
  */
 @Injectable()
-export class McpEndpoint {
+export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(McpEndpoint.name);
+  private readonly transport = new McpHttpTransport<Post>();
+  private readonly server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: new AjvJsonSchemaValidator(), // for elicitation, which this server never sends
+  });
+
   constructor(
     private readonly tools: McpTools,
     private readonly cancellations: McpCancellations,
-  ) {}
-
-  async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const server = this.serverFor(principal, request, reply);
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: !wantsProgress(request.body) });
-    // A client gone mid-answer leaves a stream (and its keep-alive timer) to close; a finished
-    // answer leaves nothing, and closing would only build a ConnectionClosed error per request.
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) void server.close();
-    });
-    await server.connect(transport);
-    const response = await transport.handleRequest(webRequest(request), { parsedBody: request.body });
-    await send(response, reply);
-  }
-
-  private serverFor(principal: Principal, request: FastifyRequest, reply: FastifyReply): Server {
-    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: SCHEMA_VALIDATOR });
-    const gone = callerGone(reply);
-    const cache = !asksNoCache(request.headers['cache-control']);
-    server.setRequestHandler(ListToolsRequestSchema, ({ params }) => this.tools.list(principal, params?.cursor));
-    server.setRequestHandler(CallToolRequestSchema, async ({ params }, extra) => {
-      const cancelled = this.cancellations.track(principal.keyId, extra.requestId);
+  ) {
+    this.server.setRequestHandler(ListToolsRequestSchema, ({ params }, extra) =>
+      this.tools.list(this.transport.call(extra.requestId).post.principal, params?.cursor),
+    );
+    this.server.setRequestHandler(CallToolRequestSchema, ({ params }, extra) => {
+      const { post, clientId } = this.transport.call(extra.requestId);
+      const cancelled = this.cancellations.track(post.principal.keyId, clientId);
       const progressToken = params._meta?.progressToken;
       const context: CallContext = {
-        signal: AbortSignal.any([gone, cancelled.signal]),
-        cache,
-        requestId: request.id,
-        elapsedMs: () => reply.elapsedTime,
+        signal: AbortSignal.any([post.gone, cancelled.signal]),
+        cache: !asksNoCache(post.request.headers['cache-control']),
+        requestId: post.request.id,
+        elapsedMs: () => post.reply.elapsedTime,
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>
             void extra
@@ -67,47 +87,99 @@ export class McpEndpoint {
               .catch(() => undefined), // the stream is gone; the call itself notices
         }),
       };
-      try {
-        return await this.tools.call(principal, params.name, params.arguments, context);
-      } finally {
-        cancelled.release();
-      }
+      return this.tools
+        .call(post.principal, params.name, params.arguments, context)
+        .catch((err: unknown) => this.unexpected(err, post))
+        .finally(cancelled.release);
     });
-    // The cancelled request usually runs in another POST (or process): see McpCancellations.
-    server.setNotificationHandler(CancelledNotificationSchema, ({ params }) => {
-      if (params.requestId !== undefined) this.cancellations.cancel(principal.keyId, params.requestId);
-    });
-    return server;
+    this.server.onerror = (error) => this.logger.warn(`MCP protocol error: ${error.message}`);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.server.connect(this.transport);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.server.close();
+  }
+
+  async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const messages = readMessages(request);
+    if (messages instanceof TransportRefusal) {
+      const { status, code, message } = messages;
+      await reply.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+      return;
+    }
+    const { requests, notifications } = messages;
+    for (const notification of notifications) this.notified(principal, notification);
+    if (requests.length === 0) {
+      await reply.status(202).send();
+      return;
+    }
+    const answer = new McpAnswer(reply, requests.length, Array.isArray(request.body), requests.some(asksForProgress));
+    this.transport.dispatch(requests, { principal, request, reply, gone: callerGone(reply) }, answer);
+    await answer.done;
+  }
+
+  /** A cancelled request usually runs in another POST, or another process: see McpCancellations. */
+  private notified(principal: Principal, notification: JSONRPCNotification): void {
+    if (notification.method !== 'notifications/cancelled') return this.transport.deliver(notification);
+    const requestId = (notification.params as { requestId?: unknown } | undefined)?.requestId;
+    if (typeof requestId === 'string' || typeof requestId === 'number') this.cancellations.cancel(principal.keyId, requestId);
+  }
+
+  /** The SDK would send an unexpected error's own message to the client; it may name internals. */
+  private unexpected(err: unknown, post: Post): never {
+    if (err instanceof McpError) throw err;
+    post.request.log.error({ err }, 'unexpected error in MCP tools/call');
+    throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${post.request.id}.`);
   }
 }
 
-function isCallWithProgress(message: unknown): boolean {
-  const m = message as { method?: unknown; id?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null;
-  return m?.method === 'tools/call' && m.id !== undefined && m.params?._meta?.progressToken !== undefined;
+interface Messages {
+  requests: JSONRPCRequest[];
+  notifications: JSONRPCNotification[];
 }
 
-function wantsProgress(body: unknown): boolean {
-  return Array.isArray(body) ? body.some(isCallWithProgress) : isCallWithProgress(body);
-}
-
-/** The transport speaks web-standard Request/Response; the body is already parsed (and inflated) by Fastify. */
-function webRequest(request: FastifyRequest): Request {
-  const headers = new Headers();
-  for (const name of TRANSPORT_HEADERS) {
-    const value = request.headers[name];
-    if (typeof value === 'string') headers.set(name, value);
+/**
+ * The POST's requests and notifications, or why the transport refuses them (the SDK transport's
+ * rules). Responses are dropped: they would answer requests this server never sends.
+ */
+function readMessages(request: FastifyRequest): Messages | TransportRefusal {
+  const accept = request.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return new TransportRefusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
   }
-  return new Request(`http://mcp.local${request.url}`, { method: request.method, headers });
+  if (!isJsonContentType(request.headers['content-type'] ?? null)) {
+    return new TransportRefusal(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+  }
+  const body = request.body;
+  const batch = Array.isArray(body) ? (body as unknown[]) : [body];
+  if (batch.length === 0 || batch.length > MAX_BATCH) {
+    return new TransportRefusal(400, ErrorCode.InvalidRequest, `Invalid Request: a batch holds 1 to ${MAX_BATCH} messages`);
+  }
+  const messages: Messages = { requests: [], notifications: [] };
+  for (const message of batch) {
+    // A request, the common case, is recognised without building the union's errors.
+    if (isJSONRPCRequest(message)) {
+      messages.requests.push(message);
+      continue;
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(message);
+    if (!parsed.success) return new TransportRefusal(400, ErrorCode.ParseError, 'Parse error: Invalid JSON-RPC message');
+    if ('method' in parsed.data) messages.notifications.push(parsed.data as JSONRPCNotification);
+  }
+  const version = request.headers['mcp-protocol-version'];
+  if (version !== undefined && !messages.requests.some((message) => message.method === 'initialize') && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
+    return new TransportRefusal(
+      400,
+      -32000,
+      `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+    );
+  }
+  return messages;
 }
 
-async function send(response: Response, reply: FastifyReply): Promise<void> {
-  const type = response.headers.get('content-type') ?? '';
-  if (type.startsWith('text/event-stream') && response.body) {
-    const raw = openEventStream(reply, response.status);
-    Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).pipe(raw);
-    return;
-  }
-  reply.status(response.status);
-  response.headers.forEach((value, name) => void reply.header(name, value));
-  await reply.send(response.body ? await response.text() : undefined);
+function asksForProgress(request: JSONRPCRequest): boolean {
+  return request.method === 'tools/call' && request.params?._meta?.progressToken !== undefined;
 }
