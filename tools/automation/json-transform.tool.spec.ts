@@ -109,6 +109,21 @@ describe('JsonTransformTool', () => {
     expect(error.message).toMatch(/The result is 1560001 bytes as JSON, over the limit of 1048576 bytes/);
   });
 
+  it('reuses compiled expressions without carrying variables, bindings or hooks from one evaluation to another', async () => {
+    const expression = '$exists($seen) ? "carried over" : ($seen := true; $count(people) + ($min ? $min : 0))';
+    await expect(run({ expression, data: people, bindings: { min: 10 } })).resolves.toEqual({ result: 13 });
+    await expect(run({ expression, data: people })).resolves.toEqual({ result: 3 });
+
+    const loop = '($loop := function($n) { $n < 2000 ? $loop($n + 1) : $n }; $loop(0))';
+    const aborted = createTestToolContext();
+    const first = tool.execute({ expression: loop, data: {} }, aborted);
+    const second = tool.execute({ expression: loop, data: {} }, createTestToolContext());
+    aborted.controller.abort();
+    await expect(first).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(second).resolves.toEqual({ result: 2000 });
+    await expect(tool.execute({ expression: loop, data: {} }, createTestToolContext())).resolves.toEqual({ result: 2000 });
+  });
+
   it('runs its declared examples to exactly their declared outputs', async () => {
     const definition = toolDefinition(JsonTransformTool);
     expect(definition.examples.length).toBeGreaterThanOrEqual(2);

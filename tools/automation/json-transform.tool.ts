@@ -1,4 +1,5 @@
 import jsonata from 'jsonata';
+import { LRUCache } from 'lru-cache';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
@@ -7,6 +8,9 @@ const TIME_LIMIT_MS = 5_000;
 /** Nested evaluation steps; a non-tail recursive function uses about 3 per call. */
 const MAX_DEPTH = 1_000;
 const MAX_RESULT_BYTES = 1024 * 1024;
+/** Idle compiled instances kept per expression text, and the expression text kept in all (characters). */
+const IDLE_PER_TEXT = 2;
+const COMPILED_TEXT_BUDGET = 1_000_000;
 /**
  * jsonata's evaluation awaits only settled promises, so a runaway expression would starve
  * timers and I/O (and with them the abort of `ctx.signal`); the guard yields this often.
@@ -104,8 +108,10 @@ const orders = {
   ],
 })
 export class JsonTransformTool implements ToolHandler<JsonTransformInput, JsonTransformOutput> {
+  private readonly compiled = new CompiledExpressions();
+
   async execute(input: JsonTransformInput, ctx: ToolContext): Promise<JsonTransformOutput> {
-    const expression = compile(input.expression);
+    const expression = this.compiled.take(input.expression);
     guard(expression, ctx.signal);
 
     let value: unknown;
@@ -121,8 +127,34 @@ export class JsonTransformTool implements ToolHandler<JsonTransformInput, JsonTr
         undefined,
         `JSONata evaluation failed: ${describeFailure(error)}`,
       );
+    } finally {
+      this.compiled.giveBack(input.expression, expression);
     }
     return { result: toJson(value) };
+  }
+}
+
+/**
+ * Compiled expressions, reused: jsonata builds its parser tables and a fresh environment on every
+ * compile, which costs more than evaluating a small transform. An instance serves one evaluation
+ * at a time, since the guard's hooks live in its environment; each evaluation gets its own frame
+ * for bindings and variables, so nothing carries over from one to the next.
+ */
+class CompiledExpressions {
+  private readonly idle = new LRUCache<string, jsonata.Expression[]>({
+    maxSize: COMPILED_TEXT_BUDGET,
+    sizeCalculation: (_instances, text) => text.length * IDLE_PER_TEXT,
+  });
+
+  take(text: string): jsonata.Expression {
+    return this.idle.get(text)?.pop() ?? compile(text);
+  }
+
+  /** Once its evaluation has settled. */
+  giveBack(text: string, expression: jsonata.Expression): void {
+    const instances = this.idle.get(text);
+    if (!instances) this.idle.set(text, [expression]);
+    else if (instances.length < IDLE_PER_TEXT) instances.push(expression);
   }
 }
 
