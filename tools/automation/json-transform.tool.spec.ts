@@ -124,6 +124,15 @@ describe('JsonTransformTool', () => {
     await expect(tool.execute({ expression: loop, data: {} }, createTestToolContext())).resolves.toEqual({ result: 2000 });
   });
 
+  it('evaluates one expression side by side on separate instances, more of them than are kept idle', async () => {
+    // Each evaluation nests about 600 steps: two sharing an instance (and its depth guard) would pass the limit of 1000.
+    const expression = '($loop := function($n) { $n < 200 ? 1 + $loop($n + 1) : $x }; $loop(0))';
+    for (let round = 0; round < 2; round++) {
+      const results = await Promise.all(Array.from({ length: 40 }, (_, x) => run({ expression, data: {}, bindings: { x } })));
+      expect(results).toEqual(Array.from({ length: 40 }, (_, x) => ({ result: 200 + x })));
+    }
+  });
+
   it('runs its declared examples to exactly their declared outputs', async () => {
     const definition = toolDefinition(JsonTransformTool);
     expect(definition.examples.length).toBeGreaterThanOrEqual(2);
