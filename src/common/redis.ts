@@ -6,11 +6,20 @@ const logger = new Logger('Redis');
 /**
  * A client for request-path commands: no offline queue and one retry, so while Redis is away a
  * command fails at once and the caller falls back, instead of requests piling up behind it.
+ * Commands issued in the same event-loop turn (many requests' worth under load) go out in one
+ * write, which saves a syscall per command on both ends.
  */
 export function failFastRedis(url: string): Redis {
-  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
   client.on('error', () => undefined); // each caller reports failures where it handles them
   return client;
+}
+
+/** A Lua script as a function of its keys, then its arguments (sent as EVALSHA, loaded on first use). */
+export function redisScript<T>(client: Redis, name: string, numberOfKeys: number, lua: string): (...keysAndArgs: (string | number)[]) => Promise<T> {
+  client.defineCommand(name, { numberOfKeys, lua });
+  const command = (client as unknown as Record<string, (...keysAndArgs: (string | number)[]) => Promise<T>>)[name];
+  return (...keysAndArgs) => command.call(client, ...keysAndArgs);
 }
 
 /** One pub/sub channel: every process that opens it receives every message, its own included. */

@@ -1,6 +1,6 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { failFastRedis } from '../common/redis';
+import { failFastRedis, redisScript } from '../common/redis';
 
 export interface QuotaUse {
   allowed: boolean;
@@ -27,30 +27,39 @@ export class MemoryQuotaStore extends QuotaStore {
   }
 }
 
+/** { 1, used } when counted, { 0, used } when over the limit, { -1, 0 } when the month's counter is not seeded yet. */
 const CONSUME = `
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local used = redis.call('GET', KEYS[1])
+if not used then return { -1, 0 } end
+used = tonumber(used)
 if used >= tonumber(ARGV[1]) then return { 0, used } end
 return { 1, redis.call('INCR', KEYS[1]) }
 `;
+const UNSEEDED = -1;
 
 /** Shared by all replicas; fails open to this process's own count while Redis is away. */
 export class RedisQuotaStore extends QuotaStore implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisQuotaStore.name);
   private readonly redis: Redis;
+  private readonly quotaConsume: (key: string, limit: number) => Promise<[number, number]>;
   private readonly fallback = new MemoryQuotaStore();
 
   constructor(url: string, private readonly prefix: string) {
     super();
     this.redis = failFastRedis(url);
-    this.redis.defineCommand('quotaConsume', { numberOfKeys: 1, lua: CONSUME });
+    this.quotaConsume = redisScript(this.redis, 'quotaConsume', 1, CONSUME);
   }
 
   async consume(key: string, limit: number, ttlMs: number, seed: () => Promise<number>): Promise<QuotaUse> {
     const redisKey = `${this.prefix}:quota:${key}`;
     try {
-      if (!(await this.redis.exists(redisKey))) await this.redis.set(redisKey, await seed(), 'PX', ttlMs, 'NX');
-      const [allowed, used] = (await (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<number[]>>).quotaConsume(redisKey, limit)) as [number, number];
-      return { allowed: allowed === 1, used };
+      let [counted, used] = await this.quotaConsume(redisKey, limit);
+      if (counted === UNSEEDED) {
+        await this.redis.set(redisKey, await seed(), 'PX', ttlMs, 'NX'); // NX: another replica may have seeded it meanwhile
+        [counted, used] = await this.quotaConsume(redisKey, limit);
+        if (counted === UNSEEDED) throw new Error('the counter expired as soon as it was seeded');
+      }
+      return { allowed: counted === 1, used };
     } catch (err) {
       this.logger.warn(`quota for ${key} counted locally: Redis unavailable (${(err as Error).message})`);
       return this.fallback.consume(key, limit, ttlMs, seed);

@@ -1,7 +1,7 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
-import { failFastRedis } from '../common/redis';
+import { failFastRedis, redisScript } from '../common/redis';
 import { MemoryWindowStore, WindowHit, WindowStore } from './window-store';
 
 /**
@@ -34,13 +34,17 @@ return { allowed, count, reset }
 export class RedisWindowStore extends WindowStore implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisWindowStore.name);
   private readonly redis: Redis;
+  private readonly windowHit: (key: string, windowMs: number, limit: number, counts: string, member: string) => Promise<[number, number, number]>;
   private readonly fallback = new MemoryWindowStore();
   private degraded = false;
+  /** Members must be unique within a millisecond across processes: this process's tag and a counter. */
+  private readonly processTag = randomBytes(6).toString('hex');
+  private hits = 0;
 
   constructor(url: string, private readonly prefix: string) {
     super();
     this.redis = failFastRedis(url);
-    this.redis.defineCommand('windowHit', { numberOfKeys: 1, lua: HIT });
+    this.windowHit = redisScript(this.redis, 'windowHit', 1, HIT);
   }
 
   hit(key: string, limit: number, windowMs: number): Promise<WindowHit> {
@@ -57,13 +61,7 @@ export class RedisWindowStore extends WindowStore implements OnApplicationShutdo
 
   private async run(key: string, limit: number, windowMs: number, counts: boolean): Promise<WindowHit> {
     try {
-      const [allowed, count, resetAt] = (await (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<number[]>>).windowHit(
-        `${this.prefix}:rl:${key}`,
-        windowMs,
-        limit,
-        counts ? '1' : '0',
-        randomBytes(6).toString('hex'),
-      )) as [number, number, number];
+      const [allowed, count, resetAt] = await this.windowHit(`${this.prefix}:rl:${key}`, windowMs, limit, counts ? '1' : '0', `${this.processTag}.${++this.hits}`);
       if (this.degraded) this.logger.warn('Redis is back: rate limits are shared again');
       this.degraded = false;
       return { allowed: counts ? allowed === 1 : true, count, resetAt };
