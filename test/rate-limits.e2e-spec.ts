@@ -3,6 +3,7 @@
  * per-IP window for requests without a valid key, headers on every response — in memory
  * (embedded) and in Redis shared by two API processes (distributed).
  */
+import Redis from 'ioredis';
 import { AccountsService } from '../src/keys/accounts.service';
 import type { Tier } from '../src/keys/tiers';
 import { startTestApp, TestApp } from './support/app';
@@ -129,6 +130,31 @@ describeEachEngine('rate limits', (mode) => {
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(7);
       expect(statuses.slice(7).every((s) => s === 429)).toBe(true);
+    });
+
+    it("two API processes share one monthly quota, which starts again from the month's executions when its counter is lost", async () => {
+      const key = await account('shared-quota', { monthly_calls: 4 });
+      await secondProcess();
+      let calls = 0;
+      const invoke = async (viaSecond: boolean) => {
+        const payload = { expression: String(++calls), data: {} }; // distinct, so none is a cache hit without an execution
+        if (!viaSecond) return (await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key, payload })).statusCode;
+        const url = `http://127.0.0.1:${port}/v1/tools/json-transform/invoke`;
+        return (await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(payload) })).status;
+      };
+      expect([await invoke(false), await invoke(true)]).toEqual([200, 200]);
+
+      const redis = new Redis(env.REDIS_URL);
+      try {
+        const counters = await redis.keys('*:quota:*');
+        expect(counters.length).toBeGreaterThan(0);
+        await redis.del(...counters); // as a Redis restart without persistence would
+      } finally {
+        redis.disconnect();
+      }
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push(await invoke(i % 2 === 1));
+      expect(statuses).toEqual([200, 200, 429, 429]);
     });
   }
 });
