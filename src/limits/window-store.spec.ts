@@ -23,4 +23,15 @@ describe('MemoryWindowStore', () => {
     expect((await store.hit('a', 1, 1000, 10)).allowed).toBe(false);
     expect(await store.peek('a', 1, 1000, 5000)).toEqual({ allowed: true, count: 0, resetAt: 6000 });
   });
+
+  it('stays exact for a busy key whose window holds thousands of requests, through many compactions', async () => {
+    const store = new MemoryWindowStore();
+    for (let t = 0; t < 5_000; t++) {
+      for (let i = 0; i < 3; i++) await store.hit('busy', 1e9, 1000, t);
+      // Three requests per millisecond; those of t - 1000 and earlier have left.
+      expect(await store.peek('busy', 1e9, 1000, t)).toEqual({ allowed: true, count: 3 * Math.min(t + 1, 1000), resetAt: Math.max(0, t - 999) + 1000 });
+    }
+    // At 5000 the requests of 4001..4999 remain: full for a limit of 2997, the oldest leaving at 5001.
+    expect(await store.hit('busy', 2997, 1000, 5_000)).toEqual({ allowed: false, count: 2997, resetAt: 5001 });
+  });
 });

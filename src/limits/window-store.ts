@@ -22,33 +22,69 @@ export abstract class WindowStore {
 }
 
 const SWEEP_EVERY = 10_000;
+/** Dropped times are reclaimed once they are this many and at least half of the log. */
+const COMPACT_AFTER = 1_024;
 
-/** In this process: per key, the sorted times of the requests still in the window. */
+/**
+ * The times of the requests in one window, oldest first. A busy key holds as many as its limit
+ * allows in a minute (hundreds of thousands): dropping the oldest moves a start index instead of
+ * shifting the array, so a request costs the same whatever the window holds.
+ */
+class TimeLog {
+  private times: number[] = [];
+  private start = 0;
+
+  get size(): number {
+    return this.times.length - this.start;
+  }
+
+  /** Undefined when empty. */
+  get oldest(): number | undefined {
+    return this.times[this.start];
+  }
+
+  push(time: number): void {
+    this.times.push(time);
+  }
+
+  dropUpTo(cutoff: number): void {
+    while (this.start < this.times.length && this.times[this.start] <= cutoff) this.start++;
+    if (this.start >= COMPACT_AFTER && this.start * 2 >= this.times.length) {
+      this.times = this.times.slice(this.start);
+      this.start = 0;
+    }
+  }
+}
+
+/** In this process: per key, the times of the requests still in the window. */
 export class MemoryWindowStore extends WindowStore {
-  private readonly logs = new Map<string, number[]>();
+  private readonly logs = new Map<string, TimeLog>();
   private hitsSinceSweep = 0;
 
   async hit(key: string, limit: number, windowMs: number, now = Date.now()): Promise<WindowHit> {
-    const log = this.prune(key, windowMs, now);
-    const allowed = log.length < limit;
-    if (allowed) log.push(now);
-    if (log.length > 0) this.logs.set(key, log);
+    const log = this.prune(key, windowMs, now) ?? new TimeLog();
+    const allowed = log.size < limit;
+    if (allowed) {
+      log.push(now);
+      this.logs.set(key, log);
+    }
     if (++this.hitsSinceSweep >= SWEEP_EVERY) this.sweep(windowMs, now);
-    return { allowed, count: log.length, resetAt: (log[0] ?? now) + windowMs };
+    return { allowed, count: log.size, resetAt: (log.oldest ?? now) + windowMs };
   }
 
   async peek(key: string, _limit: number, windowMs: number, now = Date.now()): Promise<WindowHit> {
     const log = this.prune(key, windowMs, now);
-    return { allowed: true, count: log.length, resetAt: (log[0] ?? now) + windowMs };
+    return { allowed: true, count: log?.size ?? 0, resetAt: (log?.oldest ?? now) + windowMs };
   }
 
-  private prune(key: string, windowMs: number, now: number): number[] {
-    const log = this.logs.get(key) ?? [];
-    let expired = 0;
-    while (expired < log.length && log[expired] <= now - windowMs) expired++;
-    if (expired > 0) log.splice(0, expired);
-    if (log.length === 0) this.logs.delete(key);
-    return log;
+  /** The key's log without the times that left the window; undefined (and forgotten) when none is left. */
+  private prune(key: string, windowMs: number, now: number): TimeLog | undefined {
+    const log = this.logs.get(key);
+    if (!log) return undefined;
+    log.dropUpTo(now - windowMs);
+    if (log.size > 0) return log;
+    this.logs.delete(key);
+    return undefined;
   }
 
   /** Drops idle keys so memory follows active clients, not every client ever seen. */
