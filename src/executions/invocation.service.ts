@@ -15,6 +15,11 @@ export interface CacheUse {
   storedAt: number;
 }
 
+/** A sync call as the doors hand it over; what stops it is made only if the tool runs (a cache hit needs nothing). */
+export interface SyncRun extends Omit<RunRequest, 'callerGone'> {
+  callerGone?: () => AbortSignal;
+}
+
 export interface SyncInvocation {
   execution: Pick<Execution, 'id' | 'status' | 'result' | 'error'>;
   /** Time spent inside the tool; 0 for a cache hit. */
@@ -35,7 +40,7 @@ export class InvocationService {
     private readonly cache: ResultCache,
   ) {}
 
-  async invokeSync(run: RunRequest): Promise<SyncInvocation> {
+  async invokeSync({ callerGone, ...run }: SyncRun): Promise<SyncInvocation> {
     const { principal, tool, input, options } = run;
     const { definition } = tool;
     const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, definition.id, definition.version, input) : null;
@@ -50,7 +55,7 @@ export class InvocationService {
         };
       }
     }
-    const { execution, executionMs } = await this.runner.runSync(run);
+    const { execution, executionMs } = await this.runner.runSync({ ...run, callerGone: callerGone?.() });
     if (!cacheKey || execution.status !== 'success') return { execution, executionMs, cache: null };
     const storedAt = Date.now();
     const etag = etagOf(JSON.stringify(execution.result));

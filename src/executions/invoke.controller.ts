@@ -76,7 +76,7 @@ export class InvokeController {
       reply.status(202).header('location', statusUrl);
       return { status: 'queued', execution_id: queued.id, message: `Execution queued; follow it at ${statusUrl} or ${statusUrl}/events`, status_url: statusUrl };
     }
-    const outcome = await this.invocations.invokeSync({ ...run, callerGone: callerGone(reply) });
+    const outcome = await this.invocations.invokeSync({ ...run, callerGone: () => callerGone(reply) });
     const { cache } = outcome;
     if (cache && outcome.execution.status === 'success') setCachedResultHeaders(reply, cache.etag, cache.storedAt, cache.ttl);
     const answer = invocationAnswer(outcome, reply.elapsedTime);

@@ -1,6 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply } from 'fastify';
 import type { ServerResponse } from 'node:http';
+import { callerGone } from '../common/caller-gone';
 import { openEventStream } from '../common/event-stream';
 
 /** Comment frames on an idle stream, so proxies keep a long call's connection open. */
@@ -18,6 +19,8 @@ export class McpAnswer {
   private stream?: ServerResponse;
   private keepalive?: NodeJS.Timeout;
   private ended = false;
+  /** Made for the first call that runs a tool. */
+  private gone?: AbortSignal;
   private finish!: () => void;
 
   constructor(
@@ -32,6 +35,14 @@ export class McpAnswer {
       this.stream = openEventStream(reply);
       this.keepalive = setInterval(() => this.stream!.write(': keepalive\n\n'), KEEPALIVE_MS).unref();
     }
+  }
+
+  /** Calls `listener` if the client leaves before the answer is written (at once if it has); returns its removal. */
+  whenGone(listener: () => void): () => void {
+    const gone = (this.gone ??= callerGone(this.reply));
+    if (gone.aborted) listener();
+    else gone.addEventListener('abort', listener, { once: true });
+    return () => gone.removeEventListener('abort', listener);
   }
 
   notify(message: JSONRPCMessage): void {

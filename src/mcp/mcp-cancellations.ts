@@ -16,8 +16,8 @@ export class McpCancellations implements OnApplicationShutdown {
     broadcast.onMessage((message) => this.abortHere(message));
   }
 
-  /** A signal that fires when the request is cancelled; call `release` when it ends. */
-  track(keyId: string, requestId: RequestId): { signal: AbortSignal; release: () => void } {
+  /** A signal that fires when the request is cancelled, or on `abort`; call `release` when it ends. */
+  track(keyId: string, requestId: RequestId): { signal: AbortSignal; abort: () => void; release: () => void } {
     const name = requestName(keyId, requestId);
     const controller = new AbortController();
     let calls = this.inFlight.get(name);
@@ -27,7 +27,7 @@ export class McpCancellations implements OnApplicationShutdown {
       calls!.delete(controller);
       if (calls!.size === 0 && this.inFlight.get(name) === calls) this.inFlight.delete(name);
     };
-    return { signal: controller.signal, release };
+    return { signal: controller.signal, abort: () => controller.abort(), release };
   }
 
   cancel(keyId: string, requestId: RequestId): void {

@@ -15,7 +15,6 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal';
-import { callerGone } from '../common/caller-gone';
 import { asksNoCache } from '../executions/invoke-request';
 import { McpAnswer } from './mcp-answer';
 import { McpCancellations } from './mcp-cancellations';
@@ -34,7 +33,7 @@ interface Post {
   principal: Principal;
   request: FastifyRequest;
   reply: FastifyReply;
-  gone: AbortSignal;
+  answer: McpAnswer;
 }
 
 /** An HTTP-level refusal, answered as the SDK transport answers it: a JSON-RPC error with id null. */
@@ -73,10 +72,18 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
     );
     this.server.setRequestHandler(CallToolRequestSchema, ({ params }, extra) => {
       const { post, clientId } = this.transport.call(extra.requestId);
-      const cancelled = this.cancellations.track(post.principal.keyId, clientId);
+      let release = () => {};
       const progressToken = params._meta?.progressToken;
       const context: CallContext = {
-        signal: AbortSignal.any([post.gone, cancelled.signal]),
+        signal: () => {
+          const cancelled = this.cancellations.track(post.principal.keyId, clientId);
+          const stopWatching = post.answer.whenGone(cancelled.abort);
+          release = () => {
+            stopWatching();
+            cancelled.release();
+          };
+          return cancelled.signal;
+        },
         cache: !asksNoCache(post.request.headers['cache-control']),
         requestId: post.request.id,
         elapsedMs: () => post.reply.elapsedTime,
@@ -90,7 +97,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       return this.tools
         .call(post.principal, params.name, params.arguments, context)
         .catch((err: unknown) => this.unexpected(err, post))
-        .finally(cancelled.release);
+        .finally(() => release());
     });
     this.server.onerror = (error) => this.logger.warn(`MCP protocol error: ${error.message}`);
   }
@@ -117,7 +124,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     const answer = new McpAnswer(reply, requests.length, Array.isArray(request.body), requests.some(asksForProgress));
-    this.transport.dispatch(requests, { principal, request, reply, gone: callerGone(reply) }, answer);
+    this.transport.dispatch(requests, { principal, request, reply, answer });
     await answer.done;
   }
 

@@ -8,23 +8,19 @@ export interface McpCall<Post> {
   clientId: RequestId;
 }
 
-interface InFlight<Post> extends McpCall<Post> {
-  answer: McpAnswer;
-}
-
 /**
  * The transport of the one SDK Server a process keeps (building a Server and a transport per POST
  * cost more than the rest of a call). Every client numbers its requests from 1, so requests get
  * process-unique ids on the way in and their own ids back on the way out; what a request handler
  * needs of its POST is looked up by the id the Server hands it.
  */
-export class McpHttpTransport<Post> implements Transport {
+export class McpHttpTransport<Post extends { answer: McpAnswer }> implements Transport {
   onmessage?: Transport['onmessage'];
   onclose?: () => void;
   onerror?: (error: Error) => void;
 
   private lastId = 0;
-  private readonly inFlight = new Map<number, InFlight<Post>>();
+  private readonly inFlight = new Map<number, McpCall<Post>>();
 
   async start(): Promise<void> {}
 
@@ -32,11 +28,11 @@ export class McpHttpTransport<Post> implements Transport {
     this.onclose?.();
   }
 
-  /** Hands one POST's requests to the Server; `answer` receives their responses and notifications. */
-  dispatch(requests: readonly JSONRPCRequest[], post: Post, answer: McpAnswer): void {
+  /** Hands one POST's requests to the Server; its answer receives their responses and notifications. */
+  dispatch(requests: readonly JSONRPCRequest[], post: Post): void {
     for (const request of requests) {
       const id = ++this.lastId;
-      this.inFlight.set(id, { post, clientId: request.id, answer });
+      this.inFlight.set(id, { post, clientId: request.id });
       this.onmessage?.({ ...request, id });
     }
   }
@@ -57,9 +53,9 @@ export class McpHttpTransport<Post> implements Transport {
       const call = this.inFlight.get(message.id as number);
       if (!call) return;
       this.inFlight.delete(message.id as number);
-      call.answer.respond({ ...message, id: call.clientId });
+      call.post.answer.respond({ ...message, id: call.clientId });
     } else if (options?.relatedRequestId !== undefined) {
-      this.inFlight.get(options.relatedRequestId as number)?.answer.notify(message);
+      this.inFlight.get(options.relatedRequestId as number)?.post.answer.notify(message);
     }
     // Anything else would go on the standalone GET stream, which a stateless server does not offer.
   }

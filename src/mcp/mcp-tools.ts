@@ -11,8 +11,8 @@ import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
 
 /** What a tools/call brings besides its name and arguments. */
 export interface CallContext {
-  /** Aborts on notifications/cancelled or when the client goes away: the execution is cancelled. */
-  signal: AbortSignal;
+  /** Made only if the tool runs; aborts on notifications/cancelled or when the client goes away (the execution is cancelled). */
+  signal: () => AbortSignal;
   /** Set when the client sent a progressToken. */
   onProgress?: ProgressListener;
   /** False for `Cache-Control: no-cache`, as on REST. */
