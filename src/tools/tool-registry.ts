@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { AppException } from '../common/errors';
 import { inputErrorToException } from './input-errors';
 import { ToolDefinition, ToolHandler, ToolMetadata } from './sdk';
+import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { definitionProblems, inputSchema, JsonSchema, outputSchema } from './tool-schema';
 import { toolDetailView, toolSummaryView } from './tool-views';
 
@@ -134,7 +135,11 @@ export class ToolRegistry implements OnModuleInit {
       if (!validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, definition.inputs);
       return input;
     };
-    const outputProblem = (result: unknown) => (validateOut(result) ? null : this.outputAjv.errorsText(validateOut.errors, { dataVar: 'result' }));
+    const outputProblem = (result: unknown) => {
+      const unstorable = unstorableProblem(result, MAX_OUTPUT_DEPTH);
+      if (unstorable) return `result cannot be stored: ${unstorable}`;
+      return validateOut(result) ? null : this.outputAjv.errorsText(validateOut.errors, { dataVar: 'result' });
+    };
 
     for (const example of definition.examples) {
       const input = structuredClone(example.input);
