@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { describeEachDatabase } from './support/databases';
 import { useTestApp } from './support/app';
 import { TestToolsModule } from './support/test-tools.module';
+import { IsolatedTestToolsModule } from './support/isolated-tools/isolated-tools.module';
 import { MAX_JSON_DEPTH } from '../src/common/json-limits';
 
 const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
@@ -14,7 +15,7 @@ const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
 const deepBody = (levels: number) => `{"expression":"$count($)","data":${nested(levels - 1)}}`;
 
 describeEachDatabase('security', (mode) => {
-  const suite = useTestApp(mode, { extensions: [TestToolsModule] });
+  const suite = useTestApp(mode, { extensions: [TestToolsModule, IsolatedTestToolsModule] });
 
   const invokeRaw = (toolId: string, payload: string, key = suite.acme.key, query = '') =>
     suite.t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key, payload, headers: { 'content-type': 'application/json' } });
@@ -53,6 +54,37 @@ describeEachDatabase('security', (mode) => {
       const deep = await invokeRaw('json-transform', JSON.stringify({ expression: '( $wrap := function($x, $n){ $n = 0 ? $x : $wrap({"a": $x}, $n - 1) }; $wrap(1, 200) )', data: {} }));
       expect(deep.statusCode).toBe(500);
       expect(deep.json().error).toMatchObject({ code: 'TOOL_ERROR', retryable: false });
+    });
+  });
+
+  describe('isolated tools', () => {
+    it('a catastrophic regular expression times out on time and stalls nobody', async () => {
+      const started = Date.now();
+      const stuck = invokeRaw('json-transform', JSON.stringify({ expression: '$match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!", /(a+)+$/)', data: {} }), suite.acme.key, '?timeout=2');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const probeStarted = Date.now();
+      expect((await suite.t.request({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      expect(Date.now() - probeStarted).toBeLessThan(1000);
+      const res = await stuck;
+      expect(res.json().error).toMatchObject({ code: 'TOOL_TIMEOUT', retryable: true });
+      expect(Date.now() - started).toBeLessThan(4000);
+      const after = await invokeRaw('json-transform', '{"expression":"$sum(a)","data":{"a":[1,2]}}');
+      expect(after.json().result).toEqual({ result: 3 });
+    });
+
+    it('progress reaches the execution, and a cancel stops a tool that ignores it', async () => {
+      const accepted = await invokeRaw('test-busy-isolated', '{"spin_ms":30000}', suite.acme.key, '?async=true');
+      const id = accepted.json().execution_id;
+      let progress = 0;
+      for (let i = 0; i < 100 && progress !== 50; i++) {
+        progress = (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: suite.acme.key })).json().progress;
+        if (progress !== 50) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(progress).toBe(50);
+      expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${id}`, key: suite.acme.key })).statusCode).toBe(200);
+      // The thread is gone: the pool runs the next call at once (one thread in tests would otherwise be busy for 30 s).
+      const next = await invokeRaw('test-busy-isolated', '{"spin_ms":1}');
+      expect(next.statusCode).toBe(200);
     });
   });
 
