@@ -57,6 +57,15 @@ describeEachDatabase('security', (mode) => {
     });
   });
 
+  describe('echoes', () => {
+    it('an input that looks like one of our keys is masked in the error echo', async () => {
+      const res = await invokeRaw('log-analysis', JSON.stringify({ content: 'x', format: suite.acme.key }));
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.details.received).toBe(`${suite.acme.key.slice(0, 7)}…${suite.acme.key.slice(-4)}`);
+      expect(res.body).not.toContain(suite.acme.key);
+    });
+  });
+
   describe('isolated tools', () => {
     it('a catastrophic regular expression times out on time and stalls nobody', async () => {
       const started = Date.now();
