@@ -11,6 +11,8 @@ import { Tool, ToolHandler } from '../src/tools/sdk';
 import { releaseDataDir } from '../src/database/data-dir-lock';
 import { describeEachDatabase } from './support/databases';
 import { startTestApp } from './support/app';
+import { freePort } from './support/free-port';
+import { startServiceProcess } from './support/processes';
 
 const run = promisify(execFile);
 const BOOTSTRAP_KEY = `sk_svc_${'B'.repeat(32)}`;
@@ -81,6 +83,21 @@ describeEachDatabase('operations', (mode) => {
 });
 
 describe('boot', () => {
+  it('a second process on the same data directory says so in one line; SIGTERM is logged', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'tos-boot-'));
+    const env = { DATA_DIR: dataDir, HOST: '127.0.0.1' };
+    try {
+      const first = await startServiceProcess('all', { ...env, PORT: String(await freePort()) });
+      const second = await startServiceProcess('all', { ...env, PORT: String(await freePort()) }).catch((error: Error) => error.message);
+      expect(second).toMatch(/exited with 1 before it was ready:\nDATA_DIR .* is in use by process \d+: stop it first[^\n]*\n?$/);
+      first.child.kill('SIGTERM');
+      expect([0, 'SIGTERM']).toContain(await first.exited); // Nest re-raises the signal once it has closed
+      expect(first.output()).toContain('SIGTERM: shutting down');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses an extension module whose tool id duplicates a built-in one', async () => {
     @Tool({
       id: 'json-transform',
