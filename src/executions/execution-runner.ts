@@ -11,6 +11,7 @@ import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
 import type { InvokeOptions } from './invoke-request';
 import { ProgressThrottle } from './progress-throttle';
+import { observeExecution } from '../observability/probes';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 
 /** Progress is persisted at most this often per execution. */
@@ -213,7 +214,12 @@ export class ExecutionRunner {
     this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
   }
 
-  private async execute(
+  /** Every tool run, sync or queued, passes here once: the one place metrics and traces observe it. */
+  private execute(...args: Parameters<ExecutionRunner['executeTool']>): Promise<TerminalFields> {
+    return observeExecution({ executionId: args[0], toolId: args[1].definition.id }, () => this.executeTool(...args));
+  }
+
+  private async executeTool(
     id: string,
     tool: RegisteredTool,
     input: Record<string, unknown>,

@@ -23,6 +23,9 @@ export abstract class ExecutionQueue {
   /** Starts running jobs in this process, `concurrency` at a time (worker role only). */
   abstract consume(handler: JobHandler, onLost: LostJobHandler, concurrency: number): void;
 
+  /** Jobs waiting for a worker, and how long the oldest has waited (metrics). */
+  abstract backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
+
   /** Resolves when the queue's backend answers; rejects otherwise (readiness probe). */
   abstract ping(): Promise<void>;
 

@@ -1,0 +1,36 @@
+import { channel } from 'node:diagnostics_channel';
+
+/**
+ * Where the core reports what metrics and traces observe. A leaf module: the core imports it and
+ * nothing else of observability; with nothing subscribed a probe costs a property read.
+ */
+
+export interface ExecutionInfo {
+  executionId: string;
+  toolId: string;
+}
+export type ExecutionObserver = <T extends { status: string }>(info: ExecutionInfo, run: () => Promise<T>) => Promise<T>;
+
+const executionObservers: ExecutionObserver[] = [];
+
+/** Runs one tool execution inside every installed observer (metrics time it, tracing gives it a span). */
+export function observeExecution<T extends { status: string }>(info: ExecutionInfo, run: () => Promise<T>): Promise<T> {
+  if (executionObservers.length === 0) return run();
+  return executionObservers.reduceRight<() => Promise<T>>((next, observe) => () => observe(info, next), run)();
+}
+
+/** Installs an observer; returns its removal. */
+export function addExecutionObserver(observer: ExecutionObserver): () => void {
+  executionObservers.push(observer);
+  return () => {
+    const index = executionObservers.indexOf(observer);
+    if (index !== -1) executionObservers.splice(index, 1);
+  };
+}
+
+/** `{ hit: boolean }` per result-cache lookup. */
+export const cacheLookups = channel('tos:cache.lookup');
+/** `{ scope: string }` per request refused by a rate limit or quota. */
+export const rateLimitRefusals = channel('tos:rate-limit.refused');
+/** `{ parameter?: string }` per outbound call refused by the egress policy. */
+export const egressRefusals = channel('tos:egress.refused');
