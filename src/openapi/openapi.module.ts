@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { AppConfig } from '../config/app-config';
 import { ToolsModule } from '../tools/tools.module';
+import { DocsController } from './docs.controller';
 import { OpenApiController } from './openapi.controller';
 import { OpenApiDocument } from './openapi-document';
 
@@ -13,7 +14,7 @@ export class OpenApiModule {
     return {
       module: OpenApiModule,
       imports: [ToolsModule, DiscoveryModule],
-      controllers: [OpenApiController],
+      controllers: [OpenApiController, DocsController],
       providers: [OpenApiDocument],
       exports: [OpenApiDocument],
     };
