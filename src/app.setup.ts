@@ -13,7 +13,7 @@ import { AppException } from './common/errors';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { AppConfig } from './config/app-config';
 import { OpenApiDocument } from './openapi/openapi-document';
-import { installRequestMetrics } from './observability/request-metrics';
+import { installRequestObservability } from './observability/request-observability';
 import { applyRateLimit, ipWindowKey } from './limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from './limits/window-store';
 
@@ -77,7 +77,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   );
   app.enableShutdownHooks();
   if (app.get(AppConfig).runsApi) app.get(OpenApiDocument).attach(app);
-  installRequestMetrics(app);
+  installRequestObservability(app);
 
   // Gzip answers over 1 KB when accepted; gzip/deflate request bodies are inflated as a stream, and the
   // 1 MiB body limit counts inflated bytes, so a compression bomb is cut off at 1 MiB (413).

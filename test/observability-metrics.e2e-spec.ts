@@ -1,5 +1,5 @@
 /** Prometheus metrics (issue 18): scraped by a real Prometheus, queried with PromQL. */
-import { MetricsLifecycle } from '../src/observability/observability.module';
+import { ObservabilityLifecycle } from '../src/observability/observability.module';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
 import { until } from './support/poll';
@@ -35,7 +35,7 @@ describeWithPrometheus('Prometheus metrics', () => {
   });
 
   it('serves the same registry without a token on METRICS_PORT', async () => {
-    const port = suite.t.app.get(MetricsLifecycle).metricsPort!;
+    const port = suite.t.app.get(ObservabilityLifecycle).metricsPort!;
     const response = await fetch(`http://127.0.0.1:${port}/metrics`);
     expect(response.status).toBe(200);
     expect(await response.text()).toMatch(/tos_queue_waiting_jobs\{backend="in-process",role="all"\} 0/);

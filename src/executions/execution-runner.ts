@@ -11,7 +11,7 @@ import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
 import type { InvokeOptions } from './invoke-request';
 import { ProgressThrottle } from './progress-throttle';
-import { observeExecution } from '../observability/probes';
+import { captureTrace, observeExecution, resumeTrace } from '../observability/probes';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 
 /** Progress is persisted at most this often per execution. */
@@ -117,7 +117,7 @@ export class ExecutionRunner {
     await this.store.insert(execution);
     this.publishStatus(execution); // before the enqueue: a fast worker's `running` must not precede it
     try {
-      await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: request.input, timeoutSeconds: this.timeoutOf(request) });
+      await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: request.input, timeoutSeconds: this.timeoutOf(request), trace: captureTrace() });
     } catch (err) {
       await this.finish(execution.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), null);
       throw err;
@@ -134,7 +134,7 @@ export class ExecutionRunner {
       await this.finish(job.executionId, terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${job.toolId}' is not installed on this worker`, retryable: true }), started.started_at);
       return;
     }
-    const fields = await this.execute(job.executionId, this.registry.get(job.toolId), job.input, job.timeoutSeconds);
+    const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, this.registry.get(job.toolId), job.input, job.timeoutSeconds));
     await this.finish(job.executionId, fields, started.started_at);
   }
 

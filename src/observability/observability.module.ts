@@ -1,27 +1,30 @@
-import { DynamicModule, Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DynamicModule, Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit, Optional, Provider } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { AppConfig } from '../config/app-config';
 import { ExecutionQueue } from '../executions/queue/execution-queue';
 import { MetricsController } from './metrics.controller';
 import { portOf, startMetricsServer } from './metrics-server';
 import { ServiceMetrics } from './service-metrics';
+import { ServiceTracing } from './tracing';
 
-/** Subscribes the metrics while the application runs, and serves them on METRICS_PORT when set. */
+/** Subscribes metrics and tracing while the application runs, and serves metrics on METRICS_PORT when set. */
 @Injectable()
-class MetricsLifecycle implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
+export class ObservabilityLifecycle implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private server?: Server;
 
   constructor(
-    @Inject(ServiceMetrics) private readonly metrics: ServiceMetrics,
     private readonly config: AppConfig,
+    @Optional() @Inject(ServiceMetrics) private readonly metrics?: ServiceMetrics,
+    @Optional() @Inject(ServiceTracing) private readonly tracing?: ServiceTracing,
   ) {}
 
   onModuleInit(): void {
-    this.metrics.start();
+    this.metrics?.start();
+    this.tracing?.start();
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.METRICS_PORT !== undefined) this.server = await startMetricsServer(this.metrics, this.config.HOST, this.config.METRICS_PORT);
+    if (this.metrics && this.config.METRICS_PORT !== undefined) this.server = await startMetricsServer(this.metrics, this.config.HOST, this.config.METRICS_PORT);
   }
 
   /** The port the metrics server listens on (METRICS_PORT=0 picks a free one). */
@@ -30,30 +33,36 @@ class MetricsLifecycle implements OnModuleInit, OnApplicationBootstrap, OnModule
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.metrics.stop();
+    this.metrics?.stop();
     await new Promise((resolve) => (this.server ? this.server.close(resolve) : resolve(undefined)));
+    await this.tracing?.stop();
   }
 }
 
-export { MetricsLifecycle };
-
-/** Prometheus metrics (when METRICS_TOKEN or METRICS_PORT is set); nothing at all otherwise. */
+/**
+ * Prometheus metrics (METRICS_TOKEN or METRICS_PORT) and OpenTelemetry traces
+ * (OTEL_EXPORTER_OTLP_ENDPOINT); with none of them set, nothing at all.
+ */
 @Module({})
 export class ObservabilityModule {
   static forRoot(config: AppConfig): DynamicModule {
-    if (!config.METRICS_TOKEN && config.METRICS_PORT === undefined) return { module: ObservabilityModule };
+    const metricsOn = !!config.METRICS_TOKEN || config.METRICS_PORT !== undefined;
+    const tracingOn = !!config.OTEL_EXPORTER_OTLP_ENDPOINT;
+    if (!metricsOn && !tracingOn) return { module: ObservabilityModule };
+    const providers: Provider[] = [ObservabilityLifecycle];
+    if (metricsOn) {
+      providers.push({
+        provide: ServiceMetrics,
+        inject: [ExecutionQueue],
+        useFactory: (queue: ExecutionQueue) => new ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }),
+      });
+    }
+    if (tracingOn) providers.push({ provide: ServiceTracing, useFactory: () => new ServiceTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT!, config.ROLE) });
     return {
       module: ObservabilityModule,
       controllers: config.METRICS_TOKEN && config.runsApi ? [MetricsController] : [],
-      providers: [
-        {
-          provide: ServiceMetrics,
-          inject: [ExecutionQueue],
-          useFactory: (queue: ExecutionQueue) => new ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }),
-        },
-        MetricsLifecycle,
-      ],
-      exports: [ServiceMetrics, MetricsLifecycle],
+      providers,
+      exports: providers,
     };
   }
 }

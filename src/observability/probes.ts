@@ -34,3 +34,28 @@ export const cacheLookups = channel('tos:cache.lookup');
 export const rateLimitRefusals = channel('tos:rate-limit.refused');
 /** `{ parameter?: string }` per outbound call refused by the egress policy. */
 export const egressRefusals = channel('tos:egress.refused');
+
+/** W3C trace context (`traceparent`, `tracestate`) carried by a queued job to the worker that runs it. */
+export type TraceCarrier = Record<string, string>;
+
+interface TracePropagation {
+  /** The current context as a carrier, or undefined when there is none. */
+  capture(): TraceCarrier | undefined;
+  /** Runs `fn` with `carrier`'s context as the current one. */
+  resume<T>(carrier: TraceCarrier | undefined, fn: () => Promise<T>): Promise<T>;
+}
+
+let propagation: TracePropagation | null = null;
+
+/** Installed by tracing while it runs; null uninstalls. */
+export function setTracePropagation(next: TracePropagation | null): void {
+  propagation = next;
+}
+
+export function captureTrace(): TraceCarrier | undefined {
+  return propagation?.capture();
+}
+
+export function resumeTrace<T>(carrier: TraceCarrier | undefined, fn: () => Promise<T>): Promise<T> {
+  return propagation && carrier ? propagation.resume(carrier, fn) : fn();
+}
