@@ -39,6 +39,9 @@ export class ObservabilityLifecycle implements OnModuleInit, OnApplicationBootst
   }
 }
 
+export const metricsEnabled = (config: AppConfig) => !!config.METRICS_TOKEN || config.METRICS_PORT !== undefined;
+export const tracingEnabled = (config: AppConfig) => !!config.OTEL_EXPORTER_OTLP_ENDPOINT;
+
 /**
  * Prometheus metrics (METRICS_TOKEN or METRICS_PORT) and OpenTelemetry traces
  * (OTEL_EXPORTER_OTLP_ENDPOINT); with none of them set, nothing at all.
@@ -46,8 +49,8 @@ export class ObservabilityLifecycle implements OnModuleInit, OnApplicationBootst
 @Module({})
 export class ObservabilityModule {
   static forRoot(config: AppConfig): DynamicModule {
-    const metricsOn = !!config.METRICS_TOKEN || config.METRICS_PORT !== undefined;
-    const tracingOn = !!config.OTEL_EXPORTER_OTLP_ENDPOINT;
+    const metricsOn = metricsEnabled(config);
+    const tracingOn = tracingEnabled(config);
     if (!metricsOn && !tracingOn) return { module: ObservabilityModule };
     const providers: Provider[] = [ObservabilityLifecycle];
     if (metricsOn) {

@@ -1,5 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { context, Context, Span, SpanStatusCode } from '@opentelemetry/api';
+import { AppConfig } from '../config/app-config';
+import { metricsEnabled, tracingEnabled } from './observability.module';
 import { ServiceMetrics } from './service-metrics';
 import { ServiceTracing } from './tracing';
 
@@ -9,13 +11,6 @@ declare module 'fastify' {
   }
 }
 
-function optional<T>(app: NestFastifyApplication, token: new (...args: never[]) => T): T | undefined {
-  try {
-    return app.get(token, { strict: false });
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Per request: rate, errors and duration by route template (metrics), and a server span
@@ -23,8 +18,9 @@ function optional<T>(app: NestFastifyApplication, token: new (...args: never[]) 
  */
 export function installRequestObservability(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
-  const metrics = optional(app, ServiceMetrics);
-  const tracing = optional(app, ServiceTracing);
+  const config = app.get(AppConfig);
+  const metrics = metricsEnabled(config) ? app.get(ServiceMetrics) : undefined;
+  const tracing = tracingEnabled(config) ? app.get(ServiceTracing) : undefined;
   if (tracing) {
     fastify.addHook('onRequest', async (request) => {
       request.traceSpan = tracing.startRequestSpan(request.method, request.headers);
