@@ -10,6 +10,9 @@ import { AppModule, AppModuleOptions } from './app.module';
 import { httpCacheHook } from './cache/http-cache';
 import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
+import { checkJsonText } from './common/json-limits';
+import { clientErrorHandler, frameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './common/framework-errors';
+import { SECURITY_HEADERS } from './common/security-headers';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { AppConfig } from './config/app-config';
 import { OpenApiDocument } from './openapi/openapi-document';
@@ -22,13 +25,6 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 const IDLE_TIMEOUT_MS = 60_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** SPEC §9.6. */
-const SECURITY_HEADERS = {
-  'strict-transport-security': 'max-age=31536000',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'x-xss-protection': '1; mode=block',
-};
 
 /** Builds the application exactly as `main.ts` serves it; e2e tests use the same function. */
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
@@ -39,6 +35,9 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
     // One line per request, written by the onResponse hook below.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit: BODY_LIMIT_BYTES,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     keepAliveTimeout: IDLE_TIMEOUT_MS,
     genReqId: (req: IncomingMessage) => {
       const given = req.headers['x-request-id'];
@@ -48,6 +47,8 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options), adapter, {
     logger: new PinoNestLogger(logger),
     abortOnError: false,
+    // configureApp() installs the JSON parser (with the body checks) itself.
+    bodyParser: false,
   });
   await configureApp(app);
   return app;
@@ -94,6 +95,24 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   // Bodies are JSON only (DESIGN §5.15): Fastify's built-in text/plain parser would let others through.
   fastify.removeContentTypeParser('text/plain');
+  // Depth, NUL and surrogate checks run on the text before it is parsed (src/common/json-limits.ts).
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    try {
+      checkJsonText(body as string);
+    } catch (error) {
+      done(error as Error, undefined);
+      return;
+    }
+    parseJson(request, body as string, done);
+  });
+  // PostgreSQL text refuses NUL: a path id holding one can name nothing, so it never reaches a query.
+  fastify.addHook('preValidation', async (request) => {
+    for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, string>)) {
+      if (value.includes('\0')) throw AppException.invalidRequest(`Invalid parameter '${name}': it holds a NUL character`, { parameter: name, expected: 'an identifier' });
+    }
+  });
   // Hooks, not interceptors: they also cover 404s and parser errors.
   fastify.addHook('onRequest', async (request, reply) => {
     reply.headers(SECURITY_HEADERS);

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
+import { maskApiKeys } from './key-mask';
 
 /** One JSON logger for Fastify and Nest; credentials are redacted wherever they appear. */
 export function createRootLogger(level: string): Logger {
@@ -8,6 +9,8 @@ export function createRootLogger(level: string): Logger {
     base: { service: 'tool-orchestration-service' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ['req.headers.authorization', 'headers.authorization', 'authorization', '*.authorization', 'key', 'secret'], censor: '[REDACTED]' },
+    // A key pasted into any other field (a tool input logged on failure, a URL) is masked too.
+    hooks: { streamWrite: maskApiKeys },
   });
 }
 

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsIn,
@@ -80,6 +81,10 @@ export class AppConfig {
   /** Async executions one process runs at once. */
   @Transform(toInt) @IsInt() @Min(1) @Max(1000)
   WORKER_CONCURRENCY = 16;
+
+  /** Threads that run `isolated` tools (CPU-heavy or caller-supplied code); default one less than the cores. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(256)
+  TOOL_THREADS = Math.max(1, availableParallelism() - 1);
 
   /** A worker that stops renewing a job's lock this long (killed, hung) loses it; its execution ends in error. */
   @Transform(toInt) @IsInt() @Min(1) @Max(600)

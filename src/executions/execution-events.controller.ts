@@ -26,14 +26,13 @@ export class ExecutionEventsController {
   @Get('v1/executions/:execution_id/events')
   @RequireScopes('executions:read')
   async stream(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
-    const accountId = principal.accountId;
     // Subscribe before reading, so nothing that happens in between is missed.
     const buffered: ExecutionEvent[] = [];
     let forward: (event: ExecutionEvent) => void = (event) => buffered.push(event);
     const unsubscribe = this.events.subscribe(id, (event) => forward(event));
     let current;
     try {
-      current = await this.executions.get(accountId, id);
+      current = await this.executions.get(principal, id);
     } catch (err) {
       unsubscribe();
       throw err;
@@ -51,7 +50,7 @@ export class ExecutionEventsController {
       raw.end();
     };
     const finish = async () => {
-      const final = await this.executions.get(accountId, id).catch(() => null);
+      const final = await this.executions.get(principal, id).catch(() => null);
       if (final) send('result', executionView(final));
       end();
     };

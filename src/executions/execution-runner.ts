@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import type { Principal } from '../auth/principal';
 import { ErrorBody } from '../common/errors';
 import { newExecutionId } from '../common/ids';
-import { ToolError, ToolLogger, Workspace } from '../tools/sdk';
+import { ToolContext, ToolError, ToolLogger, Workspace } from '../tools/sdk';
+import { ToolThreads } from '../tools/isolation/tool-threads';
 import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
 import { WORKSPACE } from '../tools/tools.module';
 import { ExecutionEventBus } from './events/execution-events';
@@ -79,6 +80,7 @@ export class ExecutionRunner {
     private readonly queue: ExecutionQueue,
     private readonly events: ExecutionEventBus,
     @Inject(WORKSPACE) private readonly workspace: Workspace,
+    private readonly threads: ToolThreads,
   ) {}
 
   /**
@@ -239,14 +241,15 @@ export class ExecutionRunner {
       this.store.recordProgress(id, percent, message).catch((err: Error) => this.logger.warn(`progress of ${id} not saved: ${err.message}`));
     });
     try {
-      const run = tool.handler.execute(input, {
+      const ctx: ToolContext = {
         executionId: id,
         signal: controller.signal,
         progress: (percent, message) => progress.report(percent, message),
         logger: toolLogger(new Logger(`tool:${definition.id}`), id),
         config: tool.config,
         workspace: this.workspace,
-      });
+      };
+      const run = tool.source ? this.threads.run(tool.source, input, ctx) : tool.handler.execute(input, ctx);
       // A tool that ignores its signal still ends when the signal fires; its late outcome is dropped.
       run.catch(() => undefined);
       const result = await Promise.race([run, rejectOnAbort(controller.signal)]);

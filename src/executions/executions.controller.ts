@@ -35,17 +35,17 @@ export class ExecutionsController {
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListExecutionsQuery) {
     const filter = { status: query.status, tool_id: query.tool_id };
     if (query.after !== undefined) {
-      const { executions, next } = await this.executions.pageAfter(principal.accountId, filter, decodeCursor(query.after), query.limit);
+      const { executions, next } = await this.executions.pageAfter(principal, filter, decodeCursor(query.after), query.limit);
       return { items: executions.map(executionSummary), pagination: { after: next && encodeCursor(next), has_more: next !== null } };
     }
-    const { executions, total } = await this.executions.page(principal.accountId, filter, query.limit, query.offset);
+    const { executions, total } = await this.executions.page(principal, filter, query.limit, query.offset);
     return { executions: executions.map(executionSummary), total, limit: query.limit, offset: query.offset };
   }
 
   @Get(['v1/executions/:execution_id', 'api/skill/status/:execution_id'])
   @RequireScopes('executions:read')
   async get(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
-    const execution = await this.executions.get(principal.accountId, id);
+    const execution = await this.executions.get(principal, id);
     reply.header('last-modified', (execution.completed_at ?? execution.started_at ?? execution.created_at).toUTCString());
     return executionView(execution);
   }
@@ -53,7 +53,7 @@ export class ExecutionsController {
   @Delete('v1/executions/:execution_id')
   @RequireScopes('executions:cancel')
   async cancel(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string) {
-    const execution = await this.executions.cancel(principal.accountId, id);
+    const execution = await this.executions.cancel(principal, id);
     return { status: 'cancelled', execution_id: execution.id, message: `Execution ${execution.id} cancelled` };
   }
 }

@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { AppException } from '../common/errors';
 import { Execution, TERMINAL_STATUSES } from './execution.entity';
 import { ExecutionRunner } from './execution-runner';
-import { ExecutionsStore, ListFilter } from './executions.store';
+import { ExecutionReader, ExecutionsStore, ListFilter } from './executions.store';
 
-/** Reads and cancels executions within one account. */
+/** Reads and cancels executions within one account, of the tools the calling key may use. */
 @Injectable()
 export class ExecutionsService {
   constructor(
@@ -12,22 +12,22 @@ export class ExecutionsService {
     private readonly runner: ExecutionRunner,
   ) {}
 
-  get(accountId: string, id: string): Promise<Execution> {
-    return this.store.get(accountId, id);
+  get(reader: ExecutionReader, id: string): Promise<Execution> {
+    return this.store.get(reader, id);
   }
 
-  page(accountId: string, filter: ListFilter, limit: number, offset: number) {
-    return this.store.page(accountId, filter, limit, offset);
+  page(reader: ExecutionReader, filter: ListFilter, limit: number, offset: number) {
+    return this.store.page(reader, filter, limit, offset);
   }
 
-  async pageAfter(accountId: string, filter: ListFilter, afterId: string | null, limit: number) {
-    const { executions, hasMore } = await this.store.pageAfter(accountId, filter, afterId, limit);
+  async pageAfter(reader: ExecutionReader, filter: ListFilter, afterId: string | null, limit: number) {
+    const { executions, hasMore } = await this.store.pageAfter(reader, filter, afterId, limit);
     return { executions, next: hasMore ? executions[executions.length - 1].id : null };
   }
 
   /** DESIGN §5.8: active → cancelled; cancelled again → the same answer; otherwise finished → 409. */
-  async cancel(accountId: string, id: string): Promise<Execution> {
-    const current = await this.store.get(accountId, id);
+  async cancel(reader: ExecutionReader, id: string): Promise<Execution> {
+    const current = await this.store.get(reader, id);
     if (current.status === 'cancelled') return current;
     if (TERMINAL_STATUSES.has(current.status)) {
       throw new AppException('CONFLICT', `Execution ${id} already finished with status '${current.status}'`);

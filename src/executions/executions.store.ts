@@ -31,6 +31,12 @@ export interface ListFilter {
   tool_id?: string;
 }
 
+/** Whose executions may be read: an account, and the tools its key is narrowed to (null = all). */
+export interface ExecutionReader {
+  accountId: string;
+  toolIds: ReadonlySet<string> | null;
+}
+
 /**
  * Execution rows; every transition out of an active state is conditional, so the first terminal
  * state wins. Inserts and terminal writes are group-committed: concurrent callers share one
@@ -99,15 +105,15 @@ export class ExecutionsStore {
     await this.executions.update({ id, status: 'running' }, { progress, progress_message: message });
   }
 
-  async get(accountId: string, id: string): Promise<Execution> {
-    const execution = await this.executions.findOneBy({ id, account_id: accountId });
+  async get(reader: ExecutionReader, id: string): Promise<Execution> {
+    const execution = await this.executions.findOneBy({ ...this.where(reader, {}), id });
     if (!execution) throw AppException.notFound('Execution', id);
     return execution;
   }
 
-  async page(accountId: string, filter: ListFilter, limit: number, offset: number): Promise<{ executions: Execution[]; total: number }> {
+  async page(reader: ExecutionReader, filter: ListFilter, limit: number, offset: number): Promise<{ executions: Execution[]; total: number }> {
     const [executions, total] = await this.executions.findAndCount({
-      where: this.where(accountId, filter),
+      where: this.where(reader, filter),
       order: { id: 'DESC' },
       take: limit,
       skip: offset,
@@ -116,9 +122,9 @@ export class ExecutionsStore {
   }
 
   /** Keyset page, newest first: ids are time-ordered, so new executions never shift the walk. */
-  async pageAfter(accountId: string, filter: ListFilter, afterId: string | null, limit: number): Promise<{ executions: Execution[]; hasMore: boolean }> {
+  async pageAfter(reader: ExecutionReader, filter: ListFilter, afterId: string | null, limit: number): Promise<{ executions: Execution[]; hasMore: boolean }> {
     const rows = await this.executions.find({
-      where: { ...this.where(accountId, filter), ...(afterId && { id: LessThan(afterId) }) },
+      where: { ...this.where(reader, filter), ...(afterId && { id: LessThan(afterId) }) },
       order: { id: 'DESC' },
       take: limit + 1,
     });
@@ -160,11 +166,16 @@ export class ExecutionsStore {
     });
   }
 
-  private where(accountId: string, filter: ListFilter): FindOptionsWhere<Execution> {
+  /** A key narrowed to some tools reads only their executions (least privilege). */
+  private where({ accountId, toolIds }: ExecutionReader, filter: ListFilter): FindOptionsWhere<Execution> {
+    const allowed = (toolId: string) => toolIds === null || toolIds.has(toolId);
+    const toolId = filter.tool_id
+      ? allowed(filter.tool_id) ? filter.tool_id : In([])
+      : toolIds === null ? undefined : In([...toolIds]);
     return {
       account_id: accountId,
       ...(filter.status && { status: filter.status }),
-      ...(filter.tool_id && { tool_id: filter.tool_id }),
+      ...(toolId !== undefined && { tool_id: toolId }),
     };
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
+import { DataSource, EntityManager, IsNull, Repository } from 'typeorm';
 import { defaultScopes, Scope } from '../auth/scopes';
 import { AppException } from '../common/errors';
 import { newKeyId } from '../common/ids';
@@ -87,23 +87,26 @@ export class ApiKeysService {
   }
 
   /** User keys: a new secret, and the old one stops working at once. */
-  async regenerate(accountId: string, keyId: string, now = new Date()): Promise<IssuedKey> {
-    const old = await this.activeKey(accountId, keyId, now);
-    if (old.type !== 'user') {
-      throw AppException.invalidRequest(`Only user keys can be regenerated; this is a ${old.type} key${old.type === 'service' ? ' (rotate it instead)' : ''}`);
-    }
-    return this.replace(old, now, now);
+  async regenerate(accountId: string, keyId: string, grantor?: Grantor, now = new Date()): Promise<IssuedKey> {
+    return this.replace(accountId, keyId, grantor, now, (old) => {
+      if (old.type !== 'user') {
+        throw AppException.invalidRequest(`Only user keys can be regenerated; this is a ${old.type} key${old.type === 'service' ? ' (rotate it instead)' : ''}`);
+      }
+      return now;
+    });
   }
 
-  /** Service keys: a new key; the old one stays valid until revoked, or for `revokeOldAfter` seconds. */
-  async rotate(accountId: string, keyId: string, revokeOldAfter: number | undefined, now = new Date()): Promise<IssuedKey & { old: ApiKey }> {
-    const old = await this.activeKey(accountId, keyId, now);
-    if (old.type !== 'service') {
-      throw AppException.invalidRequest(`Only service keys can be rotated; this is a ${old.type} key${old.type === 'user' ? ' (regenerate it instead)' : ''}`);
-    }
-    const revokeAt = revokeOldAfter === undefined ? null : new Date(now.getTime() + revokeOldAfter * 1000);
-    const issued = await this.replace(old, revokeAt, now);
-    return { ...issued, old };
+  /**
+   * Service keys: a new key; the old one stays valid until revoked, or for `revokeOldAfter` seconds.
+   * A key has at most one successor pending: rotating it again is a CONFLICT naming that successor.
+   */
+  async rotate(accountId: string, keyId: string, revokeOldAfter: number | undefined, grantor?: Grantor, now = new Date()): Promise<IssuedKey & { old: ApiKey }> {
+    return this.replace(accountId, keyId, grantor, now, (old) => {
+      if (old.type !== 'service') {
+        throw AppException.invalidRequest(`Only service keys can be rotated; this is a ${old.type} key${old.type === 'user' ? ' (regenerate it instead)' : ''}`);
+      }
+      return revokeOldAfter === undefined ? null : new Date(now.getTime() + revokeOldAfter * 1000);
+    });
   }
 
   /** Registers a secret the operator chose (BOOTSTRAP_API_KEY) unless it is already known. */
@@ -122,27 +125,43 @@ export class ApiKeysService {
     return this.keys.count();
   }
 
-  private async activeKey(accountId: string, keyId: string, now: Date): Promise<ApiKey> {
-    const key = await this.get(accountId, keyId);
-    if ((key.revoked_at && key.revoked_at <= now) || (key.expires_at && key.expires_at <= now)) {
-      throw new AppException('CONFLICT', `API key ${keyId} is already revoked or expired`);
-    }
-    return key;
-  }
-
-  /** Issues the successor of `old` and schedules the old key's revocation, atomically. */
-  private async replace(old: ApiKey, revokeOldAt: Date | null, now: Date): Promise<IssuedKey> {
-    const issued = await this.dataSource.transaction(async (manager) => {
+  /**
+   * Issues the successor of an active key and schedules the old key's revocation, in one
+   * transaction that holds the old row locked, so two concurrent calls cannot both succeed. The
+   * successor holds exactly the old key's scopes and tools: the caller must hold them all too.
+   */
+  private async replace(
+    accountId: string,
+    keyId: string,
+    grantor: Grantor | undefined,
+    now: Date,
+    revocationOf: (old: ApiKey) => Date | null,
+  ): Promise<IssuedKey & { old: ApiKey }> {
+    const result = await this.dataSource.transaction(async (manager) => {
+      const old = await manager.findOne(ApiKey, { where: { id: keyId, account_id: accountId }, lock: { mode: 'pessimistic_write' } });
+      if (!old) throw AppException.notFound('API key', keyId);
+      if ((old.revoked_at && old.revoked_at <= now) || (old.expires_at && old.expires_at <= now)) {
+        throw new AppException('CONFLICT', `API key ${keyId} is already revoked or expired`);
+      }
+      const revokeOldAt = revocationOf(old);
+      if (grantor) assertWithinGrant(grantor, old.scopes, old.tool_ids);
+      const pending = await manager.findOne(ApiKey, { where: { replaces_key_id: old.id, revoked_at: IsNull() } });
+      if (pending) {
+        throw new AppException('CONFLICT', `API key ${keyId} already has a successor, ${pending.id}; revoke that one first to rotate again`, {
+          details: { successor_id: pending.id },
+        });
+      }
       if (revokeOldAt) await manager.update(ApiKey, { id: old.id }, { revoked_at: revokeOldAt });
-      return this.issue(
+      old.revoked_at = revokeOldAt;
+      const issued = await this.issue(
         manager,
         { account_id: old.account_id, name: old.name, type: old.type, scopes: old.scopes, tool_ids: old.tool_ids, expires_at: null, replaces_key_id: old.id },
         now,
       );
+      return { ...issued, old };
     });
-    old.revoked_at = revokeOldAt;
-    this.verifier.forget(old.id);
-    return issued;
+    this.verifier.forget(keyId);
+    return result;
   }
 
   private async issue(manager: EntityManager, fields: Partial<ApiKey> & { type: KeyType }, now: Date): Promise<IssuedKey> {

@@ -48,13 +48,13 @@ export class KeysController {
   @Post(':key_id/regenerate')
   @HttpCode(201)
   async regenerate(@CurrentPrincipal() principal: Principal, @Param('key_id') keyId: string) {
-    return issuedView(await this.keys.regenerate(principal.accountId, keyId));
+    return issuedView(await this.keys.regenerate(principal.accountId, keyId, principal));
   }
 
   @Post(':key_id/rotate')
   @HttpCode(201)
   async rotate(@CurrentPrincipal() principal: Principal, @Param('key_id') keyId: string, @Body() body: RotateKeyDto) {
-    const { old, ...issued } = await this.keys.rotate(principal.accountId, keyId, body?.revoke_old_after);
+    const { old, ...issued } = await this.keys.rotate(principal.accountId, keyId, body?.revoke_old_after, principal);
     return { ...issuedView(issued), old_key: keyView(old) };
   }
 }

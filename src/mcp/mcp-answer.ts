@@ -1,5 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply } from 'fastify';
+import { setMaxListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { callerGone } from '../common/caller-gone';
 import { openEventStream } from '../common/event-stream';
@@ -39,7 +40,12 @@ export class McpAnswer {
 
   /** Calls `listener` if the client leaves before the answer is written (at once if it has); returns its removal. */
   whenGone(listener: () => void): () => void {
-    const gone = (this.gone ??= callerGone(this.reply));
+    // Every call of a batch watches the one POST: as many listeners as requests is no leak.
+    if (!this.gone) {
+      this.gone = callerGone(this.reply);
+      setMaxListeners(this.expected + 1, this.gone);
+    }
+    const gone = this.gone;
     if (gone.aborted) listener();
     else gone.addEventListener('abort', listener, { once: true });
     return () => gone.removeEventListener('abort', listener);

@@ -1,5 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { AppException } from '../common/errors';
+import { maskApiKeys } from '../common/key-mask';
 import type { ToolInputDefinition } from './sdk';
 
 /** Turns the first ajv error into DESIGN §5.2's error: missing → INVALID_REQUEST, wrong → INVALID_INPUT. */
@@ -75,7 +76,7 @@ function pointerSegments(pointer: string): string[] {
 
 /** Echo back enough of the value to be useful, never a megabyte. */
 function preview(value: unknown): unknown {
-  if (typeof value === 'string') return value.length > 100 ? `${value.slice(0, 100)}…` : value;
+  if (typeof value === 'string') return maskApiKeys(value.length > 100 ? `${value.slice(0, 100)}…` : value);
   if (value === null || typeof value !== 'object') return value;
   return Array.isArray(value) ? `array(${value.length})` : 'object';
 }

@@ -98,6 +98,12 @@ export interface ToolDefinition {
   cache_ttl?: number;
   /** At least one example that really runs and yields `output`. */
   examples: ToolExample[];
+  /**
+   * Runs in a worker thread that is terminated when the call is cancelled or times out, so the
+   * tool can never block the service: for CPU-heavy work and caller-supplied code. The class must
+   * be loaded from a `*.tool.ts` file and take no constructor arguments.
+   */
+  isolated?: boolean;
   /** Environment variables this tool reads; they appear in `ctx.config`. */
   config?: readonly string[];
 }

@@ -1,6 +1,7 @@
 import type { Type } from '@nestjs/common';
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
+import { recordToolSource } from './isolation/tool-source';
 import { ToolMetadata } from './sdk';
 
 const TOOL_FILE = /\.tool\.(ts|js)$/;
@@ -12,8 +13,10 @@ const TOOL_FILE = /\.tool\.(ts|js)$/;
 export function loadToolClasses(dir: string): Type[] {
   const classes: Type[] = [];
   for (const file of toolFiles(dir)) {
-    for (const exported of Object.values(require(file) as Record<string, unknown>)) {
-      if (typeof exported === 'function' && Reflect.hasOwnMetadata(ToolMetadata.KEY, exported)) classes.push(exported as Type);
+    for (const [exportName, exported] of Object.entries(require(file) as Record<string, unknown>)) {
+      if (typeof exported !== 'function' || !Reflect.hasOwnMetadata(ToolMetadata.KEY, exported)) continue;
+      classes.push(exported as Type);
+      recordToolSource(exported, { file, exportName });
     }
   }
   return classes;

@@ -5,7 +5,9 @@ import addFormats from 'ajv-formats';
 import { AppConfig } from '../config/app-config';
 import { AppException } from '../common/errors';
 import { inputErrorToException } from './input-errors';
+import { ToolSource, toolSourceOf } from './isolation/tool-source';
 import { ToolDefinition, ToolHandler, ToolMetadata } from './sdk';
+import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { definitionProblems, inputSchema, JsonSchema, outputSchema } from './tool-schema';
 import { toolDetailView, toolSummaryView } from './tool-views';
 
@@ -19,6 +21,8 @@ export type ResolvedDefinition = Required<Omit<ToolDefinition, 'config'>> & { co
 export interface RegisteredTool {
   definition: ResolvedDefinition;
   handler: ToolHandler;
+  /** Set for `isolated` tools: the file a worker thread loads the class from. */
+  source?: ToolSource;
   inputSchema: JsonSchema;
   outputSchema: JsonSchema;
   /** The tool's declared environment, read once at boot. */
@@ -72,7 +76,8 @@ export class ToolRegistry implements OnModuleInit {
       const previous = owners.get(definition.id);
       if (previous) throw new ToolDefinitionError(`Duplicate tool id '${definition.id}': declared by ${previous} and ${className}`);
       owners.set(definition.id, className);
-      this.tools.set(definition.id, this.register(definition, wrapper.instance as ToolHandler, className));
+      const source = wrapper.metatype ? toolSourceOf(wrapper.metatype) : undefined;
+      this.tools.set(definition.id, this.register(definition, wrapper.instance as ToolHandler, className, source));
     }
   }
 
@@ -100,9 +105,10 @@ export class ToolRegistry implements OnModuleInit {
     );
   }
 
-  private register(raw: ToolDefinition, handler: ToolHandler, className: string): RegisteredTool {
+  private register(raw: ToolDefinition, handler: ToolHandler, className: string, source: ToolSource | undefined): RegisteredTool {
     const fail = (problem: string) => new ToolDefinitionError(`Invalid tool definition '${raw?.id}' (${className}): ${problem}`);
     if (typeof handler?.execute !== 'function') throw fail('the class must implement execute(input, ctx)');
+    if (raw.isolated && !source) throw fail('an isolated tool must be exported by a *.tool.ts file loaded with loadToolClasses()');
     const problems = definitionProblems(raw);
     if (problems.length > 0) throw fail(problems.join('; '));
 
@@ -116,6 +122,7 @@ export class ToolRegistry implements OnModuleInit {
       effects,
       idempotent: effects === 'read',
       open_world: false,
+      isolated: false,
       config: [],
       ...raw,
     };
@@ -134,7 +141,11 @@ export class ToolRegistry implements OnModuleInit {
       if (!validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, definition.inputs);
       return input;
     };
-    const outputProblem = (result: unknown) => (validateOut(result) ? null : this.outputAjv.errorsText(validateOut.errors, { dataVar: 'result' }));
+    const outputProblem = (result: unknown) => {
+      const unstorable = unstorableProblem(result, MAX_OUTPUT_DEPTH);
+      if (unstorable) return `result cannot be stored: ${unstorable}`;
+      return validateOut(result) ? null : this.outputAjv.errorsText(validateOut.errors, { dataVar: 'result' });
+    };
 
     for (const example of definition.examples) {
       const input = structuredClone(example.input);
@@ -147,6 +158,7 @@ export class ToolRegistry implements OnModuleInit {
     return {
       definition,
       handler,
+      ...(definition.isolated && { source }),
       inputSchema: inSchema,
       outputSchema: outSchema,
       config: Object.freeze(Object.fromEntries(definition.config.map((name) => [name, process.env[name]]))),

@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
+import { ToolThreads } from './isolation/tool-threads';
 import { ToolRegistry } from './tool-registry';
 import { ToolsController } from './tools.controller';
 import { createWorkspace } from './workspace';
@@ -15,6 +16,7 @@ export const WORKSPACE = Symbol('WORKSPACE');
   controllers: [ToolsController],
   providers: [
     ToolRegistry,
+    ToolThreads,
     {
       provide: WORKSPACE,
       inject: [AppConfig],
@@ -25,6 +27,6 @@ export const WORKSPACE = Symbol('WORKSPACE');
       },
     },
   ],
-  exports: [ToolRegistry, WORKSPACE],
+  exports: [ToolRegistry, ToolThreads, WORKSPACE],
 })
 export class ToolsModule {}

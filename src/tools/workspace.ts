@@ -50,6 +50,7 @@ export function createWorkspace(root: string): Workspace {
         );
       }
       if (code === 'ELOOP') throw invalidPath(parameter, relativePath, 'too many levels of symbolic links');
+      if (code === 'ENAMETOOLONG') throw invalidPath(parameter, relativePath, 'the path or one of its names is too long');
       throw new ToolError(`Cannot access workspace path ${relativePath}`, { cause: error });
     }
     if (!isInside(base, real)) throw invalidPath(parameter, relativePath, 'a symbolic link points out of the workspace');

@@ -59,6 +59,8 @@ const orders = {
   status: 'ready',
   version: '1.0.0',
   cacheable: true,
+  // Caller-supplied expressions: a catastrophic regular expression blocks its thread, never the service.
+  isolated: true,
   timeout: 10,
   rate_limit: 100,
   inputs: {

@@ -1,0 +1,71 @@
+/**
+ * Runs one isolated tool call inside a worker thread of the ToolThreads pool. The main thread
+ * stops a call by terminating the thread, so the tool's own signal never fires here; progress and
+ * log lines travel back over the task's MessagePort.
+ */
+import type { MessagePort } from 'node:worker_threads';
+import { ToolError, type ToolContext, type ToolHandler, type ToolLogger, type Workspace } from '../sdk';
+import { createWorkspace } from '../workspace';
+
+export interface ThreadTask {
+  file: string;
+  exportName: string;
+  input: Record<string, unknown>;
+  executionId: string;
+  config: Readonly<Record<string, string | undefined>>;
+  workspaceRoot: string;
+  port: MessagePort;
+}
+
+export type ThreadMessage =
+  | { kind: 'progress'; percent: number; message?: string }
+  | { kind: 'log'; level: keyof ToolLogger; message: string; meta?: Record<string, unknown> };
+
+/** ToolError's members, which survive the structured clone its class would not. */
+export type ThreadOutcome =
+  | { ok: true; output: unknown }
+  | { ok: false; error: { message: string; code: ToolError['code']; retryable: boolean; details?: Record<string, unknown>; suggestion?: string } };
+
+/** One instance per tool class per thread, as the main thread keeps one per process. */
+const handlers = new Map<string, ToolHandler>();
+const workspaces = new Map<string, Workspace>();
+
+export default async function runIsolated(task: ThreadTask): Promise<ThreadOutcome> {
+  const { port } = task;
+  const post = (message: ThreadMessage) => port.postMessage(message);
+  const log = (level: keyof ToolLogger) => (message: string, meta?: Record<string, unknown>) => post({ kind: 'log', level, message, meta });
+  const ctx: ToolContext = {
+    executionId: task.executionId,
+    signal: new AbortController().signal,
+    progress: (percent, message) => post({ kind: 'progress', percent, message }),
+    logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+    config: task.config,
+    workspace: workspaceAt(task.workspaceRoot),
+  };
+  try {
+    return { ok: true, output: await handlerFor(task.file, task.exportName).execute(task.input, ctx) };
+  } catch (error) {
+    if (!(error instanceof ToolError)) throw error;
+    const { message, code, retryable, details, suggestion } = error;
+    return { ok: false, error: { message, code, retryable, details, suggestion } };
+  } finally {
+    port.close();
+  }
+}
+
+function handlerFor(file: string, exportName: string): ToolHandler {
+  const key = `${file}#${exportName}`;
+  let handler = handlers.get(key);
+  if (!handler) {
+    const toolClass = (require(file) as Record<string, new () => ToolHandler>)[exportName];
+    handler = new toolClass();
+    handlers.set(key, handler);
+  }
+  return handler;
+}
+
+function workspaceAt(root: string): Workspace {
+  let workspace = workspaces.get(root);
+  if (!workspace) workspaces.set(root, (workspace = createWorkspace(root)));
+  return workspace;
+}

@@ -1,0 +1,59 @@
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import * as path from 'node:path';
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { AppConfig } from '../../config/app-config';
+import { ToolError, type ToolContext } from '../sdk';
+import type { ToolSource } from './tool-source';
+import type { ThreadMessage, ThreadOutcome, ThreadTask } from './tool-thread.worker';
+
+/** Idle threads end after this long; the next isolated call starts one again. */
+const IDLE_THREAD_MS = 60_000;
+
+/**
+ * The worker-thread pool of `isolated` tools: a call that ignores its signal (a catastrophic
+ * regular expression, a runaway loop) is stopped by terminating its thread, so the event loop
+ * of the API never waits on a tool and every timeout holds. Started on first use.
+ */
+@Injectable()
+export class ToolThreads implements OnModuleDestroy {
+  private pool?: Piscina;
+
+  constructor(private readonly config: AppConfig) {}
+
+  async run(source: ToolSource, input: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    const { port1, port2 } = new MessageChannel();
+    port1.on('message', (message: ThreadMessage) => {
+      if (message.kind === 'progress') ctx.progress(message.percent, message.message);
+      else ctx.logger[message.level](message.message, message.meta);
+    });
+    const task: ThreadTask = { ...source, input, executionId: ctx.executionId, config: ctx.config, workspaceRoot: ctx.workspace.root, port: port2 };
+    try {
+      // An abort rejects at once and terminates the thread if the task is running.
+      const outcome = (await this.threads().run(task, { signal: ctx.signal, transferList: [port2] })) as ThreadOutcome;
+      if (outcome.ok) return outcome.output;
+      const { message, ...options } = outcome.error;
+      throw new ToolError(message, options);
+    } finally {
+      port1.close();
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pool?.destroy();
+  }
+
+  private threads(): Piscina {
+    this.pool ??= new Piscina({
+      filename: WORKER_FILE,
+      minThreads: 0,
+      maxThreads: this.config.TOOL_THREADS,
+      idleTimeout: IDLE_THREAD_MS,
+      // Under ts-node or ts-jest the tools are TypeScript: the thread compiles them the same way.
+      execArgv: WORKER_FILE.endsWith('.ts') ? ['--require', 'ts-node/register/transpile-only'] : [],
+    });
+    return this.pool;
+  }
+}
+
+const WORKER_FILE = path.join(__dirname, `tool-thread.worker${path.extname(__filename)}`);
