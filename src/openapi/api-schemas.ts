@@ -191,6 +191,27 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'POST /v1/keys/{key_id}/rotate': ref('KeyWithSecret'),
   'DELETE /v1/tools/{tool_id}/cache': { type: 'object', required: ['tool_id', 'dropped'], properties: { tool_id: { type: 'string' }, dropped: { type: 'integer' } } },
   'GET /healthz': { type: 'object', properties: { status: { const: 'ok' } } },
+  'GET /readyz': {
+    type: 'object',
+    required: ['status', 'checks', 'backends'],
+    properties: {
+      status: { type: 'string', enum: ['ready', 'unavailable'] },
+      checks: { type: 'object', additionalProperties: { type: 'string' }, description: '`ok` or `failing: <reason>` per check.' },
+      backends: { type: 'object', additionalProperties: { type: 'string' }, description: 'What each part runs on in this configuration.' },
+    },
+  },
+  'GET /v1/openapi.json': { type: 'object', description: 'This document.' },
+  'POST /v1/mcp': { type: 'object', description: 'A JSON-RPC 2.0 answer (or an array of them); with a progress token, an SSE stream.' },
+};
+
+/** Routes that answer something other than JSON. */
+export const SUCCESS_MEDIA: Record<string, Record<string, { schema: SchemaObject }>> = {
+  'GET /v1/tools/{tool_id}/docs': { 'text/markdown': { schema: { type: 'string' } } },
+  'GET /v1/executions/{execution_id}/events': {
+    'text/event-stream': { schema: { type: 'string', description: '`status` and `progress` events, then one `result` event with the execution record.' } },
+  },
+  'GET /docs': { 'text/html': { schema: { type: 'string' } } },
+  'GET /docs/{asset}': { 'text/css': { schema: { type: 'string' } }, 'text/javascript': { schema: { type: 'string' } }, 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } } },
 };
 
 const header = (description: string, schema: SchemaObject = { type: 'string' }) => ({ description, schema });

@@ -4,7 +4,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { JsonSnapshot, snapshotJson } from '../cache/http-cache';
 import { AppConfig } from '../config/app-config';
 import { ToolRegistry } from '../tools/tool-registry';
-import { COMPONENT_SCHEMAS, ref, RESPONSE_HEADERS, RETRY_HEADERS, SchemaObject, SUCCESS_SCHEMAS } from './api-schemas';
+import { COMPONENT_SCHEMAS, ref, RESPONSE_HEADERS, RETRY_HEADERS, SchemaObject, SUCCESS_MEDIA, SUCCESS_SCHEMAS } from './api-schemas';
 import { INVOKE_HEADER_PARAMETERS, INVOKE_QUERY_PARAMETERS, invokeBody, invokeSuccess, toolOperations } from './tool-operations';
 import { RouteAccess, routeAccess } from './route-access';
 
@@ -132,8 +132,9 @@ function completeOperation(path: string, method: string, operation: Operation, r
   const responses: Record<string, any> = operation.responses ?? {};
   for (const [status, response] of Object.entries(responses)) {
     if (!status.startsWith('2')) continue;
-    const schema: SchemaObject | undefined = SUCCESS_SCHEMAS[`${method.toUpperCase()} ${path}`];
-    if (schema && !response.content) response.content = { 'application/json': { schema } };
+    const key = `${method.toUpperCase()} ${path}`;
+    const schema: SchemaObject | undefined = SUCCESS_SCHEMAS[key];
+    response.content ??= schema ? { 'application/json': { schema } } : SUCCESS_MEDIA[key];
     response.description ||= 'Success';
     response.headers = { ...COMMON_HEADERS, ...response.headers };
   }
