@@ -59,3 +59,26 @@ export function captureTrace(): TraceCarrier | undefined {
 export function resumeTrace<T>(carrier: TraceCarrier | undefined, fn: () => Promise<T>): Promise<T> {
   return propagation && carrier ? propagation.resume(carrier, fn) : fn();
 }
+
+/** One outbound HTTP call of a tool (`ctx.http`): where it goes, never its path or query (they may hold tokens). */
+export interface OutboundCall {
+  method: string;
+  url: URL;
+}
+type OutboundObserver = <T extends { status: number }>(call: OutboundCall, headers: Record<string, string>, send: () => Promise<T>) => Promise<T>;
+
+let outboundObserver: OutboundObserver | null = null;
+
+/** Installed by tracing while it runs; null uninstalls. */
+export function setOutboundObserver(next: OutboundObserver | null): void {
+  outboundObserver = next;
+}
+
+/**
+ * The instrumentation hook of `ctx.http`: wrap each request's send in it, passing the headers
+ * object the request will carry. With tracing on, the call gets a client span and `headers` a
+ * W3C `traceparent` (added before `send` runs); otherwise `send` runs as it is.
+ */
+export function observeOutbound<T extends { status: number }>(call: OutboundCall, headers: Record<string, string>, send: () => Promise<T>): Promise<T> {
+  return outboundObserver ? outboundObserver(call, headers, send) : send();
+}

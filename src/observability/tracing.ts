@@ -4,7 +4,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { addExecutionObserver, setTracePropagation, TraceCarrier } from './probes';
+import { addExecutionObserver, setOutboundObserver, setTracePropagation, TraceCarrier } from './probes';
 
 /** Spans leave in batches; short enough that a trace shows up while one is looking for it. */
 const EXPORT_DELAY_MS = 500;
@@ -53,6 +53,30 @@ export class ServiceTracing {
       resume: (carrier, fn) => context.with(w3c.extract(ROOT_CONTEXT, carrier, headerGetter), fn),
     });
     this.uninstall.push(() => setTracePropagation(null));
+    setOutboundObserver((call, headers, send) =>
+      this.tracer.startActiveSpan(
+        call.method,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: { 'http.request.method': call.method, 'server.address': call.url.hostname, 'server.port': Number(call.url.port) || (call.url.protocol === 'https:' ? 443 : 80), 'url.scheme': call.url.protocol.replace(':', '') },
+        },
+        async (span) => {
+          w3c.inject(context.active(), headers, { set: (carrier, key, value) => (carrier[key] = value) });
+          try {
+            const response = await send();
+            span.setAttribute('http.response.status_code', response.status);
+            if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+            return response;
+          } catch (err) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).name });
+            throw err;
+          } finally {
+            span.end();
+          }
+        },
+      ),
+    );
+    this.uninstall.push(() => setOutboundObserver(null));
     this.uninstall.push(
       addExecutionObserver((info, run) =>
         this.tracer.startActiveSpan(`execute ${info.toolId}`, { kind: SpanKind.INTERNAL, attributes: { 'tos.tool.id': info.toolId, 'tos.execution.id': info.executionId } }, async (span) => {

@@ -60,6 +60,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
-    stop: () => new Promise((resolve) => server.close(() => resolve())),
+    stop: () => new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections(); // exporters keep theirs alive
+    }),
   };
 }
