@@ -2,6 +2,7 @@ import { DynamicModule, Logger, Type } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { createApp } from './app.setup';
 import { ConfigError, loadConfig, ROLES, Role } from './config/app-config';
+import { claimDataDir } from './database/data-source-options';
 import { ToolRegistry } from './tools/tool-registry';
 
 export interface ServiceOptions {
@@ -24,6 +25,7 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
   try {
     const role = roleFromArgv(options.argv ?? process.argv);
     const config = loadConfig({ ...process.env, ...(role && { ROLE: role }) });
+    claimDataDir(config);
     const app = await createApp({ config, extensions: options.extensions });
     const logger = new Logger('Main');
     const database = config.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${config.DATA_DIR}`;
@@ -32,6 +34,9 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
       await app.listen({ port: config.PORT, host: config.HOST });
     } else {
       await app.init();
+    }
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => logger.log(`${signal}: shutting down; running executions get up to ${config.SHUTDOWN_GRACE_SECONDS} s to finish`));
     }
     const tools = app.get(ToolRegistry).all().length; // filled in during init
     const where = config.runsApi ? ` listening on http://${config.HOST}:${config.PORT}` : '';

@@ -59,6 +59,9 @@ describeEachDatabase('operations', (mode) => {
     expect(listed.keys).toHaveLength(1);
     expect(JSON.stringify(listed)).not.toContain(key.key);
     expect(JSON.parse((await cli(env, 'accounts', 'list')).stdout).map((a: { name: string }) => a.name)).toContain('cli-co');
+    await expect(cli(env, 'accounts', 'create', '--name', 'cheap', '--tier', 'free', '--requests-per-minute', '5')).rejects.toMatchObject({
+      stderr: expect.stringContaining('custom limits are for enterprise accounts'),
+    });
     await expect(cli(env, 'keys', 'create', '--account', 'nobody', '--name', 'x')).rejects.toMatchObject({ stderr: expect.stringContaining('Account not found: nobody') });
 
     const t = await startTestApp({ env });
@@ -67,7 +70,8 @@ describeEachDatabase('operations', (mode) => {
       await cli(env, 'keys', 'revoke', key.id, '--account', 'cli-co').catch((err) => {
         // Embedded mode: the data directory belongs to the running service, so the CLI must refuse.
         expect(env.DATA_DIR).toBeDefined();
-        expect(err.stderr).toMatch(/in use by process/);
+        expect(err.stderr).toMatch(/^tos: DATA_DIR .* is in use by process \d+: stop it first/);
+        expect(err.stderr.trim().split('\n')).toHaveLength(1); // the message, no stack trace
       });
     } finally {
       await t.close();

@@ -81,6 +81,13 @@ describeEachDatabase('security', (mode) => {
       expect(after.json().result).toEqual({ result: 3 });
     });
 
+    it('self-applying JSONata functions are the caller\'s fault (INVALID_INPUT), never a 500', async () => {
+      for (const expression of ['function($f){ 1 + $f($f) }(function($f){ 1 + $f($f) })', 'function($f){$f($f)}(function($f){$f($f)})']) {
+        const res = await invokeRaw('json-transform', JSON.stringify({ expression, data: {} }));
+        expect([expression, res.statusCode, res.json().error.code, res.json().error.retryable]).toEqual([expression, 400, 'INVALID_INPUT', false]);
+      }
+    });
+
     it('progress reaches the execution, and a cancel stops a tool that ignores it', async () => {
       const accepted = await invokeRaw('test-busy-isolated', '{"spin_ms":30000}', suite.acme.key, '?async=true');
       const id = accepted.json().execution_id;

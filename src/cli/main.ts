@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { SCOPES, Scope } from '../auth/scopes';
 import { AppException } from '../common/errors';
 import { ConfigError, loadConfig } from '../config/app-config';
+import { claimDataDir } from '../database/data-source-options';
 import { AccountsService } from '../keys/accounts.service';
 import { ApiKeysService } from '../keys/api-keys.service';
 import { generateSecret, KEY_TYPE_ALIASES } from '../keys/key-secret';
@@ -17,7 +18,10 @@ type Services = { accounts: AccountsService; keys: ApiKeysService };
 
 /** Opens the database for one command, prints its result, closes. */
 async function run(action: (services: Services) => Promise<unknown>): Promise<void> {
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(loadConfig()), { logger: ['error'] });
+  const config = loadConfig();
+  claimDataDir(config);
+  // Failures reach the handler at the bottom, which prints their message once.
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false, abortOnError: false });
   try {
     const result = await action({ accounts: app.get(AccountsService), keys: app.get(ApiKeysService) });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -86,6 +86,10 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(256)
   TOOL_THREADS = Math.max(1, availableParallelism() - 1);
 
+  /** `false` runs isolated tools on the event loop (debugging with breakpoints, measuring what isolation buys). */
+  @IsIn(['true', 'false'], { message: 'ISOLATE_TOOLS must be true or false' })
+  ISOLATE_TOOLS: 'true' | 'false' = 'true';
+
   /** A worker that stops renewing a job's lock this long (killed, hung) loses it; its execution ends in error. */
   @Transform(toInt) @IsInt() @Min(1) @Max(600)
   QUEUE_LOCK_SECONDS = 10;

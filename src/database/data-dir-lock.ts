@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
+import { ConfigError } from '../config/app-config';
 
 const held = new Set<string>();
 
@@ -23,7 +24,7 @@ export function lockDataDir(dir: string): void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = Number(readFileSync(lockFile, 'utf8'));
       if (owner && owner !== process.pid && isAlive(owner)) {
-        throw new Error(`DATA_DIR ${dir} is in use by process ${owner}: stop it first, or set DATABASE_URL to share a PostgreSQL database`);
+        throw new ConfigError(`DATA_DIR ${dir} is in use by process ${owner}: stop it first, or set DATABASE_URL to share a PostgreSQL database`);
       }
       unlinkSync(lockFile);
     }

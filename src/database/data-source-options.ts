@@ -24,8 +24,18 @@ export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
   if (config.DATABASE_URL) {
     return { ...common, url: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: 'tool-orchestration-service' };
   }
-  const dataDir = path.resolve(config.DATA_DIR);
-  lockDataDir(dataDir);
+  const dataDir = claimDataDir(config)!;
   const driver = createPgliteDriver(path.join(dataDir, 'pglite'));
   return { ...common, driver: driver.pg, database: 'postgres', poolSize: 1 };
+}
+
+/**
+ * In embedded mode, locks DATA_DIR for this process and returns it; entry points call it before
+ * Nest starts, so a directory in use is one plain message (ConfigError), not a boot stack trace.
+ */
+export function claimDataDir(config: AppConfig): string | undefined {
+  if (config.DATABASE_URL) return undefined;
+  const dataDir = path.resolve(config.DATA_DIR);
+  lockDataDir(dataDir);
+  return dataDir;
 }

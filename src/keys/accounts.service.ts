@@ -20,6 +20,10 @@ export class AccountsService {
   constructor(@InjectRepository(Account) private readonly accounts: Repository<Account>) {}
 
   async create(input: NewAccount): Promise<Account> {
+    const custom = (['requests_per_minute', 'monthly_calls', 'retention_days'] as const).filter((name) => input[name] != null);
+    if (input.tier !== 'enterprise' && custom.length > 0) {
+      throw AppException.invalidRequest(`${custom.join(', ')}: custom limits are for enterprise accounts; the ${input.tier} tier has fixed ones`, { parameter: custom[0] });
+    }
     if (await this.accounts.existsBy({ name: input.name })) {
       throw new AppException('CONFLICT', `An account named '${input.name}' already exists`);
     }

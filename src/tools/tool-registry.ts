@@ -158,7 +158,7 @@ export class ToolRegistry implements OnModuleInit {
     return {
       definition,
       handler,
-      ...(definition.isolated && { source }),
+      ...(definition.isolated && this.appConfig.ISOLATE_TOOLS === 'true' && { source }),
       inputSchema: inSchema,
       outputSchema: outSchema,
       config: Object.freeze(Object.fromEntries(definition.config.map((name) => [name, process.env[name]]))),
