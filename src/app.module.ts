@@ -13,6 +13,8 @@ import { HealthController } from './health/health.controller';
 import { CacheModule } from './cache/cache.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { McpModule } from './mcp/mcp.module';
+import { OpenApiModule } from './openapi/openapi.module';
+import { ObservabilityModule } from './observability/observability.module';
 import { LimitsModule } from './limits/limits.module';
 import { RateLimitGuard } from './limits/rate-limit.guard';
 import { ToolsModule } from './tools/tools.module';
@@ -40,6 +42,8 @@ export class AppModule {
         KeysModule,
         ExecutionsModule.forRoot(config),
         McpModule.forRoot(config),
+        OpenApiModule.forRoot(config),
+        ObservabilityModule.forRoot(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
         ...extensions,
       ],

@@ -15,6 +15,8 @@ import { clientErrorHandler, frameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from
 import { SECURITY_HEADERS } from './common/security-headers';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { AppConfig } from './config/app-config';
+import { OpenApiDocument } from './openapi/openapi-document';
+import { installRequestObservability } from './observability/request-observability';
 import { applyRateLimit, ipWindowKey } from './limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from './limits/window-store';
 
@@ -75,6 +77,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     }),
   );
   app.enableShutdownHooks();
+  if (app.get(AppConfig).runsApi) app.get(OpenApiDocument).attach(app);
+  installRequestObservability(app);
 
   // Gzip answers over 1 KB when accepted; gzip/deflate request bodies are inflated as a stream, and the
   // 1 MiB body limit counts inflated bytes, so a compression bomb is cut off at 1 MiB (413).

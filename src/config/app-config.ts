@@ -121,6 +121,18 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(1000)
   MCP_PAGE_SIZE = 50;
 
+  /** Serves Prometheus metrics at GET /metrics on the main port to `Authorization: Bearer <this>`. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MinLength(16, { message: 'METRICS_TOKEN must be at least 16 characters' }) @MaxLength(256)
+  METRICS_TOKEN?: string;
+
+  /** Serves Prometheus metrics at GET /metrics on this port of HOST, without a token (any role, workers too). */
+  @Transform(toInt) @IsOptional() @IsInt() @Min(0) @Max(65535)
+  METRICS_PORT?: number;
+
+  /** OTLP/HTTP collector base URL (…/v1/traces is appended); traces are off when unset. */
+  @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
   get runsApi(): boolean {
     return this.ROLE !== 'worker';
   }

@@ -12,6 +12,7 @@ import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
 import type { InvokeOptions } from './invoke-request';
 import { ProgressThrottle } from './progress-throttle';
+import { captureTrace, observeExecution, resumeTrace } from '../observability/probes';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 
 /** Progress is persisted at most this often per execution. */
@@ -118,7 +119,7 @@ export class ExecutionRunner {
     await this.store.insert(execution);
     this.publishStatus(execution); // before the enqueue: a fast worker's `running` must not precede it
     try {
-      await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: request.input, timeoutSeconds: this.timeoutOf(request) });
+      await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: request.input, timeoutSeconds: this.timeoutOf(request), trace: captureTrace() });
     } catch (err) {
       await this.finish(execution.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), null);
       throw err;
@@ -135,7 +136,7 @@ export class ExecutionRunner {
       await this.finish(job.executionId, terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${job.toolId}' is not installed on this worker`, retryable: true }), started.started_at);
       return;
     }
-    const fields = await this.execute(job.executionId, this.registry.get(job.toolId), job.input, job.timeoutSeconds);
+    const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, this.registry.get(job.toolId), job.input, job.timeoutSeconds));
     await this.finish(job.executionId, fields, started.started_at);
   }
 
@@ -215,7 +216,12 @@ export class ExecutionRunner {
     this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
   }
 
-  private async execute(
+  /** Every tool run, sync or queued, passes here once: the one place metrics and traces observe it. */
+  private execute(...args: Parameters<ExecutionRunner['executeTool']>): Promise<TerminalFields> {
+    return observeExecution({ executionId: args[0], toolId: args[1].definition.id }, () => this.executeTool(...args));
+  }
+
+  private async executeTool(
     id: string,
     tool: RegisteredTool,
     input: Record<string, unknown>,

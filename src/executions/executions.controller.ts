@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Controller, Delete, Get, Param, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
@@ -11,13 +12,16 @@ import { executionSummary, executionView } from './execution-views';
 import { ExecutionsService } from './executions.service';
 
 export class ListExecutionsQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: EXECUTION_STATUSES })
   @IsOptional() @IsIn(EXECUTION_STATUSES)
   status?: ExecutionStatus;
 
+  @ApiPropertyOptional({ pattern: '^[a-z0-9-]{1,64}$' })
   @IsOptional() @IsString() @Matches(/^[a-z0-9-]{1,64}$/, { message: 'tool_id must be a tool id' })
   tool_id?: string;
 
   /** Cursor paging (DESIGN §5.10): empty starts the walk. */
+  @ApiPropertyOptional({ description: 'Cursor paging: empty starts the walk, then each page’s pagination.after.' })
   @IsOptional() @IsString() @Matches(/^[A-Za-z0-9_-]{0,64}$/, { message: 'after must be a cursor returned by a previous page' })
   after?: string;
 }

@@ -4,6 +4,7 @@ import { etagOf } from '../cache/http-cache';
 import { cacheScope, ResultCache, resultCacheKey } from '../cache/result-cache';
 import type { Execution } from './execution.entity';
 import { ExecutionRunner, RunRequest } from './execution-runner';
+import { cacheLookups } from '../observability/probes';
 
 /** The result cache's part in an answer (DESIGN §5.11). */
 export interface CacheUse {
@@ -46,6 +47,7 @@ export class InvocationService {
     const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, definition.id, definition.version, input) : null;
     if (cacheKey && options.cache) {
       const hit = await this.cache.get(cacheKey);
+      if (cacheLookups.hasSubscribers) cacheLookups.publish({ hit: !!hit });
       if (hit) {
         const ttl = Math.max(0, Math.ceil((hit.expires_at - Date.now()) / 1000));
         return {

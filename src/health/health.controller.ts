@@ -1,19 +1,33 @@
-import { Controller, Get, Res } from '@nestjs/common';
+import { Controller, Get, OnModuleDestroy, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/auth.decorators';
+import type Redis from 'ioredis';
+import { failFastRedis } from '../common/redis';
+import { AppConfig } from '../config/app-config';
 import { ExecutionQueue } from '../executions/queue/execution-queue';
+import { configuredBackends } from '../observability/backends';
 
 const CHECK_TIMEOUT_MS = 2_000;
 
 /** Probes for orchestrators, public and outside /v1: liveness, and readiness of what requests need. */
 @Controller()
 @Public()
-export class HealthController {
+export class HealthController implements OnModuleDestroy {
+  /** Redis as the cache and rate limits see it (they fail open, so only readiness tells it is away). */
+  private readonly redis: Redis | null;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly queue: ExecutionQueue,
-  ) {}
+    private readonly config: AppConfig,
+  ) {
+    this.redis = config.REDIS_URL ? failFastRedis(config.REDIS_URL) : null;
+  }
+
+  onModuleDestroy(): void {
+    this.redis?.disconnect();
+  }
 
   @Get('healthz')
   live() {
@@ -22,13 +36,16 @@ export class HealthController {
 
   @Get('readyz')
   async ready(@Res({ passthrough: true }) reply: FastifyReply) {
-    const [database, queue] = await Promise.all([
+    const redis = this.redis;
+    const [database, queue, shared] = await Promise.all([
       check(() => this.dataSource.query('SELECT 1')),
       check(() => this.queue.ping()),
+      redis && check(() => redis.ping()),
     ]);
-    const ok = database === 'ok' && queue === 'ok';
+    const checks = { database, queue, ...(shared && { redis: shared }) };
+    const ok = Object.values(checks).every((result) => result === 'ok');
     reply.status(ok ? 200 : 503);
-    return { status: ok ? 'ready' : 'unavailable', checks: { database, queue } };
+    return { status: ok ? 'ready' : 'unavailable', checks, backends: configuredBackends(this.config) };
   }
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
+import { rateLimitRefusals } from '../observability/probes';
 
 export interface RateLimitState {
   limit: number;
@@ -34,6 +35,7 @@ export function applyRateLimit(request: FastifyRequest, reply: FastifyReply, lim
 /** 429 RATE_LIMITED; the error filter copies `retry_after` into Retry-After and X-RateLimit-Retry-After. */
 export function rateLimited(scope: string, limit: number, retryAfterSeconds: number, per = 'minute'): AppException {
   const retryAfter = Math.max(1, retryAfterSeconds);
+  if (rateLimitRefusals.hasSubscribers) rateLimitRefusals.publish({ scope });
   return new AppException('RATE_LIMITED', `Rate limit exceeded: ${limit} requests per ${per} (${scope}); retry in ${retryAfter}s`, {
     retry_after: retryAfter,
     details: { scope, limit, per },

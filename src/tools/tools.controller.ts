@@ -1,3 +1,4 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Controller, Get, Header, Param, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
@@ -13,12 +14,15 @@ import { ToolRegistry } from './tool-registry';
 const MAX_LISTINGS = 1_000;
 
 export class ListToolsQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: TOOL_CATEGORIES })
   @IsOptional() @IsIn(TOOL_CATEGORIES)
   category?: string;
 
+  @ApiPropertyOptional({ enum: TOOL_STATUSES })
   @IsOptional() @IsIn(TOOL_STATUSES)
   status?: string;
 
+  @ApiPropertyOptional({ maxLength: 200, description: 'Matched against names and descriptions.' })
   @IsOptional() @IsString() @MaxLength(200)
   search?: string;
 }

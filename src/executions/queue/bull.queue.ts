@@ -53,6 +53,11 @@ export class BullExecutionQueue extends ExecutionQueue {
     void this.queue.process(concurrency, (job: Job<ExecutionJob>) => handler(job.data));
   }
 
+  async backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
+    const [waiting, [oldest]] = await Promise.all([this.queue.getWaitingCount(), this.queue.getJobs(['waiting'], 0, 0, true)]);
+    return { waiting, oldestAgeSeconds: oldest ? (Date.now() - oldest.timestamp) / 1000 : 0 };
+  }
+
   async ping(): Promise<void> {
     await this.queue.client.ping();
   }

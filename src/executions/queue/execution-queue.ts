@@ -1,4 +1,5 @@
 import { AppException } from '../../common/errors';
+import type { TraceCarrier } from '../../observability/probes';
 
 /** What a worker needs to run an execution; the input is whole here (secrets included), never in the database. */
 export interface ExecutionJob {
@@ -6,6 +7,8 @@ export interface ExecutionJob {
   toolId: string;
   input: Record<string, unknown>;
   timeoutSeconds: number;
+  /** The submitting request's trace context, when tracing is on. */
+  trace?: TraceCarrier;
 }
 
 export type JobHandler = (job: ExecutionJob) => Promise<void>;
@@ -22,6 +25,9 @@ export abstract class ExecutionQueue {
 
   /** Starts running jobs in this process, `concurrency` at a time (worker role only). */
   abstract consume(handler: JobHandler, onLost: LostJobHandler, concurrency: number): void;
+
+  /** Jobs waiting for a worker, and how long the oldest has waited (metrics). */
+  abstract backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
 
   /** Resolves when the queue's backend answers; rejects otherwise (readiness probe). */
   abstract ping(): Promise<void>;

@@ -8,6 +8,7 @@ const MAX_WAITING = 100_000;
 export class InProcessQueue extends ExecutionQueue {
   private readonly logger = new Logger(InProcessQueue.name);
   private readonly waiting: ExecutionJob[] = [];
+  private readonly enqueuedAt = new WeakMap<ExecutionJob, number>();
   private handler?: JobHandler;
   private concurrency = 1;
   private running = 0;
@@ -18,6 +19,7 @@ export class InProcessQueue extends ExecutionQueue {
     if (this.stopped) throw queueUnavailable('the service is shutting down');
     if (this.waiting.length >= MAX_WAITING) throw queueUnavailable(`${MAX_WAITING} executions are already waiting`);
     this.waiting.push(job);
+    this.enqueuedAt.set(job, Date.now());
     this.pump();
   }
 
@@ -32,6 +34,11 @@ export class InProcessQueue extends ExecutionQueue {
     this.handler = handler;
     this.concurrency = concurrency;
     this.pump();
+  }
+
+  async backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
+    const oldest = this.waiting[0] && this.enqueuedAt.get(this.waiting[0]);
+    return { waiting: this.waiting.length, oldestAgeSeconds: oldest ? (Date.now() - oldest) / 1000 : 0 };
   }
 
   async ping(): Promise<void> {

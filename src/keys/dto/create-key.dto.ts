@@ -1,22 +1,28 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { SCOPES, Scope } from '../../auth/scopes';
 import { KEY_TYPE_ALIASES, KeyType } from '../key-secret';
 import { MAX_TEMPORARY_KEY_SECONDS } from '../api-keys.service';
 
 export class CreateKeyDto {
+  @ApiProperty({ minLength: 1, maxLength: 100 })
   @IsString() @MinLength(1) @MaxLength(100)
   name: string;
 
   /** user | service | svc | temporary | temp, normalised to the canonical type. */
+  @ApiProperty({ enum: Object.keys(KEY_TYPE_ALIASES) })
   @IsIn(Object.keys(KEY_TYPE_ALIASES), { message: `type must be one of: ${Object.keys(KEY_TYPE_ALIASES).join(', ')}` })
   type: string;
 
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_TEMPORARY_KEY_SECONDS, description: 'Seconds; temporary keys only (required for them).' })
   @IsOptional() @IsInt() @Min(1) @Max(MAX_TEMPORARY_KEY_SECONDS)
   expires_in?: number;
 
+  @ApiPropertyOptional({ enum: SCOPES, isArray: true })
   @IsOptional() @IsArray() @ArrayMaxSize(SCOPES.length) @IsIn(SCOPES, { each: true })
   scopes?: Scope[];
 
+  @ApiPropertyOptional({ type: [String], maxItems: 200 })
   @IsOptional() @IsArray() @ArrayMaxSize(200) @IsString({ each: true }) @Matches(/^[a-z0-9-]{1,64}$/, { each: true })
   tool_ids?: string[];
 
@@ -27,6 +33,7 @@ export class CreateKeyDto {
 
 export class RotateKeyDto {
   /** Seconds until the old key stops working; absent = until it is revoked. */
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 30 * 86_400 })
   @IsOptional() @IsInt() @Min(0) @Max(30 * 86_400)
   revoke_old_after?: number;
 }

@@ -1,0 +1,84 @@
+import { channel } from 'node:diagnostics_channel';
+
+/**
+ * Where the core reports what metrics and traces observe. A leaf module: the core imports it and
+ * nothing else of observability; with nothing subscribed a probe costs a property read.
+ */
+
+export interface ExecutionInfo {
+  executionId: string;
+  toolId: string;
+}
+export type ExecutionObserver = <T extends { status: string }>(info: ExecutionInfo, run: () => Promise<T>) => Promise<T>;
+
+const executionObservers: ExecutionObserver[] = [];
+
+/** Runs one tool execution inside every installed observer (metrics time it, tracing gives it a span). */
+export function observeExecution<T extends { status: string }>(info: ExecutionInfo, run: () => Promise<T>): Promise<T> {
+  if (executionObservers.length === 0) return run();
+  return executionObservers.reduceRight<() => Promise<T>>((next, observe) => () => observe(info, next), run)();
+}
+
+/** Installs an observer; returns its removal. */
+export function addExecutionObserver(observer: ExecutionObserver): () => void {
+  executionObservers.push(observer);
+  return () => {
+    const index = executionObservers.indexOf(observer);
+    if (index !== -1) executionObservers.splice(index, 1);
+  };
+}
+
+/** `{ hit: boolean }` per result-cache lookup. */
+export const cacheLookups = channel('tos:cache.lookup');
+/** `{ scope: string }` per request refused by a rate limit or quota. */
+export const rateLimitRefusals = channel('tos:rate-limit.refused');
+/** `{ parameter?: string }` per outbound call refused by the egress policy. */
+export const egressRefusals = channel('tos:egress.refused');
+
+/** W3C trace context (`traceparent`, `tracestate`) carried by a queued job to the worker that runs it. */
+export type TraceCarrier = Record<string, string>;
+
+interface TracePropagation {
+  /** The current context as a carrier, or undefined when there is none. */
+  capture(): TraceCarrier | undefined;
+  /** Runs `fn` with `carrier`'s context as the current one. */
+  resume<T>(carrier: TraceCarrier | undefined, fn: () => Promise<T>): Promise<T>;
+}
+
+let propagation: TracePropagation | null = null;
+
+/** Installed by tracing while it runs; null uninstalls. */
+export function setTracePropagation(next: TracePropagation | null): void {
+  propagation = next;
+}
+
+export function captureTrace(): TraceCarrier | undefined {
+  return propagation?.capture();
+}
+
+export function resumeTrace<T>(carrier: TraceCarrier | undefined, fn: () => Promise<T>): Promise<T> {
+  return propagation && carrier ? propagation.resume(carrier, fn) : fn();
+}
+
+/** One outbound HTTP call of a tool (`ctx.http`): where it goes, never its path or query (they may hold tokens). */
+export interface OutboundCall {
+  method: string;
+  url: URL;
+}
+type OutboundObserver = <T extends { status: number }>(call: OutboundCall, headers: Record<string, string>, send: () => Promise<T>) => Promise<T>;
+
+let outboundObserver: OutboundObserver | null = null;
+
+/** Installed by tracing while it runs; null uninstalls. */
+export function setOutboundObserver(next: OutboundObserver | null): void {
+  outboundObserver = next;
+}
+
+/**
+ * The instrumentation hook of `ctx.http`: wrap each request's send in it, passing the headers
+ * object the request will carry. With tracing on, the call gets a client span and `headers` a
+ * W3C `traceparent` (added before `send` runs); otherwise `send` runs as it is.
+ */
+export function observeOutbound<T extends { status: number }>(call: OutboundCall, headers: Record<string, string>, send: () => Promise<T>): Promise<T> {
+  return outboundObserver ? outboundObserver(call, headers, send) : send();
+}

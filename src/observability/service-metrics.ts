@@ -1,0 +1,103 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { addExecutionObserver, cacheLookups, egressRefusals, rateLimitRefusals } from './probes';
+
+const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const EXECUTION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300];
+
+/** The queue as metrics see it (ExecutionQueue's backlog). */
+export interface BacklogSource {
+  readonly backend: string;
+  backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
+}
+
+/** Which window refused: a tool's id stays out of the label (it is in the request metrics). */
+function windowOf(scope: string): string {
+  if (scope.startsWith('tool ')) return 'tool';
+  if (scope.startsWith('monthly')) return 'month';
+  if (scope === 'API key') return 'key';
+  return 'ip';
+}
+
+/**
+ * This process's Prometheus registry (prom-client), labelled with its role. Request metrics are
+ * fed by the Fastify hook, everything else by the core's probes, subscribed while the app runs.
+ */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'route' | 'status'>;
+  private readonly requestSeconds: Histogram<'method' | 'route'>;
+  private readonly started: Counter<'tool'>;
+  private readonly finished: Counter<'tool' | 'status'>;
+  private readonly executionSeconds: Histogram<'tool' | 'status'>;
+  private readonly cache: Counter<'result'>;
+  private readonly refusals: Counter<'window'>;
+  private readonly egress: Counter;
+  private readonly replays: Counter;
+  private readonly unsubscribers: Array<() => void> = [];
+
+  constructor(role: string, queue: BacklogSource) {
+    this.registry.setDefaultLabels({ role });
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'tos_' });
+    this.requests = new Counter({ name: 'tos_http_requests_total', help: 'HTTP requests by route template and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.requestSeconds = new Histogram({ name: 'tos_http_request_duration_seconds', help: 'HTTP request duration by route template.', labelNames: ['method', 'route'], buckets: REQUEST_BUCKETS, registers });
+    this.started = new Counter({ name: 'tos_executions_started_total', help: 'Tool executions started in this process.', labelNames: ['tool'], registers });
+    this.finished = new Counter({ name: 'tos_executions_finished_total', help: 'Tool executions finished in this process, by status.', labelNames: ['tool', 'status'], registers });
+    this.executionSeconds = new Histogram({ name: 'tos_execution_duration_seconds', help: 'Time inside the tool.', labelNames: ['tool', 'status'], buckets: EXECUTION_BUCKETS, registers });
+    this.cache = new Counter({ name: 'tos_cache_lookups_total', help: 'Result cache lookups.', labelNames: ['result'], registers });
+    this.refusals = new Counter({ name: 'tos_rate_limit_refusals_total', help: 'Requests refused by a rate limit or quota, by window.', labelNames: ['window'], registers });
+    this.egress = new Counter({ name: 'tos_egress_refusals_total', help: 'Outbound calls refused by the egress policy.', registers });
+    this.replays = new Counter({ name: 'tos_idempotent_replays_total', help: 'Invocations answered by replaying an idempotent request.', registers });
+    const waiting = new Gauge({ name: 'tos_queue_waiting_jobs', help: 'Async executions waiting for a worker.', labelNames: ['backend'], registers });
+    new Gauge({
+      name: 'tos_queue_oldest_job_age_seconds',
+      help: 'How long the oldest waiting job has waited.',
+      labelNames: ['backend'],
+      registers,
+      async collect() {
+        // One backlog read feeds both gauges: the depth is collected first, by registration order.
+        const backlog = await queue.backlog().catch(() => ({ waiting: NaN, oldestAgeSeconds: NaN }));
+        waiting.set({ backend: queue.backend }, backlog.waiting);
+        this.set({ backend: queue.backend }, backlog.oldestAgeSeconds);
+      },
+    });
+  }
+
+  /** Starts listening to the core's probes. */
+  start(): void {
+    const listeners: Array<[string, (message: unknown) => void]> = [
+      [cacheLookups.name as string, (m) => this.cache.inc({ result: (m as { hit: boolean }).hit ? 'hit' : 'miss' })],
+      [rateLimitRefusals.name as string, (m) => this.refusals.inc({ window: windowOf((m as { scope: string }).scope) })],
+      [egressRefusals.name as string, () => this.egress.inc()],
+    ];
+    for (const [name, listener] of listeners) {
+      subscribe(name, listener);
+      this.unsubscribers.push(() => unsubscribe(name, listener));
+    }
+    this.unsubscribers.push(
+      addExecutionObserver(async (info, run) => {
+        this.started.inc({ tool: info.toolId });
+        const end = this.executionSeconds.startTimer({ tool: info.toolId });
+        let status = 'error';
+        try {
+          return await run().then((outcome) => ((status = outcome.status), outcome));
+        } finally {
+          end({ status });
+          this.finished.inc({ tool: info.toolId, status });
+        }
+      }),
+    );
+  }
+
+  stop(): void {
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+  }
+
+  /** One answered request; `route` is the template (`/v1/tools/:tool_id/invoke`), never the raw URL. */
+  recordRequest(method: string, route: string, status: number, seconds: number, replayed: boolean): void {
+    this.requests.inc({ method, route, status });
+    this.requestSeconds.observe({ method, route }, seconds);
+    if (replayed) this.replays.inc();
+  }
+}

@@ -1,0 +1,236 @@
+import { ERROR_STATUS } from '../common/errors';
+import { EXECUTION_STATUSES } from '../executions/execution.entity';
+import { TOOL_CATEGORIES, TOOL_STATUSES } from '../tools/sdk';
+
+/** OpenAPI 3.1 schema objects are JSON Schema 2020-12: tool schemas go in as they are. */
+export type SchemaObject = Record<string, unknown>;
+
+export const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` });
+
+const nullable = (type: string, extra: SchemaObject = {}): SchemaObject => ({ type: [type, 'null'], ...extra });
+const timestamp = { type: 'string', format: 'date-time' };
+
+/** SPEC §7: every error, the framework's included. */
+const ErrorBody: SchemaObject = {
+  type: 'object',
+  required: ['code', 'message', 'retryable'],
+  properties: {
+    code: { type: 'string', enum: Object.keys(ERROR_STATUS) },
+    message: { type: 'string' },
+    details: { type: 'object', additionalProperties: true, description: 'For input errors: parameter, expected, received.' },
+    suggestion: { type: 'string' },
+    support: { type: 'string' },
+    retryable: { type: 'boolean' },
+    retry_after: { type: 'integer', description: 'Seconds; equals the Retry-After header (RATE_LIMITED).' },
+  },
+};
+
+const Timing: SchemaObject = {
+  type: 'object',
+  required: ['total_ms', 'execution_ms', 'processing_ms'],
+  properties: { total_ms: { type: 'number' }, execution_ms: { type: 'number' }, processing_ms: { type: 'number' } },
+};
+
+const CacheInfo: SchemaObject = {
+  type: 'object',
+  required: ['hit', 'ttl'],
+  properties: { hit: { type: 'boolean' }, ttl: { type: 'integer', description: 'Seconds left.' } },
+};
+
+const ToolSummary: SchemaObject = {
+  type: 'object',
+  required: ['id', 'name', 'category', 'description', 'status', 'version', 'inputs', 'outputs', 'rate_limit', 'timeout'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    category: { type: 'string', enum: [...TOOL_CATEGORIES] },
+    description: { type: 'string' },
+    status: { type: 'string', enum: [...TOOL_STATUSES] },
+    version: { type: 'string' },
+    inputs: { type: 'object', additionalProperties: { type: 'object' } },
+    outputs: { type: 'object', additionalProperties: { type: 'object' } },
+    rate_limit: { type: 'string', examples: ['100 calls/min'] },
+    timeout: { type: 'string', examples: ['30s'] },
+    cacheable: { type: 'boolean' },
+    cache_ttl: { type: 'integer' },
+  },
+};
+
+const ExecutionSummary: SchemaObject = {
+  type: 'object',
+  required: ['id', 'tool_id', 'status', 'progress'],
+  properties: {
+    id: { type: 'string', pattern: '^exec_' },
+    tool_id: { type: 'string' },
+    status: { type: 'string', enum: [...EXECUTION_STATUSES] },
+    progress: { type: 'integer', minimum: 0, maximum: 100 },
+    created_at: nullable('string', { format: 'date-time' }),
+    started_at: nullable('string', { format: 'date-time' }),
+    completed_at: nullable('string', { format: 'date-time' }),
+    duration_ms: nullable('number'),
+  },
+};
+
+const KeyRecord: SchemaObject = {
+  type: 'object',
+  required: ['id', 'name', 'type', 'prefix', 'last4', 'scopes', 'created_at'],
+  properties: {
+    id: { type: 'string', pattern: '^key_' },
+    name: { type: 'string' },
+    type: { type: 'string', enum: ['user', 'service', 'temporary'] },
+    prefix: { type: 'string' },
+    last4: { type: 'string' },
+    scopes: { type: 'array', items: { type: 'string' } },
+    tool_ids: nullable('array', { items: { type: 'string' } }),
+    created_at: timestamp,
+    expires_at: nullable('string', { format: 'date-time' }),
+    revoked_at: nullable('string', { format: 'date-time' }),
+    last_used_at: nullable('string', { format: 'date-time' }),
+    replaces_key_id: nullable('string'),
+  },
+};
+
+const page = (member: string, item: SchemaObject): SchemaObject => ({
+  type: 'object',
+  required: [member, 'total', 'limit', 'offset'],
+  properties: { [member]: { type: 'array', items: item }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
+});
+
+/** Shared components; per-tool schemas are added beside them. */
+export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
+  ErrorBody,
+  ErrorEnvelope: { type: 'object', required: ['error'], properties: { error: ref('ErrorBody') } },
+  InvocationError: {
+    type: 'object',
+    required: ['status', 'execution_id', 'error'],
+    properties: { status: { type: 'string', enum: ['error', 'cancelled'] }, execution_id: { type: 'string' }, error: ref('ErrorBody') },
+  },
+  Timing,
+  CacheInfo,
+  InvocationQueued: {
+    type: 'object',
+    required: ['status', 'execution_id', 'message', 'status_url'],
+    properties: { status: { const: 'queued' }, execution_id: { type: 'string' }, message: { type: 'string' }, status_url: { type: 'string' } },
+  },
+  InvokeOptions: {
+    type: 'object',
+    properties: {
+      timeout: { type: 'integer', minimum: 1, maximum: 300, description: 'Seconds; default the tool’s own.' },
+      async: { type: 'boolean', default: false },
+      cache: { type: 'boolean', default: true },
+    },
+  },
+  ToolSummary,
+  ToolDetail: {
+    allOf: [
+      ref('ToolSummary'),
+      {
+        type: 'object',
+        required: ['examples', 'documentation'],
+        properties: { examples: { type: 'array', items: { type: 'object' } }, documentation: { type: 'string', format: 'uri' } },
+      },
+    ],
+  },
+  ToolList: page('tools', ref('ToolSummary')),
+  ExecutionSummary,
+  Execution: {
+    allOf: [
+      ref('ExecutionSummary'),
+      {
+        type: 'object',
+        properties: {
+          tool_version: { type: 'string' },
+          mode: { type: 'string', enum: ['sync', 'async'] },
+          progress_message: { type: 'string' },
+          input: { type: 'object' },
+          result: { type: 'object' },
+          error: ref('ErrorBody'),
+        },
+      },
+    ],
+  },
+  ExecutionList: {
+    oneOf: [
+      page('executions', ref('ExecutionSummary')),
+      {
+        type: 'object',
+        required: ['items', 'pagination'],
+        properties: {
+          items: { type: 'array', items: ref('ExecutionSummary') },
+          pagination: { type: 'object', required: ['after', 'has_more'], properties: { after: nullable('string'), has_more: { type: 'boolean' } } },
+        },
+      },
+    ],
+  },
+  ExecutionCancelled: {
+    type: 'object',
+    required: ['status', 'execution_id', 'message'],
+    properties: { status: { const: 'cancelled' }, execution_id: { type: 'string' }, message: { type: 'string' } },
+  },
+  KeyRecord,
+  KeyWithSecret: {
+    allOf: [ref('KeyRecord'), { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'The secret, shown once.' } } }],
+  },
+  KeyList: page('keys', ref('KeyRecord')),
+};
+
+/** What each fixed route answers on success, by `METHOD path`; routes without an entry get the generator's bare answer. */
+export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
+  'GET /v1/tools': ref('ToolList'),
+  'GET /api/skill/tools': ref('ToolList'),
+  'GET /v1/tools/{tool_id}': ref('ToolDetail'),
+  'GET /v1/executions': ref('ExecutionList'),
+  'GET /v1/executions/{execution_id}': ref('Execution'),
+  'GET /api/skill/status/{execution_id}': ref('Execution'),
+  'DELETE /v1/executions/{execution_id}': ref('ExecutionCancelled'),
+  'GET /v1/keys': ref('KeyList'),
+  'POST /v1/keys': ref('KeyWithSecret'),
+  'GET /v1/keys/{key_id}': ref('KeyRecord'),
+  'DELETE /v1/keys/{key_id}': ref('KeyRecord'),
+  'POST /v1/keys/{key_id}/regenerate': ref('KeyWithSecret'),
+  'POST /v1/keys/{key_id}/rotate': ref('KeyWithSecret'),
+  'DELETE /v1/tools/{tool_id}/cache': { type: 'object', required: ['tool_id', 'dropped'], properties: { tool_id: { type: 'string' }, dropped: { type: 'integer' } } },
+  'GET /healthz': { type: 'object', properties: { status: { const: 'ok' } } },
+  'GET /readyz': {
+    type: 'object',
+    required: ['status', 'checks', 'backends'],
+    properties: {
+      status: { type: 'string', enum: ['ready', 'unavailable'] },
+      checks: { type: 'object', additionalProperties: { type: 'string' }, description: '`ok` or `failing: <reason>` per check.' },
+      backends: { type: 'object', additionalProperties: { type: 'string' }, description: 'What each part runs on in this configuration.' },
+    },
+  },
+  'GET /v1/openapi.json': { type: 'object', description: 'This document.' },
+  'POST /v1/mcp': { type: 'object', description: 'A JSON-RPC 2.0 answer (or an array of them); with a progress token, an SSE stream.' },
+};
+
+/** Routes that answer something other than JSON. */
+export const SUCCESS_MEDIA: Record<string, Record<string, { schema: SchemaObject }>> = {
+  'GET /v1/tools/{tool_id}/docs': { 'text/markdown': { schema: { type: 'string' } } },
+  'GET /v1/executions/{execution_id}/events': {
+    'text/event-stream': { schema: { type: 'string', description: '`status` and `progress` events, then one `result` event with the execution record.' } },
+  },
+  'GET /docs': { 'text/html': { schema: { type: 'string' } } },
+  'GET /docs/{asset}': { 'text/css': { schema: { type: 'string' } }, 'text/javascript': { schema: { type: 'string' } }, 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } } },
+};
+
+const header = (description: string, schema: SchemaObject = { type: 'string' }) => ({ description, schema });
+
+/** SPEC §8 and §9.6: on every response. */
+export const RESPONSE_HEADERS: Record<string, ReturnType<typeof header>> = {
+  'X-RateLimit-Limit': header('Requests per minute of the tightest window this request was counted in.', { type: 'integer' }),
+  'X-RateLimit-Remaining': header('Requests left in that window.', { type: 'integer' }),
+  'X-RateLimit-Reset': header('Unix seconds when a slot frees.', { type: 'integer' }),
+  'X-Request-ID': header('Yours when you sent a sane one, else generated.'),
+  'API-Version': header('Always 1.0.'),
+  'Strict-Transport-Security': header('max-age=31536000'),
+  'X-Content-Type-Options': header('nosniff'),
+  'X-Frame-Options': header('DENY'),
+  'X-XSS-Protection': header('1; mode=block'),
+};
+
+/** Added on 429. */
+export const RETRY_HEADERS: Record<string, ReturnType<typeof header>> = {
+  'Retry-After': header('Seconds until a retry can pass; equals the body’s retry_after.', { type: 'integer' }),
+  'X-RateLimit-Retry-After': header('Same as Retry-After.', { type: 'integer' }),
+};

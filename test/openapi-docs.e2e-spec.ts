@@ -1,0 +1,57 @@
+/** GET /docs (issue 18): the reference page renders in headless Chromium from this service alone. */
+import { chromium, Browser } from 'playwright-core';
+import { existsSync } from 'node:fs';
+import { useTestApp } from './support/app';
+import { DATABASE_MODES } from './support/databases';
+
+const CHROMIUM = '/usr/bin/chromium';
+const describeWithChromium = existsSync(CHROMIUM) || process.env.CI === 'true' ? describe : describe.skip;
+if (!existsSync(CHROMIUM) && process.env.CI !== 'true') console.warn('SKIPPED: the docs page test needs Debian chromium (apt-get install chromium)');
+
+describeWithChromium('API reference page', () => {
+  const suite = useTestApp(DATABASE_MODES.find((m) => m.name === 'pglite')!);
+  let browser: Browser | undefined;
+  let baseUrl: string;
+
+  beforeAll(async () => {
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    baseUrl = await suite.t.app.getUrl();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+  afterAll(async () => browser?.close());
+
+  it('renders the reference with every tool’s operation and asks nothing of anyone but the service', async () => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    const requested: string[] = [];
+    const failed: string[] = [];
+    page.on('request', (request) => requested.push(request.url()));
+    page.on('requestfailed', (request) => failed.push(`${request.url()}: ${request.failure()?.errorText}`));
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+
+    const response = await page.goto(`${baseUrl}/docs`);
+    expect(response?.status()).toBe(200);
+    for (const toolId of ['json-transform', 'log-analysis', 'secret-scan']) {
+      await page.locator('.opblock-summary-path', { hasText: `/v1/tools/${toolId}/invoke` }).first().waitFor({ timeout: 20_000 });
+    }
+    await page.locator('.opblock-summary-path', { hasText: '/v1/executions/{execution_id}' }).first().waitFor();
+    expect(await page.locator('.info .title').innerText()).toContain('Tool Orchestration Service');
+
+    expect(requested.length).toBeGreaterThanOrEqual(4);
+    expect(requested.filter((url) => !url.startsWith(`${baseUrl}/`) && !url.startsWith('data:'))).toEqual([]);
+    expect(requested).toContain(`${baseUrl}/v1/openapi.json`);
+    expect(failed).toEqual([]);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  it('serves only its own files under /docs', async () => {
+    expect((await suite.t.request({ method: 'GET', url: '/docs/swagger-ui.css' })).statusCode).toBe(200);
+    expect((await suite.t.request({ method: 'GET', url: '/docs/package.json' })).statusCode).toBe(404);
+    expect((await suite.t.request({ method: 'GET', url: '/docs/..%2Fpackage.json' })).statusCode).toBe(404);
+  });
+});
