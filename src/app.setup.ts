@@ -25,7 +25,6 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 const IDLE_TIMEOUT_MS = 60_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-
 /** Builds the application exactly as `main.ts` serves it; e2e tests use the same function. */
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
   const logger = createRootLogger(options.config.LOG_LEVEL);
