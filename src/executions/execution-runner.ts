@@ -6,6 +6,8 @@ import { newExecutionId } from '../common/ids';
 import { ToolError, ToolLogger, Workspace } from '../tools/sdk';
 import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
 import { WORKSPACE } from '../tools/tools.module';
+import { AppConfig } from '../config/app-config';
+import { createToolContext } from '../tools/context/tool-context';
 import { ExecutionEventBus } from './events/execution-events';
 import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
@@ -78,6 +80,7 @@ export class ExecutionRunner {
     private readonly queue: ExecutionQueue,
     private readonly events: ExecutionEventBus,
     @Inject(WORKSPACE) private readonly workspace: Workspace,
+    private readonly appConfig: AppConfig,
   ) {}
 
   /**
@@ -233,14 +236,16 @@ export class ExecutionRunner {
       this.store.recordProgress(id, percent, message).catch((err: Error) => this.logger.warn(`progress of ${id} not saved: ${err.message}`));
     });
     try {
-      const run = tool.handler.execute(input, {
+      const run = tool.handler.execute(input, createToolContext({
         executionId: id,
         signal: controller.signal,
         progress: (percent, message) => progress.report(percent, message),
         logger: toolLogger(new Logger(`tool:${definition.id}`), id),
         config: tool.config,
         workspace: this.workspace,
-      });
+        egressAllow: this.appConfig.EGRESS_ALLOW,
+        accountId: null,
+      }));
       // A tool that ignores its signal still ends when the signal fires; its late outcome is dropped.
       run.catch(() => undefined);
       const result = await Promise.race([run, rejectOnAbort(controller.signal)]);
@@ -274,6 +279,7 @@ export class ExecutionRunner {
         retryable: err.retryable,
         ...(err.details && { details: err.details }),
         ...(err.suggestion && { suggestion: err.suggestion }),
+        ...(err.retryAfter !== undefined && { retry_after: err.retryAfter }),
       });
     }
     this.logger.error(`Tool '${toolId}' failed unexpectedly in ${id}: ${(err as Error)?.stack ?? String(err)}`);

@@ -5,7 +5,8 @@ import addFormats from 'ajv-formats';
 import { AppConfig } from '../config/app-config';
 import { AppException } from '../common/errors';
 import { inputErrorToException } from './input-errors';
-import { ToolDefinition, ToolHandler, ToolMetadata } from './sdk';
+import { ToolDefinition, ToolHandler, ToolMetadata, type ToolSettingValue } from './sdk';
+import { readToolSettings } from './tool-settings';
 import { definitionProblems, inputSchema, JsonSchema, outputSchema } from './tool-schema';
 import { toolDetailView, toolSummaryView } from './tool-views';
 
@@ -14,15 +15,15 @@ export const DEFAULT_RATE_LIMIT = 60;
 export const DEFAULT_CACHE_TTL_SECONDS = 3600;
 
 /** A tool's definition with every default filled in. */
-export type ResolvedDefinition = Required<Omit<ToolDefinition, 'config'>> & { config: readonly string[] };
+export type ResolvedDefinition = Required<ToolDefinition>;
 
 export interface RegisteredTool {
   definition: ResolvedDefinition;
   handler: ToolHandler;
   inputSchema: JsonSchema;
   outputSchema: JsonSchema;
-  /** The tool's declared environment, read once at boot. */
-  config: Readonly<Record<string, string | undefined>>;
+  /** The tool's declared settings, read from the environment and typed once at boot. */
+  config: Readonly<Record<string, ToolSettingValue | undefined>>;
   summary: Record<string, unknown>;
   detail: Record<string, unknown>;
   /** Validates in place: applies defaults, strips unknown members; throws the DESIGN §5.2 errors. */
@@ -100,7 +101,8 @@ export class ToolRegistry implements OnModuleInit {
     );
   }
 
-  private register(raw: ToolDefinition, handler: ToolHandler, className: string): RegisteredTool {
+  /** Checks and compiles one tool; public for the SDK test kit, which runs a tool without Nest. */
+  register(raw: ToolDefinition, handler: ToolHandler, className: string): RegisteredTool {
     const fail = (problem: string) => new ToolDefinitionError(`Invalid tool definition '${raw?.id}' (${className}): ${problem}`);
     if (typeof handler?.execute !== 'function') throw fail('the class must implement execute(input, ctx)');
     const problems = definitionProblems(raw);
@@ -116,7 +118,8 @@ export class ToolRegistry implements OnModuleInit {
       effects,
       idempotent: effects === 'read',
       open_world: false,
-      config: [],
+      config: {},
+      isolated: false,
       ...raw,
     };
     const inSchema = inputSchema(definition);
@@ -143,13 +146,20 @@ export class ToolRegistry implements OnModuleInit {
       if (problem) throw fail(`example '${example.name}' output: ${problem}`);
     }
 
+    const readSettings = () => {
+      try {
+        return readToolSettings(definition.id, definition.config);
+      } catch (err) {
+        throw fail((err as Error).message);
+      }
+    };
     const documentation = `${this.appConfig.publicUrl}/v1/tools/${definition.id}/docs`;
     return {
       definition,
       handler,
       inputSchema: inSchema,
       outputSchema: outSchema,
-      config: Object.freeze(Object.fromEntries(definition.config.map((name) => [name, process.env[name]]))),
+      config: readSettings(),
       summary: toolSummaryView(definition),
       detail: toolDetailView(definition, documentation),
       validateInput,
