@@ -32,6 +32,12 @@ const REFUSED_V6: readonly [string, number, string][] = [
 const refusedV4 = REFUSED_V4.map(([net, prefix, label]) => ({ list: blockOf(net, prefix, 'ipv4'), label }));
 const refusedV6 = REFUSED_V6.map(([net, prefix, label]) => ({ list: blockOf(net, prefix, 'ipv6'), label }));
 
+/** All refused ranges of a family in one list: a public address (the usual case) costs one check. */
+const anyRefusedV4 = new BlockList();
+REFUSED_V4.forEach(([net, prefix]) => anyRefusedV4.addSubnet(net, prefix, 'ipv4'));
+const anyRefusedV6 = new BlockList();
+REFUSED_V6.forEach(([net, prefix]) => anyRefusedV6.addSubnet(net, prefix, 'ipv6'));
+
 function blockOf(net: string, prefix: number, family: 'ipv4' | 'ipv6'): BlockList {
   const list = new BlockList();
   list.addSubnet(net, prefix, family);
@@ -45,11 +51,11 @@ function blockOf(net: string, prefix: number, family: 'ipv4' | 'ipv6'): BlockLis
  */
 export function refusedClass(address: string): string | null {
   const family = isIP(address);
-  if (family === 4) return refusedV4.find(({ list }) => list.check(address, 'ipv4'))?.label ?? null;
+  if (family === 4) return anyRefusedV4.check(address, 'ipv4') ? refusedV4.find(({ list }) => list.check(address, 'ipv4'))!.label : null;
   if (family !== 6) return 'not an IP address';
   const embedded = embeddedIPv4(address);
   if (embedded) return refusedClass(embedded);
-  return refusedV6.find(({ list }) => list.check(address, 'ipv6'))?.label ?? null;
+  return anyRefusedV6.check(address, 'ipv6') ? refusedV6.find(({ list }) => list.check(address, 'ipv6'))!.label : null;
 }
 
 /** The IPv4 address an IPv4-mapped, -compatible or NAT64 IPv6 address carries, if any. */
