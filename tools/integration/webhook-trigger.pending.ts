@@ -1,3 +1,5 @@
+// Not yet loaded as a built-in (the name is not *.tool.ts): its example needs a loopback receiver
+// that the examples tests (REST and MCP) do not start yet. Rename to webhook-trigger.tool.ts with that.
 import { createHmac, randomUUID } from 'node:crypto';
 import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
