@@ -37,6 +37,8 @@ type ToolClass = new (...args: never[]) => ToolHandler;
 
 const silentLogger: ToolLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const kitRegistry = new ToolRegistry(undefined as never, { publicUrl: 'http://127.0.0.1' } as AppConfig);
+/** Schemas compiled once per definition, as the service does at boot. */
+const compiled = new WeakMap<ToolDefinition, ReturnType<ToolRegistry['register']>>();
 
 /** The `@Tool({...})` definition of a tool class or instance. */
 export function definitionOf(tool: ToolClass | ToolHandler): ToolDefinition {
@@ -54,7 +56,7 @@ export function definitionOf(tool: ToolClass | ToolHandler): ToolDefinition {
 export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
   const definition = definitionOf(tool);
   const handler = typeof tool === 'function' ? new tool() : tool;
-  const registered = kitRegistry.register(definition, handler, handler.constructor.name);
+  const registered = compiled.get(definition) ?? compiled.set(definition, kitRegistry.register(definition, handler, handler.constructor.name)).get(definition)!;
   const validInput = validated(() => registered.validateInput(structuredClone(input)));
   const ownRoot = overrides.workspaceRoot ? null : mkdtempSync(path.join(tmpdir(), 'run-tool-'));
   const config: Readonly<Record<string, ToolSettingValue | undefined>> = readToolSettings(definition.id, definition.config ?? {}, overrides.config ?? {});
