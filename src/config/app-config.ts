@@ -50,6 +50,10 @@ export class AppConfig {
   @IsString() @MinLength(1)
   WORKSPACE_ROOT = './workspace';
 
+  /** Exceptions to the egress policy of tools: hosts, `*.suffix` patterns and CIDRs, comma-separated. */
+  @IsString()
+  EGRESS_ALLOW = '';
+
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 

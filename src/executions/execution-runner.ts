@@ -3,10 +3,12 @@ import { performance } from 'node:perf_hooks';
 import type { Principal } from '../auth/principal';
 import { ErrorBody } from '../common/errors';
 import { newExecutionId } from '../common/ids';
-import { ToolContext, ToolError, ToolLogger, Workspace } from '../tools/sdk';
+import { ToolError, ToolLogger, Workspace } from '../tools/sdk';
 import { ToolThreads } from '../tools/isolation/tool-threads';
 import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
 import { WORKSPACE } from '../tools/tools.module';
+import { AppConfig } from '../config/app-config';
+import { createToolContext, type ToolContextParts } from '../tools/context/tool-context';
 import { ExecutionEventBus } from './events/execution-events';
 import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
@@ -81,6 +83,7 @@ export class ExecutionRunner {
     private readonly events: ExecutionEventBus,
     @Inject(WORKSPACE) private readonly workspace: Workspace,
     private readonly threads: ToolThreads,
+    private readonly appConfig: AppConfig,
   ) {}
 
   /**
@@ -241,15 +244,17 @@ export class ExecutionRunner {
       this.store.recordProgress(id, percent, message).catch((err: Error) => this.logger.warn(`progress of ${id} not saved: ${err.message}`));
     });
     try {
-      const ctx: ToolContext = {
+      const parts: ToolContextParts = {
         executionId: id,
         signal: controller.signal,
         progress: (percent, message) => progress.report(percent, message),
         logger: toolLogger(new Logger(`tool:${definition.id}`), id),
         config: tool.config,
         workspace: this.workspace,
+        egressAllow: this.appConfig.EGRESS_ALLOW,
+        accountId: null,
       };
-      const run = tool.source ? this.threads.run(tool.source, input, ctx) : tool.handler.execute(input, ctx);
+      const run = tool.source ? this.threads.run(tool.source, input, parts) : tool.handler.execute(input, createToolContext(parts));
       // A tool that ignores its signal still ends when the signal fires; its late outcome is dropped.
       run.catch(() => undefined);
       const result = await Promise.race([run, rejectOnAbort(controller.signal)]);
@@ -283,6 +288,7 @@ export class ExecutionRunner {
         retryable: err.retryable,
         ...(err.details && { details: err.details }),
         ...(err.suggestion && { suggestion: err.suggestion }),
+        ...(err.retryAfter !== undefined && { retry_after: err.retryAfter }),
       });
     }
     this.logger.error(`Tool '${toolId}' failed unexpectedly in ${id}: ${(err as Error)?.stack ?? String(err)}`);

@@ -6,7 +6,8 @@ import { AppConfig } from '../config/app-config';
 import { AppException } from '../common/errors';
 import { inputErrorToException } from './input-errors';
 import { ToolSource, toolSourceOf } from './isolation/tool-source';
-import { ToolDefinition, ToolHandler, ToolMetadata } from './sdk';
+import { ToolDefinition, ToolHandler, ToolMetadata, type ToolSettingValue } from './sdk';
+import { readToolSettings } from './tool-settings';
 import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { definitionProblems, inputSchema, JsonSchema, outputSchema } from './tool-schema';
 import { toolDetailView, toolSummaryView } from './tool-views';
@@ -16,7 +17,7 @@ export const DEFAULT_RATE_LIMIT = 60;
 export const DEFAULT_CACHE_TTL_SECONDS = 3600;
 
 /** A tool's definition with every default filled in. */
-export type ResolvedDefinition = Required<Omit<ToolDefinition, 'config'>> & { config: readonly string[] };
+export type ResolvedDefinition = Required<ToolDefinition>;
 
 export interface RegisteredTool {
   definition: ResolvedDefinition;
@@ -25,8 +26,8 @@ export interface RegisteredTool {
   source?: ToolSource;
   inputSchema: JsonSchema;
   outputSchema: JsonSchema;
-  /** The tool's declared environment, read once at boot. */
-  config: Readonly<Record<string, string | undefined>>;
+  /** The tool's declared settings, read from the environment and typed once at boot. */
+  config: Readonly<Record<string, ToolSettingValue | undefined>>;
   summary: Record<string, unknown>;
   detail: Record<string, unknown>;
   /** Validates in place: applies defaults, strips unknown members; throws the DESIGN §5.2 errors. */
@@ -77,6 +78,9 @@ export class ToolRegistry implements OnModuleInit {
       if (previous) throw new ToolDefinitionError(`Duplicate tool id '${definition.id}': declared by ${previous} and ${className}`);
       owners.set(definition.id, className);
       const source = wrapper.metatype ? toolSourceOf(wrapper.metatype) : undefined;
+      if (definition.isolated && !source) {
+        throw new ToolDefinitionError(`Invalid tool definition '${definition.id}' (${className}): an isolated tool must be exported by a *.tool.ts file loaded with loadToolClasses()`);
+      }
       this.tools.set(definition.id, this.register(definition, wrapper.instance as ToolHandler, className, source));
     }
   }
@@ -105,10 +109,13 @@ export class ToolRegistry implements OnModuleInit {
     );
   }
 
-  private register(raw: ToolDefinition, handler: ToolHandler, className: string, source: ToolSource | undefined): RegisteredTool {
+  /**
+   * Checks and compiles one tool; public for the SDK test kit, which runs a tool without Nest
+   * (and without `source`: there an isolated tool runs in the test's own thread).
+   */
+  register(raw: ToolDefinition, handler: ToolHandler, className: string, source?: ToolSource): RegisteredTool {
     const fail = (problem: string) => new ToolDefinitionError(`Invalid tool definition '${raw?.id}' (${className}): ${problem}`);
     if (typeof handler?.execute !== 'function') throw fail('the class must implement execute(input, ctx)');
-    if (raw.isolated && !source) throw fail('an isolated tool must be exported by a *.tool.ts file loaded with loadToolClasses()');
     const problems = definitionProblems(raw);
     if (problems.length > 0) throw fail(problems.join('; '));
 
@@ -122,8 +129,8 @@ export class ToolRegistry implements OnModuleInit {
       effects,
       idempotent: effects === 'read',
       open_world: false,
+      config: {},
       isolated: false,
-      config: [],
       ...raw,
     };
     const inSchema = inputSchema(definition);
@@ -154,6 +161,13 @@ export class ToolRegistry implements OnModuleInit {
       if (problem) throw fail(`example '${example.name}' output: ${problem}`);
     }
 
+    const readSettings = () => {
+      try {
+        return readToolSettings(definition.id, definition.config);
+      } catch (err) {
+        throw fail((err as Error).message);
+      }
+    };
     const documentation = `${this.appConfig.publicUrl}/v1/tools/${definition.id}/docs`;
     return {
       definition,
@@ -161,7 +175,7 @@ export class ToolRegistry implements OnModuleInit {
       ...(definition.isolated && this.appConfig.ISOLATE_TOOLS === 'true' && { source }),
       inputSchema: inSchema,
       outputSchema: outSchema,
-      config: Object.freeze(Object.fromEntries(definition.config.map((name) => [name, process.env[name]]))),
+      config: readSettings(),
       summary: toolSummaryView(definition),
       detail: toolDetailView(definition, documentation),
       validateInput,

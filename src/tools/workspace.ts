@@ -8,7 +8,8 @@
 import { constants as fsConstants, type Dirent } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import * as path from 'node:path';
-import { ToolError, type Workspace, type WorkspaceFile, type WorkspaceListOptions } from './sdk';
+import type { Workspace, WorkspaceFile, WorkspaceListOptions } from './sdk/context';
+import { ToolError } from './sdk/tool-error';
 
 /** Directories a listing never descends into: VCS metadata and installed dependencies. */
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);

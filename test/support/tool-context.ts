@@ -8,6 +8,8 @@ import * as path from 'node:path';
 import 'reflect-metadata';
 import { ToolMetadata, type ToolContext, type ToolDefinition, type ToolLogger } from '../../src/tools/sdk';
 import { createWorkspace } from '../../src/tools/workspace';
+import { createToolContext } from '../../src/tools/context/tool-context';
+import { LOOPBACK_ONLY } from '../../src/tools/sdk/testing';
 
 export interface TestToolContextOptions {
   /** Workspace root; an empty temp directory when omitted. */
@@ -33,16 +35,17 @@ export function createTestToolContext(options: TestToolContextOptions = {}): Tes
   const controller = new AbortController();
   const progressCalls: { percent: number; message?: string }[] = [];
   const root = options.root ?? emptyRoot;
-  return {
+  const context = createToolContext({
     executionId: options.executionId ?? 'exec_test',
-    controller,
     signal: controller.signal,
-    progressCalls,
-    progress: (percent, message) => progressCalls.push(message === undefined ? { percent } : { percent, message }),
+    progress: (percent, message) => void progressCalls.push(message === undefined ? { percent } : { percent, message }),
     logger: options.logger ?? silentLogger,
     config: options.config ?? {},
     workspace: createWorkspace(root),
-  };
+    egressAllow: LOOPBACK_ONLY,
+    accountId: null,
+  });
+  return Object.assign(context, { controller, progressCalls });
 }
 
 /** The `@Tool({...})` definition of a tool class, e.g. to run its examples. */

@@ -1,6 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import { textSource } from '../../src/tools/workspace';
+import { Tool, type ToolContext, type ToolHandler, textSource } from '../../src/tools/sdk';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'unknown'] as const;
 type Level = (typeof LEVELS)[number];

@@ -2,8 +2,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import * as vm from 'node:vm';
 import type { lintSource as LintSource } from '@secretlint/core';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import { textSource } from '../../src/tools/workspace';
+import { Tool, ToolError, type ToolContext, type ToolHandler, textSource } from '../../src/tools/sdk';
 
 const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
 type Severity = (typeof SEVERITIES)[number];

@@ -4,7 +4,8 @@
  * log lines travel back over the task's MessagePort.
  */
 import type { MessagePort } from 'node:worker_threads';
-import { ToolError, type ToolContext, type ToolHandler, type ToolLogger, type Workspace } from '../sdk';
+import { createToolContext } from '../context/tool-context';
+import { ToolError, type ToolHandler, type ToolLogger, type ToolSettingValue, type Workspace } from '../sdk';
 import { createWorkspace } from '../workspace';
 
 export interface ThreadTask {
@@ -12,8 +13,10 @@ export interface ThreadTask {
   exportName: string;
   input: Record<string, unknown>;
   executionId: string;
-  config: Readonly<Record<string, string | undefined>>;
+  config: Readonly<Record<string, ToolSettingValue | undefined>>;
   workspaceRoot: string;
+  egressAllow: string;
+  accountId: string | null;
   port: MessagePort;
 }
 
@@ -24,7 +27,7 @@ export type ThreadMessage =
 /** ToolError's members, which survive the structured clone its class would not. */
 export type ThreadOutcome =
   | { ok: true; output: unknown }
-  | { ok: false; error: { message: string; code: ToolError['code']; retryable: boolean; details?: Record<string, unknown>; suggestion?: string } };
+  | { ok: false; error: { message: string; code: ToolError['code']; retryable: boolean; details?: Record<string, unknown>; suggestion?: string; retryAfter?: number } };
 
 /** One instance per tool class per thread, as the main thread keeps one per process. */
 const handlers = new Map<string, ToolHandler>();
@@ -34,20 +37,22 @@ export default async function runIsolated(task: ThreadTask): Promise<ThreadOutco
   const { port } = task;
   const post = (message: ThreadMessage) => port.postMessage(message);
   const log = (level: keyof ToolLogger) => (message: string, meta?: Record<string, unknown>) => post({ kind: 'log', level, message, meta });
-  const ctx: ToolContext = {
+  const ctx = createToolContext({
     executionId: task.executionId,
     signal: new AbortController().signal,
     progress: (percent, message) => post({ kind: 'progress', percent, message }),
     logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
     config: task.config,
     workspace: workspaceAt(task.workspaceRoot),
-  };
+    egressAllow: task.egressAllow,
+    accountId: task.accountId,
+  });
   try {
     return { ok: true, output: await handlerFor(task.file, task.exportName).execute(task.input, ctx) };
   } catch (error) {
     if (!(error instanceof ToolError)) throw error;
-    const { message, code, retryable, details, suggestion } = error;
-    return { ok: false, error: { message, code, retryable, details, suggestion } };
+    const { message, code, retryable, details, suggestion, retryAfter } = error;
+    return { ok: false, error: { message, code, retryable, details, suggestion, retryAfter } };
   } finally {
     port.close();
   }

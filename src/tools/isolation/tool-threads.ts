@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
-import { ToolError, type ToolContext } from '../sdk';
+import type { ToolContextParts } from '../context/tool-context';
+import { ToolError } from '../sdk';
 import type { ToolSource } from './tool-source';
 import type { ThreadMessage, ThreadOutcome, ThreadTask } from './tool-thread.worker';
 
@@ -21,13 +22,23 @@ export class ToolThreads implements OnModuleDestroy {
 
   constructor(private readonly config: AppConfig) {}
 
-  async run(source: ToolSource, input: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+  /** Runs the tool in a thread, whose context the same factory makes from these parts. */
+  async run(source: ToolSource, input: Record<string, unknown>, ctx: ToolContextParts): Promise<unknown> {
     const { port1, port2 } = new MessageChannel();
     port1.on('message', (message: ThreadMessage) => {
       if (message.kind === 'progress') ctx.progress(message.percent, message.message);
       else ctx.logger[message.level](message.message, message.meta);
     });
-    const task: ThreadTask = { ...source, input, executionId: ctx.executionId, config: ctx.config, workspaceRoot: ctx.workspace.root, port: port2 };
+    const task: ThreadTask = {
+      ...source,
+      input,
+      executionId: ctx.executionId,
+      config: ctx.config,
+      workspaceRoot: ctx.workspace.root,
+      egressAllow: ctx.egressAllow,
+      accountId: ctx.accountId,
+      port: port2,
+    };
     try {
       // An abort rejects at once and terminates the thread if the task is running.
       const outcome = (await this.threads().run(task, { signal: ctx.signal, transferList: [port2] })) as ThreadOutcome;

@@ -1,0 +1,40 @@
+import { egressFor } from '../../egress/egress';
+import { createToolDns, createToolHttp, createToolNet } from '../../egress/tool-network';
+import type { ToolContext, ToolLogger, ToolSettingValue, Workspace } from '../sdk/context';
+import { createExec } from './exec';
+import { createToolSecrets, type AccountSecretSource } from './secrets';
+
+export interface ToolContextParts {
+  executionId: string;
+  signal: AbortSignal;
+  progress(percent: number, message?: string): void;
+  logger: ToolLogger;
+  config: Readonly<Record<string, ToolSettingValue | undefined>>;
+  workspace: Workspace;
+  /** EGRESS_ALLOW of the process. */
+  egressAllow: string;
+  /** The calling account (null for service-internal runs). */
+  accountId: string | null;
+  accountSecrets?: AccountSecretSource;
+}
+
+/**
+ * The one place a ToolContext is made, for the runner and for the test kit; it takes plain
+ * values so a worker thread can call it too.
+ */
+export function createToolContext(parts: ToolContextParts): ToolContext {
+  const egress = egressFor(parts.egressAllow);
+  return {
+    executionId: parts.executionId,
+    signal: parts.signal,
+    progress: parts.progress,
+    logger: parts.logger,
+    config: parts.config,
+    workspace: parts.workspace,
+    http: createToolHttp(egress, parts.signal),
+    net: createToolNet(egress, parts.signal),
+    dns: createToolDns(egress),
+    exec: createExec(parts.workspace, parts.signal),
+    secrets: createToolSecrets(parts.config, parts.accountId, parts.accountSecrets),
+  };
+}

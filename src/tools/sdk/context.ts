@@ -1,0 +1,169 @@
+import type { promises as dnsPromises } from 'node:dns';
+import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
+import type { Socket } from 'node:net';
+import type { ConnectionOptions } from 'node:tls';
+import type { Dispatcher } from 'undici';
+
+type DnsResolver = dnsPromises.Resolver;
+
+/** What a running tool gets besides its input. */
+export interface ToolLogger {
+  debug(message: string, meta?: Record<string, unknown>): void;
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+  error(message: string, meta?: Record<string, unknown>): void;
+}
+
+export interface WorkspaceFile {
+  /** Path relative to the workspace root, with `/` separators. */
+  path: string;
+  size: number;
+}
+
+export interface WorkspaceListOptions {
+  /** Only these relative paths (inside the listed directory); each must exist. */
+  files?: readonly string[];
+  /** Stop with INVALID_INPUT when more files than this would be returned. */
+  maxFiles?: number;
+  /** Skip files larger than this many bytes. */
+  maxFileBytes?: number;
+}
+
+/**
+ * Sandboxed access to WORKSPACE_ROOT. Every path is relative to the root; `..`,
+ * absolute paths and symlinks out of it are refused with a ToolError (INVALID_INPUT).
+ */
+export interface Workspace {
+  readonly root: string;
+  /** Absolute real path of a workspace-relative path, after the sandbox check. */
+  resolve(relativePath: string, parameter?: string): Promise<string>;
+  /** Reads a text file, refusing files larger than `maxBytes`. */
+  readText(relativePath: string, maxBytes: number, parameter?: string): Promise<string>;
+  /** Regular files under a directory (or the file itself), sorted, sandbox-checked. */
+  listFiles(relativePath: string, options?: WorkspaceListOptions, parameter?: string): Promise<WorkspaceFile[]>;
+}
+
+export interface ToolContext {
+  readonly executionId: string;
+  /** Aborts on cancel and on timeout; long work must watch it. */
+  readonly signal: AbortSignal;
+  /** Reports progress, 0..100; persistence is throttled by the runner. */
+  progress(percent: number, message?: string): void;
+  readonly logger: ToolLogger;
+  /** The settings the tool declared in `config`, typed (integer → number, boolean → boolean). */
+  readonly config: Readonly<Record<string, ToolSettingValue | undefined>>;
+  readonly workspace: Workspace;
+  /** Outbound HTTP under the egress policy, bound to `signal`. */
+  readonly http: ToolHttp;
+  /** TCP/TLS sockets under the egress policy. */
+  readonly net: ToolNet;
+  readonly dns: ToolDns;
+  /** A subprocess without a shell, in the workspace, killed with its process group on abort. */
+  exec(command: string, args: readonly string[], options?: ExecOptions): Promise<ExecResult>;
+  readonly secrets: ToolSecrets;
+}
+
+export type ToolSettingValue = string | number | boolean;
+
+export interface ToolHttp {
+  /**
+   * High-level call: egress policy at connect time on the resolved address, redirects (≤ 5, each
+   * re-checked; `redirect: 'manual'` to not follow), body capped, bound to ctx.signal. Does not
+   * throw on HTTP status: the tool decides (see ToolError.fromResponse).
+   */
+  request(url: string | URL, options?: HttpRequestOptions): Promise<HttpResponse>;
+  /** WHATWG fetch through the same policy dispatcher and signal (Octokit `request: { fetch }`). */
+  readonly fetch: typeof fetch;
+  /** The undici Dispatcher with the policy, for undici-native code. */
+  readonly dispatcher: Dispatcher;
+  /** node:http / node:https Agents whose connections pass the same policy (axios, node-fetch). */
+  readonly agents: { http: HttpAgent; https: HttpsAgent };
+}
+
+export interface HttpRequestOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /** Sets the body and `content-type: application/json`. */
+  json?: unknown;
+  /** Default 10 MiB; over it the body is cut and `truncated` is true. */
+  maxResponseBytes?: number;
+  /** Besides ctx.signal. */
+  timeoutMs?: number;
+  /** Default follow. */
+  redirect?: 'follow' | 'manual';
+  /** The input the URL came from: an egress refusal is INVALID_INPUT naming it. */
+  parameter?: string;
+  /** Extra trust for HTTPS (a test CA), and whether to verify. */
+  tls?: { ca?: string | string[]; rejectUnauthorized?: boolean };
+}
+
+export interface HttpResponse {
+  status: number;
+  /** Lower-case names; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  /** Final URL after redirects. */
+  url: string;
+  redirects: number;
+  body: Buffer;
+  truncated: boolean;
+  text(): string;
+  /** ToolError (TOOL_ERROR, not retryable) when the body is not JSON. */
+  json<T = unknown>(): T;
+  timing: { total_ms: number; ttfb_ms: number };
+  /** Peer certificate of an HTTPS answer, when there was one. */
+  certificate?: { valid_to: string; subject?: string; issuer?: string };
+}
+
+export interface NetConnectOptions {
+  host: string;
+  port: number;
+  /** TLS when set; an object adds node:tls options (ca, servername, rejectUnauthorized). */
+  tls?: boolean | ConnectionOptions;
+  timeoutMs?: number;
+  parameter?: string;
+}
+
+export interface ToolNet {
+  /** TCP (or TLS) socket to host:port after the policy check on the resolved address. */
+  connect(options: NetConnectOptions): Promise<Socket>;
+  /** Resolves a host and checks every address; returns the one to connect to (pinned). */
+  resolve(host: string, options?: { parameter?: string }): Promise<{ address: string; family: 4 | 6 }>;
+}
+
+export interface ToolDns {
+  /** A node:dns promises Resolver; with `server` ("host:port", checked by the policy) it asks that server. */
+  resolver(options?: { server?: string; timeoutMs?: number; parameter?: string }): DnsResolver;
+}
+
+export interface ExecOptions {
+  /** Workspace-relative, sandbox-checked; default the workspace root. */
+  cwd?: string;
+  /** Added to a minimal env (PATH, HOME=a temp dir, LANG); none of the service's variables. */
+  env?: Record<string, string>;
+  input?: string | Uint8Array;
+  timeoutMs?: number;
+  /** Per stream, default 1 MiB; output cut and `truncated` true. */
+  maxOutputBytes?: number;
+}
+
+export interface ExecResult {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+}
+
+export interface ToolSecrets {
+  /** The account's secret, else the service-wide setting, else ToolError naming how to set it. */
+  get(name: string): Promise<string>;
+  /** Same lookup; undefined when neither is set. */
+  find(name: string): Promise<string | undefined>;
+}
+
+export interface ToolHandler<I = Record<string, any>, O = Record<string, unknown>> {
+  execute(input: I, ctx: ToolContext): Promise<O>;
+}
+

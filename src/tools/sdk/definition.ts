@@ -1,0 +1,116 @@
+/** What a tool declares about itself: the `@Tool({...})` definition. */
+import { applyDecorators, Injectable } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+
+export const TOOL_CATEGORIES = ['security', 'analysis', 'automation', 'integration', 'monitoring'] as const;
+export type ToolCategory = (typeof TOOL_CATEGORIES)[number];
+
+/**
+ * What a call does to the world besides computing its result: `read` changes nothing, `write`
+ * creates or adds (a comment, a message, a build), `destructive` may overwrite or delete
+ * (an apply, a deploy). MCP clients show it to users as tool annotations.
+ */
+export const TOOL_EFFECTS = ['read', 'write', 'destructive'] as const;
+export type ToolEffects = (typeof TOOL_EFFECTS)[number];
+
+export const TOOL_STATUSES = ['ready', 'beta', 'deprecated'] as const;
+export type ToolStatus = (typeof TOOL_STATUSES)[number];
+
+/** `any` accepts any JSON value (e.g. the document json-transform evaluates). */
+export const INPUT_TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'any'] as const;
+export type InputType = (typeof INPUT_TYPES)[number];
+
+/** JSON Schema keywords a definition may add to bound or shape a value. */
+export interface SchemaBounds {
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+  minimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+  maxProperties?: number;
+  /** JSON Schema of array items. */
+  items?: Record<string, unknown>;
+  /** JSON Schema of object members. */
+  properties?: Record<string, unknown>;
+  additionalProperties?: boolean | Record<string, unknown>;
+}
+
+/** One tool input, in the SPEC's input-definition form plus bounds. */
+export interface ToolInputDefinition extends SchemaBounds {
+  type: InputType;
+  description: string;
+  required?: boolean;
+  enum?: readonly (string | number)[];
+  default?: unknown;
+  /** The value is a credential: redacted from logs and from the stored execution input. */
+  secret?: boolean;
+}
+
+/** One tool output member. Every output is present in a result unless `optional`. */
+export interface ToolOutputDefinition extends SchemaBounds {
+  type: InputType | 'null';
+  description: string;
+  optional?: boolean;
+  /** Allows `null` besides `type`. */
+  nullable?: boolean;
+}
+
+export interface ToolExample {
+  name: string;
+  input: Record<string, unknown>;
+  output: Record<string, unknown>;
+}
+
+export interface ToolDefinition {
+  /** kebab-case identifier used in paths. */
+  id: string;
+  name: string;
+  category: ToolCategory;
+  description: string;
+  /** Honest maturity; `ready` when omitted. */
+  status?: ToolStatus;
+  /** Semver of the tool's behaviour; part of the cache key. */
+  version: string;
+  inputs: Record<string, ToolInputDefinition>;
+  outputs: Record<string, ToolOutputDefinition>;
+  /** Calls per minute per API key for this tool. */
+  rate_limit?: number;
+  /** Default timeout in seconds (max 300). */
+  timeout?: number;
+  /** Read-only tools whose successful results may be cached. */
+  cacheable?: boolean;
+  /** `read` when cacheable, else `write` when omitted; a cacheable tool must be `read`. */
+  effects?: ToolEffects;
+  /** Calling again with the same input has no further effect; defaults to true for `read` tools. */
+  idempotent?: boolean;
+  /** Reaches systems outside the service (a forge, a cluster, the network); false when omitted. */
+  open_world?: boolean;
+  /** Seconds a cached result lives (default 3600). */
+  cache_ttl?: number;
+  /** At least one example that really runs and yields `output`. */
+  examples: ToolExample[];
+  /** Settings the tool reads from the environment, validated at boot (a bad value stops start-up naming it). */
+  config?: Record<string, ToolSettingDefinition>;
+  /** Run in the worker-thread pool: CPU-heavy or caller-supplied-expression tools. */
+  isolated?: boolean;
+}
+
+/** One environment setting of a tool; reaches `ctx.config` typed. */
+export interface ToolSettingDefinition {
+  type: 'string' | 'url' | 'integer' | 'boolean';
+  description: string;
+  default?: string | number | boolean;
+  /** A credential: never logged; may be overridden per account by a secret of the same name. */
+  secret?: boolean;
+}
+
+/** Metadata marker the registry discovers providers by. */
+export const ToolMetadata = DiscoveryService.createDecorator<ToolDefinition>();
+
+/** Declares a tool: an injectable provider that the registry finds at boot. */
+export function Tool(definition: ToolDefinition): ClassDecorator {
+  return applyDecorators(Injectable(), ToolMetadata(definition));
+}

@@ -1,0 +1,12 @@
+/**
+ * The tool SDK: the only module a tool or an extension module imports.
+ *
+ * A tool is one class decorated with `@Tool({...})` that implements `ToolHandler`.
+ * It never touches Nest internals, the database or the HTTP request: it gets its
+ * validated `input` and a `ToolContext`, returns its output object or throws `ToolError`.
+ * The test kit is the separate entry `sdk/testing`.
+ */
+export * from './definition';
+export * from './context';
+export * from './tool-error';
+export { textSource, type TextSource } from '../workspace';

@@ -1,0 +1,96 @@
+/**
+ * The tool test kit: `runTool` runs a tool the way the service does (schema defaults and
+ * validation, a real context, output checked against the declared outputs) without Nest.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import 'reflect-metadata';
+import { AppException } from '../../common/errors';
+import type { AppConfig } from '../../config/app-config';
+import { createToolContext } from '../context/tool-context';
+import { readToolSettings } from '../tool-settings';
+import { ToolRegistry } from '../tool-registry';
+import { createWorkspace } from '../workspace';
+import type { ToolHandler, ToolLogger, ToolSettingValue } from './context';
+import { ToolMetadata, type ToolDefinition } from './definition';
+import { ToolError } from './tool-error';
+
+/** The egress exceptions tests run with: loopback only, never another address. */
+export const LOOPBACK_ONLY = '127.0.0.0/8,::1';
+
+export interface RunToolOverrides {
+  /** Settings as the environment would give them (strings), typed by the declaration. */
+  config?: Record<string, string>;
+  /** Account secrets the call sees through ctx.secrets. */
+  secrets?: Record<string, string>;
+  /** Workspace root; an empty temp directory when omitted. */
+  workspaceRoot?: string;
+  signal?: AbortSignal;
+  /** EGRESS_ALLOW for the call; loopback only by default. */
+  egressAllow?: string;
+  onProgress?: (percent: number, message?: string) => void;
+  logger?: ToolLogger;
+}
+
+type ToolClass = new (...args: never[]) => ToolHandler;
+
+const silentLogger: ToolLogger = { debug() {}, info() {}, warn() {}, error() {} };
+const kitRegistry = new ToolRegistry(undefined as never, { publicUrl: 'http://127.0.0.1' } as AppConfig);
+/** Schemas compiled once per definition, as the service does at boot. */
+const compiled = new WeakMap<ToolDefinition, ReturnType<ToolRegistry['register']>>();
+
+/** The `@Tool({...})` definition of a tool class or instance. */
+export function definitionOf(tool: ToolClass | ToolHandler): ToolDefinition {
+  const target = typeof tool === 'function' ? tool : tool.constructor;
+  const definition = Reflect.getMetadata(ToolMetadata.KEY, target) as ToolDefinition | undefined;
+  if (!definition) throw new Error(`${target.name} is not decorated with @Tool`);
+  return definition;
+}
+
+/**
+ * Runs one call: validates `input` (defaults applied; INVALID_REQUEST/INVALID_INPUT as a
+ * ToolError-shaped error), runs the tool with a real context, checks the output.
+ * A class is constructed without arguments; pass an instance when it injects clients.
+ */
+export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
+  const definition = definitionOf(tool);
+  const handler = typeof tool === 'function' ? new tool() : tool;
+  const registered = compiled.get(definition) ?? compiled.set(definition, kitRegistry.register(definition, handler, handler.constructor.name)).get(definition)!;
+  const validInput = validated(() => registered.validateInput(structuredClone(input)));
+  const ownRoot = overrides.workspaceRoot ? null : mkdtempSync(path.join(tmpdir(), 'run-tool-'));
+  const config: Readonly<Record<string, ToolSettingValue | undefined>> = readToolSettings(definition.id, definition.config ?? {}, overrides.config ?? {});
+  const secrets = overrides.secrets ?? {};
+  try {
+    const output = await handler.execute(
+      validInput,
+      createToolContext({
+        executionId: 'exec_runtool',
+        signal: overrides.signal ?? new AbortController().signal,
+        progress: (percent, message) => overrides.onProgress?.(percent, message),
+        logger: overrides.logger ?? silentLogger,
+        config,
+        workspace: createWorkspace(overrides.workspaceRoot ?? (ownRoot as string)),
+        egressAllow: overrides.egressAllow ?? LOOPBACK_ONLY,
+        accountId: 'acct_runtool',
+        accountSecrets: { find: async (_account, name) => secrets[name] },
+      }),
+    );
+    const problem = registered.outputProblem(output);
+    if (problem) throw new Error(`Tool '${definition.id}' broke its declared outputs: ${problem}`);
+    return output as O;
+  } finally {
+    if (ownRoot) rmSync(ownRoot, { recursive: true, force: true });
+  }
+}
+
+/** The service's input errors as the ToolError shape tools and tests already know. */
+function validated<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (!(err instanceof AppException)) throw err;
+    const { code, message, details, suggestion } = err.body;
+    throw Object.assign(new ToolError(message, { code: code as 'INVALID_INPUT', details, suggestion }), { code });
+  }
+}

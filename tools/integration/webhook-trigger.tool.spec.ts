@@ -1,0 +1,81 @@
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { runTool } from '../../src/tools/sdk/testing';
+import { WebhookTriggerTool } from './webhook-trigger.pending';
+
+interface Received {
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+describe('webhook-trigger', () => {
+  let server: Server;
+  let base: string;
+  let received: Received[] = [];
+  let answers: [number, Record<string, string>][] = [];
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body });
+        if (req.url === '/hang') return;
+        const [status, headers] = answers.shift() ?? [200, {}];
+        res.writeHead(status, headers).end(status === 200 ? 'ok' : 'no');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  beforeEach(() => {
+    received = [];
+    answers = [];
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(resolve));
+  });
+
+  it('delivers a signed payload (sha256 HMAC and Standard Webhooks headers)', async () => {
+    const out = await runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: { event: 'deploy' }, secret_name: 'HOOK_SECRET' }, { secrets: { HOOK_SECRET: 'whsec-test-1' } });
+    expect(out).toMatchObject({ status: 200, attempts: 1, delivered: true, response_body: 'ok', signed: true });
+    const [{ headers, body }] = received;
+    expect(body).toBe('{"event":"deploy"}');
+    expect(headers['x-signature']).toBe(`sha256=${createHmac('sha256', 'whsec-test-1').update(body).digest('hex')}`);
+    const expected = createHmac('sha256', 'whsec-test-1').update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
+    expect(headers['webhook-signature']).toBe(`v1,${expected}`);
+  });
+
+  it('retries a 503 honouring Retry-After, then succeeds', async () => {
+    answers = [[503, { 'retry-after': '1' }]];
+    const started = Date.now();
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {} })).resolves.toMatchObject({ status: 200, attempts: 2 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('does not retry a 400 and reports it', async () => {
+    answers = [[400, {}]];
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {} })).resolves.toMatchObject({ status: 400, attempts: 1, delivered: false });
+  });
+
+  it('gives up after max_attempts of 500', async () => {
+    answers = [[500, {}], [500, {}]];
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {}, max_attempts: 2 })).resolves.toMatchObject({ status: 500, attempts: 2, delivered: false });
+  });
+
+  it.each(['http://10.0.0.1/hook', 'http://169.254.169.254/latest', 'http://[::1]:1/'])('refuses %s without loopback allowed, as INVALID_INPUT on url', async (url) => {
+    await expect(runTool(WebhookTriggerTool, { url, payload: {} }, { egressAllow: '' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'url' } });
+  });
+
+  it('rejects bad input and a missing named secret', async () => {
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {}, max_attempts: 9 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {}, secret_name: 'NOPE' })).rejects.toMatchObject({ code: 'TOOL_ERROR', retryable: false });
+  });
+
+  it('stops when cancelled mid-call', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('cancelled')), 200);
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hang`, payload: {} }, { signal: controller.signal })).rejects.toThrow('cancelled');
+  });
+});
