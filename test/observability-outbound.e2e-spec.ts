@@ -1,11 +1,12 @@
 /**
  * The outbound-call hook `ctx.http` wraps its requests in (issue 18): a client span under the
- * execution's span and a W3C traceparent the upstream receives. Driven here through the hook
- * itself until ctx.http (platform branch) calls it.
+ * execution's span and a W3C traceparent the upstream receives, driven through `ctx.http`.
  */
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { observeExecution, observeOutbound } from '../src/observability/probes';
+import { egressFor } from '../src/egress/egress';
+import { createToolHttp } from '../src/egress/tool-network';
+import { observeExecution } from '../src/observability/probes';
 import { ServiceTracing } from '../src/observability/tracing';
 import { until } from './support/poll';
 import { OtlpReceiver, startOtlpReceiver } from './observability/otlp-receiver';
@@ -31,14 +32,8 @@ describe('outbound call tracing', () => {
     await receiver.stop();
   });
 
-  const call = async (path: string) => {
-    const url = new URL(`${upstreamUrl}${path}?token=not-for-spans`);
-    const headers: Record<string, string> = { accept: 'application/json' };
-    return observeOutbound({ method: 'GET', url }, headers, async () => {
-      const response = await fetch(url, { headers });
-      return { status: response.status };
-    });
-  };
+  const http = createToolHttp(egressFor('127.0.0.0/8'), new AbortController().signal);
+  const call = (path: string) => http.request(`${upstreamUrl}${path}?token=not-for-spans`, { headers: { accept: 'application/json' } });
 
   it('sends nothing extra while tracing is off', async () => {
     expect((await call('/plain')).status).toBe(200);

@@ -1,6 +1,7 @@
 import { promises as dnsPromises } from 'node:dns';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import { observeOutbound } from '../observability/probes';
 import { fetch as undiciFetch, request as undiciRequest, type Dispatcher } from 'undici';
 import type { HttpRequestOptions, HttpResponse, ToolDns, ToolHttp, ToolNet } from '../tools/sdk/context';
 import { ToolError } from '../tools/sdk/tool-error';
@@ -88,7 +89,11 @@ async function httpRequest(egress: Egress, executionSignal: AbortSignal, target:
   try {
     for (let redirects = 0; ; redirects++) {
       if (egress.proxied) await egress.resolve(url.hostname);
-      const response = await undiciRequest(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
+      // Each hop is one observed call: with tracing on, a client span and a traceparent header.
+      const { response } = await observeOutbound({ method, url }, headers, async () => {
+        const answer = await undiciRequest(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher, headersTimeout: options.timeoutMs, bodyTimeout: options.timeoutMs });
+        return { status: answer.statusCode, response: answer };
+      });
       const ttfb = performance.now() - started;
       const location = response.headers.location;
       if (options.redirect !== 'manual' && REDIRECT_STATUSES.has(response.statusCode) && typeof location === 'string') {
