@@ -4,6 +4,7 @@ import { createToolHttp, createToolNet } from './tool-network';
 import { Egress, type LookupFunction } from './egress';
 import { refusedClass } from './address-policy';
 import { ToolError } from '../tools/sdk';
+import { egressRefusals } from '../observability/probes';
 
 /** A resolver stub: every name resolves to `address`, so refusals are tested without a packet. */
 const answering = (address: string): LookupFunction => (_host, options, callback) =>
@@ -57,6 +58,18 @@ describe('egress policy', () => {
     await expect(createToolNet(egress, signal).connect({ host: 'rebind.example', port: 80 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     const socket = egress.agents.http.createConnection({ host: 'rebind.example', port: 80 }) as Socket;
     await expect(new Promise((resolve, reject) => socket.once('error', reject).once('connect', resolve))).rejects.toThrow(/refused/);
+  });
+
+  it('reports each refusal on the egress-refusals channel (the metric counts it)', async () => {
+    const seen: unknown[] = [];
+    const listener = (message: unknown) => seen.push(message);
+    egressRefusals.subscribe(listener);
+    try {
+      await createToolHttp(new Egress(), signal).request(`http://127.0.0.1:${port}/`, { parameter: 'target' }).catch(() => undefined);
+    } finally {
+      egressRefusals.unsubscribe(listener);
+    }
+    expect(seen).toEqual([{ parameter: 'target' }]);
   });
 
   it('checks each redirect target again', async () => {

@@ -1,7 +1,7 @@
 import { promises as dnsPromises } from 'node:dns';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import { observeOutbound } from '../observability/probes';
+import { egressRefusals, observeOutbound } from '../observability/probes';
 import { fetch as undiciFetch, request as undiciRequest, type Dispatcher } from 'undici';
 import type { HttpRequestOptions, HttpResponse, ToolDns, ToolHttp, ToolNet } from '../tools/sdk/context';
 import { ToolError } from '../tools/sdk/tool-error';
@@ -16,6 +16,7 @@ const USER_AGENT = `tool-orchestration-service/${(require('../../package.json') 
 
 /** The INVALID_INPUT a refused destination becomes, naming the input it came from. */
 export function egressRefusal(err: EgressRefusedError, parameter: string): ToolError {
+  if (egressRefusals.hasSubscribers) egressRefusals.publish({ parameter });
   return new ToolError(`Parameter '${parameter}' names a ${err.label} address (${err.address}), which tools may not reach`, {
     code: 'INVALID_INPUT',
     details: { parameter, expected: 'a public address', received: err.host },
