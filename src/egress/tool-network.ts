@@ -1,6 +1,7 @@
 import { promises as dnsPromises } from 'node:dns';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import { SERVICE_VERSION } from '../common/service-version';
 import { egressRefusals, observeOutbound } from '../observability/probes';
 import { fetch as undiciFetch, request as undiciRequest, type Dispatcher } from 'undici';
 import type { HttpRequestOptions, HttpResponse, ToolDns, ToolHttp, ToolNet } from '../tools/sdk/context';
@@ -11,8 +12,7 @@ const MAX_REDIRECTS = 5;
 const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const USER_AGENT = `tool-orchestration-service/${(require('../../package.json') as { version: string }).version}`;
+const USER_AGENT = `tool-orchestration-service/${SERVICE_VERSION}`;
 
 /** The INVALID_INPUT a refused destination becomes, naming the input it came from. */
 export function egressRefusal(err: EgressRefusedError, parameter: string): ToolError {
