@@ -1,9 +1,9 @@
 /**
  * Runs one isolated tool call inside a worker thread of the ToolThreads pool. The main thread
  * stops a call by terminating the thread, so the tool's own signal never fires here; progress and
- * log lines travel back over the task's MessagePort.
+ * log lines travel back over the thread's parentPort, tagged with the execution id.
  */
-import type { MessagePort } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { createToolContext } from '../context/tool-context';
 import { ToolError, type ToolHandler, type ToolLogger, type ToolSettingValue, type Workspace } from '../sdk';
 import { createWorkspace } from '../workspace';
@@ -17,12 +17,13 @@ export interface ThreadTask {
   workspaceRoot: string;
   egressAllow: string;
   accountId: string | null;
-  port: MessagePort;
 }
 
-export type ThreadMessage =
+/** Posted on the thread's parentPort, tagged with the execution it belongs to. */
+export type ThreadMessage = { executionId: string } & (
   | { kind: 'progress'; percent: number; message?: string }
-  | { kind: 'log'; level: keyof ToolLogger; message: string; meta?: Record<string, unknown> };
+  | { kind: 'log'; level: keyof ToolLogger; message: string; meta?: Record<string, unknown> }
+);
 
 /** ToolError's members, which survive the structured clone its class would not. */
 export type ThreadOutcome =
@@ -34,13 +35,13 @@ const handlers = new Map<string, ToolHandler>();
 const workspaces = new Map<string, Workspace>();
 
 export default async function runIsolated(task: ThreadTask): Promise<ThreadOutcome> {
-  const { port } = task;
-  const post = (message: ThreadMessage) => port.postMessage(message);
-  const log = (level: keyof ToolLogger) => (message: string, meta?: Record<string, unknown>) => post({ kind: 'log', level, message, meta });
+  const { executionId } = task;
+  const post = (message: ThreadMessage) => parentPort!.postMessage(message);
+  const log = (level: keyof ToolLogger) => (message: string, meta?: Record<string, unknown>) => post({ executionId, kind: 'log', level, message, meta });
   const ctx = createToolContext({
     executionId: task.executionId,
     signal: new AbortController().signal,
-    progress: (percent, message) => post({ kind: 'progress', percent, message }),
+    progress: (percent, message) => post({ executionId, kind: 'progress', percent, message }),
     logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
     config: task.config,
     workspace: workspaceAt(task.workspaceRoot),
@@ -53,8 +54,6 @@ export default async function runIsolated(task: ThreadTask): Promise<ThreadOutco
     if (!(error instanceof ToolError)) throw error;
     const { message, code, retryable, details, suggestion, retryAfter } = error;
     return { ok: false, error: { message, code, retryable, details, suggestion, retryAfter } };
-  } finally {
-    port.close();
   }
 }
 

@@ -1,6 +1,5 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import * as path from 'node:path';
-import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
 import type { ToolContextParts } from '../context/tool-context';
@@ -19,13 +18,14 @@ const IDLE_THREAD_MS = 60_000;
 @Injectable()
 export class ToolThreads implements OnModuleDestroy {
   private pool?: Piscina;
+  /** Where each running call's progress and log lines go, by execution id. */
+  private readonly relays = new Map<string, (message: ThreadMessage) => void>();
 
   constructor(private readonly config: AppConfig) {}
 
   /** Runs the tool in a thread, whose context the same factory makes from these parts. */
   async run(source: ToolSource, input: Record<string, unknown>, ctx: ToolContextParts): Promise<unknown> {
-    const { port1, port2 } = new MessageChannel();
-    port1.on('message', (message: ThreadMessage) => {
+    this.relays.set(ctx.executionId, (message) => {
       if (message.kind === 'progress') ctx.progress(message.percent, message.message);
       else ctx.logger[message.level](message.message, message.meta);
     });
@@ -37,16 +37,15 @@ export class ToolThreads implements OnModuleDestroy {
       workspaceRoot: ctx.workspace.root,
       egressAllow: ctx.egressAllow,
       accountId: ctx.accountId,
-      port: port2,
     };
     try {
       // An abort rejects at once and terminates the thread if the task is running.
-      const outcome = (await this.threads().run(task, { signal: ctx.signal, transferList: [port2] })) as ThreadOutcome;
+      const outcome = (await this.threads().run(task, { signal: ctx.signal })) as ThreadOutcome;
       if (outcome.ok) return outcome.output;
       const { message, ...options } = outcome.error;
       throw new ToolError(message, options);
     } finally {
-      port1.close();
+      this.relays.delete(ctx.executionId);
     }
   }
 
@@ -63,6 +62,8 @@ export class ToolThreads implements OnModuleDestroy {
       // Under ts-node or ts-jest the tools are TypeScript: the thread compiles them the same way.
       execArgv: WORKER_FILE.endsWith('.ts') ? ['--require', 'ts-node/register/transpile-only'] : [],
     });
+    // What a thread posts on its parentPort arrives here; a channel per call cost more than the call.
+    this.pool.on('message', (message: ThreadMessage) => this.relays.get(message.executionId)?.(message));
     return this.pool;
   }
 }
