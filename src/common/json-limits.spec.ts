@@ -26,6 +26,7 @@ describe('checkJsonText', () => {
     expect(refusal('["\\ud800x"]')?.details?.parameter).toBe('[0]');
     expect(refusal('{"c":"\\ud83d\\ude00 \\\\u0000"}')).toBeNull();
     expect(refusal('{"c":"a\u0000"}')?.message).toContain('NUL');
+    expect(refusal('{"c":"\\ud83d\ude00"}')).toBeNull(); // escaped high, raw low: a pair
   });
 
   it('handles any depth without recursion', () => {

@@ -76,7 +76,9 @@ function scanString(text: string, start: number, stack: Frame[]): number {
       i += 2;
       continue;
     }
-    if (pendingHigh) throw unpaired(stack);
+    // An escaped high surrogate may be completed by a raw low one.
+    if (pendingHigh && !(c >= 0xdc00 && c <= 0xdfff)) throw unpaired(stack);
+    pendingHigh = false;
     if (c === 0) throw refusal(stack, 'holds a NUL character', 'a string without NUL characters');
     i++;
   }
