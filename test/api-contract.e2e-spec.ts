@@ -408,20 +408,6 @@ describeEachDatabase('API contract', (mode) => {
         expect(execution.duration_ms).toBeLessThan(4_000);
       }
     });
-
-    it('every example of every tool really runs and yields its declared output', async () => {
-      const tools = (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100', key: suite.acme.key })).json().tools;
-      let checked = 0;
-      for (const { id } of tools) {
-        const detail = (await suite.t.request({ method: 'GET', url: `/v1/tools/${id}`, key: suite.acme.key })).json();
-        for (const example of detail.examples) {
-          const res = await invoke(id, example.input);
-          expect({ tool: id, example: example.name, status: res.statusCode, result: res.json().result }).toEqual({ tool: id, example: example.name, status: 200, result: example.output });
-          checked++;
-        }
-      }
-      expect(checked).toBeGreaterThanOrEqual(tools.length);
-    });
   });
 
   describe('executions', () => {

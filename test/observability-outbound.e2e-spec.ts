@@ -32,7 +32,7 @@ describe('outbound call tracing', () => {
     await receiver.stop();
   });
 
-  const http = createToolHttp(egressFor('127.0.0.0/8'), new AbortController().signal);
+  const http = createToolHttp(egressFor({ allow: '127.0.0.0/8' }), new AbortController().signal);
   const call = (path: string) => http.request(`${upstreamUrl}${path}?token=not-for-spans`, { headers: { accept: 'application/json' } });
 
   it('sends nothing extra while tracing is off', async () => {

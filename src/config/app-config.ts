@@ -54,6 +54,14 @@ export class AppConfig {
   @IsString()
   EGRESS_ALLOW = '';
 
+  /** Resolvers for the names tools reach (`ip[:port]`, comma-separated) instead of the system's: a filtering or split-horizon DNS. */
+  @Matches(/^$|^\s*(\[?[0-9A-Fa-f:.]+\]?(:\d{1,5})?)(\s*,\s*\[?[0-9A-Fa-f:.]+\]?(:\d{1,5})?)*\s*$/, { message: 'EGRESS_DNS_SERVERS must be comma-separated IP addresses with optional ports (10.0.0.53, 10.0.0.54:5353, [fd00::53]:53)' })
+  EGRESS_DNS_SERVERS = '';
+
+  /** PEM file of certificates tools trust for outbound TLS besides the public roots (a corporate CA). */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  EGRESS_CA_FILE?: string;
+
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 

@@ -1,7 +1,10 @@
-import { lookup as systemLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { lookup as systemLookup, promises as dnsPromises, type LookupAddress, type LookupOptions } from 'node:dns';
 import * as http from 'node:http';
 import * as https from 'node:https';
 import * as net from 'node:net';
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { ConfigError, type AppConfig } from '../config/app-config';
 import { Agent, buildConnector, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { EgressPolicy, unbracket } from './address-policy';
 
@@ -22,9 +25,36 @@ export type LookupCallback = (err: NodeJS.ErrnoException | null, address: string
 /** node:dns lookup's shape; tests pass a stub answering, say, 10.0.0.1, so no packet leaves. */
 export type LookupFunction = (hostname: string, options: LookupOptions, callback: LookupCallback) => void;
 
+/** The process's outbound settings, as plain values (a worker thread builds the same Egress from them). */
+export interface EgressSettings {
+  /** EGRESS_ALLOW: hosts, `*.suffix` patterns and CIDRs that open exceptions. */
+  allow: string;
+  /** EGRESS_DNS_SERVERS: resolvers (`ip[:port]`) for outbound names instead of the system's. */
+  dnsServers?: readonly string[];
+  /** EGRESS_CA_FILE's PEM: certificates trusted for outbound TLS besides the public roots. */
+  extraCa?: string;
+}
+
+/** The outbound settings of the configuration; an unreadable EGRESS_CA_FILE stops start-up naming it. */
+export function egressSettingsOf(config: Pick<AppConfig, 'EGRESS_ALLOW' | 'EGRESS_DNS_SERVERS' | 'EGRESS_CA_FILE'>): EgressSettings {
+  const dnsServers = config.EGRESS_DNS_SERVERS.split(',').map((server) => server.trim()).filter(Boolean);
+  let extraCa: string | undefined;
+  if (config.EGRESS_CA_FILE) {
+    try {
+      extraCa = readFileSync(config.EGRESS_CA_FILE, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`EGRESS_CA_FILE ${config.EGRESS_CA_FILE} cannot be read: ${(err as Error).message}`);
+    }
+    if (!extraCa.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`EGRESS_CA_FILE ${config.EGRESS_CA_FILE} holds no PEM certificate`);
+  }
+  return { allow: config.EGRESS_ALLOW, dnsServers, extraCa };
+}
+
 export interface EgressOptions {
   allow?: string;
   lookup?: LookupFunction;
+  dnsServers?: readonly string[];
+  extraCa?: string;
 }
 
 export interface CertificateSeen {
@@ -45,11 +75,17 @@ export class Egress {
   /** Peer certificate of the latest TLS connection per origin (for TLS days left). */
   readonly certificates = new Map<string, CertificateSeen>();
   readonly proxied = Boolean(process.env.HTTPS_PROXY || process.env.https_proxy || process.env.HTTP_PROXY || process.env.http_proxy);
+  /** Resolvers for outbound names (EGRESS_DNS_SERVERS); empty: the system's. */
+  readonly dnsServers: readonly string[];
+  /** The public roots plus EGRESS_CA_FILE's certificates; undefined: Node's defaults. */
+  readonly trustedCa?: string[];
   private readonly baseLookup: LookupFunction;
 
   constructor(options: EgressOptions = {}) {
     this.policy = new EgressPolicy(options.allow ?? '');
-    this.baseLookup = options.lookup ?? (systemLookup as unknown as LookupFunction);
+    this.dnsServers = options.dnsServers ?? [];
+    this.trustedCa = options.extraCa ? [...rootCertificates, options.extraCa] : undefined;
+    this.baseLookup = options.lookup ?? (this.dnsServers.length > 0 ? resolverLookup(this.dnsServers) : (systemLookup as unknown as LookupFunction));
     // Behind a proxy the proxy resolves names; ctx.http checks each target before the request instead.
     this.dispatcher = this.proxied ? new EnvHttpProxyAgent({ connect: this.connector() }) : this.agent();
     const lookup = this.lookup;
@@ -64,7 +100,7 @@ export class Egress {
         override createConnection(opts: net.NetConnectOpts, cb?: (err: Error | null, socket: net.Socket) => void) {
           return guard(opts) ?? (super.createConnection as Function).call(this, { ...opts, lookup }, cb);
         }
-      })({ keepAlive: true }),
+      })({ keepAlive: true, ...(this.trustedCa && { ca: this.trustedCa }) }),
     };
   }
 
@@ -117,7 +153,8 @@ export class Egress {
   }
 
   private connector(tls: { ca?: string | string[]; rejectUnauthorized?: boolean } = {}): buildConnector.connector {
-    const connect = buildConnector({ ...tls, lookup: this.lookup } as buildConnector.BuildOptions);
+    const ca = tls.ca === undefined ? this.trustedCa : [...(this.trustedCa ?? rootCertificates), ...[tls.ca].flat()];
+    const connect = buildConnector({ ...tls, ...(ca && { ca }), lookup: this.lookup } as buildConnector.BuildOptions);
     return (opts, callback) => {
       const refusal = this.literalRefusal(opts.hostname);
       if (refusal) return callback(refusal, null);
@@ -138,11 +175,35 @@ export class Egress {
   }
 }
 
+/**
+ * node:dns lookup's shape answered by a Resolver on `servers` (A and AAAA), so outbound names
+ * resolve where the operator says (a filtering resolver; the tests' own dnsmasq).
+ */
+function resolverLookup(servers: readonly string[]): LookupFunction {
+  const resolver = new dnsPromises.Resolver({ timeout: 3000, tries: 2 });
+  resolver.setServers([...servers]);
+  return (hostname, options, callback) => {
+    const family = net.isIP(hostname);
+    if (family) return callback(null, [{ address: hostname, family }]);
+    const wants = (v: 4 | 6) => !options.family || options.family === v || options.family === `IPv${v}`;
+    void Promise.allSettled([wants(4) ? resolver.resolve4(hostname) : [], wants(6) ? resolver.resolve6(hostname) : []]).then(([v4, v6]) => {
+      const addresses = [
+        ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+        ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+      ];
+      if (addresses.length > 0) return callback(null, addresses);
+      const failed = [v4, v6].find((r): r is PromiseRejectedResult => r.status === 'rejected' && r.reason?.code !== 'ENODATA');
+      callback(failed?.reason ?? Object.assign(new Error(`No address for ${hostname}`), { code: 'ENOTFOUND' }), []);
+    });
+  };
+}
+
 const shared = new Map<string, Egress>();
 
-/** The process's one Egress per allow list (one dispatcher per process in production). */
-export function egressFor(allow: string): Egress {
-  let egress = shared.get(allow);
-  if (!egress) shared.set(allow, (egress = new Egress({ allow })));
+/** The process's one Egress per settings (one dispatcher per process in production). */
+export function egressFor(settings: EgressSettings): Egress {
+  const key = JSON.stringify([settings.allow, settings.dnsServers ?? [], settings.extraCa ?? '']);
+  let egress = shared.get(key);
+  if (!egress) shared.set(key, (egress = new Egress(settings)));
   return egress;
 }

@@ -184,7 +184,7 @@ export function createToolNet(egress: Egress, signal: AbortSignal): ToolNet {
       const { address } = await resolve(host, { parameter });
       const target = `${host}:${port}`;
       return new Promise<net.Socket>((done, fail) => {
-        const extra = typeof tlsOptions === 'object' ? tlsOptions : {};
+        const extra = { ...(egress.trustedCa && { ca: egress.trustedCa }), ...(typeof tlsOptions === 'object' ? tlsOptions : {}) };
         const socket = tlsOptions
           ? tls.connect({ servername: net.isIP(host) ? undefined : host, ...extra, host: address, port })
           : net.connect({ host: address, port });
@@ -218,6 +218,7 @@ export function createToolDns(egress: Egress): ToolDns {
   return {
     resolver: ({ server, timeoutMs = 5000, parameter = 'server' } = {}) => {
       const resolver = new dnsPromises.Resolver({ timeout: timeoutMs, tries: 2 });
+      if (egress.dnsServers.length > 0) resolver.setServers([...egress.dnsServers]);
       if (server) {
         const match = /^\[?([^\]]+?)\]?(?::(\d+))?$/.exec(server.trim());
         const host = match?.[1] ?? '';

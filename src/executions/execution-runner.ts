@@ -8,6 +8,7 @@ import { ToolThreads } from '../tools/isolation/tool-threads';
 import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
 import { WORKSPACE } from '../tools/tools.module';
 import { AppConfig } from '../config/app-config';
+import { egressSettingsOf, type EgressSettings } from '../egress/egress';
 import { createToolContext, type ToolContextParts } from '../tools/context/tool-context';
 import { ExecutionEventBus } from './events/execution-events';
 import { Execution } from './execution.entity';
@@ -75,6 +76,7 @@ export const LOST_WORKER_ERROR: ErrorBody = {
 export class ExecutionRunner {
   private readonly logger = new Logger(ExecutionRunner.name);
   private readonly active = new Map<string, AbortController>();
+  private readonly egress: EgressSettings;
 
   constructor(
     private readonly store: ExecutionsStore,
@@ -83,8 +85,10 @@ export class ExecutionRunner {
     private readonly events: ExecutionEventBus,
     @Inject(WORKSPACE) private readonly workspace: Workspace,
     private readonly threads: ToolThreads,
-    private readonly appConfig: AppConfig,
-  ) {}
+    appConfig: AppConfig,
+  ) {
+    this.egress = egressSettingsOf(appConfig);
+  }
 
   /**
    * Starts the tool at once. One that finishes within RUNNING_ROW_DELAY_MS is inserted in its
@@ -251,7 +255,7 @@ export class ExecutionRunner {
         logger: toolLogger(new Logger(`tool:${definition.id}`), id),
         config: tool.config,
         workspace: this.workspace,
-        egressAllow: this.appConfig.EGRESS_ALLOW,
+        egress: this.egress,
         accountId: null,
       };
       const run = tool.source ? this.threads.run(tool.source, input, parts) : tool.handler.execute(input, createToolContext(parts));

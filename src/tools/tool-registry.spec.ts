@@ -112,6 +112,7 @@ describe('ToolRegistry', () => {
     ['a schema ajv refuses', { inputs: { q: { type: 'string', maxLength: 5, format: 'no-such-format', description: 'q' } } }, /does not compile/],
     ['an example that breaks the inputs', { examples: [{ name: 'bad', input: {}, output: { text: '' } }] }, /example 'bad' input/],
     ['an example that breaks the outputs', { examples: [{ name: 'bad', input: { text: 'a' }, output: { wrong: 1 } }] }, /example 'bad' output/],
+    ['an example whose varying member is not in its output', { examples: [{ name: 'bad', input: { text: 'a' }, output: { text: 'a' }, varies: ['latency_ms'] }] }, /example 'bad' varies: 'latency_ms'/],
   ])('stops boot on %s', async (_name, change, message) => {
     await expect(boot({ ...base, ...change })).rejects.toThrow(ToolDefinitionError);
     await expect(boot({ ...base, ...change })).rejects.toThrow(message);

@@ -9,6 +9,7 @@ import { ToolSource, toolSourceOf } from './isolation/tool-source';
 import { ToolDefinition, ToolHandler, ToolMetadata, type ToolSettingValue } from './sdk';
 import { readToolSettings } from './tool-settings';
 import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
+import { valueAt } from '../common/dotted-path';
 import { definitionProblems, inputSchema, JsonSchema, outputSchema } from './tool-schema';
 import { toolDetailView, toolSummaryView } from './tool-views';
 
@@ -159,6 +160,8 @@ export class ToolRegistry implements OnModuleInit {
       if (!validateIn(input)) throw fail(`example '${example.name}' input: ${this.inputAjv.errorsText(validateIn.errors)}`);
       const problem = outputProblem(example.output);
       if (problem) throw fail(`example '${example.name}' output: ${problem}`);
+      const unknownPath = example.varies?.find((path) => !valueAt(example.output, path).found);
+      if (unknownPath) throw fail(`example '${example.name}' varies: '${unknownPath}' is not in its output`);
     }
 
     const readSettings = () => {

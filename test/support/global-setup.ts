@@ -3,34 +3,48 @@
  * publishes each URL in process.env, which the test workers (spawned afterwards) inherit.
  * A service whose binaries are missing is skipped with a loud notice, or fails the run under CI=true.
  */
+import { findDnsmasq, startExampleWorld } from './example-world/world';
 import { findPostgresBinaries, startPostgres } from './postgres-server';
 import { findRedisServer, startRedis } from './redis-server';
 
 export const POSTGRES_URL_ENV = 'TOS_TEST_POSTGRES_URL';
 export const REDIS_URL_ENV = 'TOS_TEST_REDIS_URL';
+/** JSON of the service settings that make every tool example run (see example-world/world.ts). */
+export const EXAMPLE_WORLD_ENV = 'TOS_TEST_EXAMPLE_ENV';
 
 interface TestService {
   name: string;
-  /** The variable that carries the service URL to the tests. */
-  env: string;
   /** Why the service cannot run on this machine, or null when it can. */
   unavailable(): string | null;
-  start(): Promise<{ url: string; stop(): Promise<void> }>;
+  /** Starts it; `env` is published to the test workers. */
+  start(): Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
 }
+
+/** A server whose URL is published in one variable. */
+const byUrl = (env: string, start: () => Promise<{ url: string; stop(): Promise<void> }>) => async () => {
+  const { url, stop } = await start();
+  return { env: { [env]: url }, stop };
+};
 
 const SERVICES: TestService[] = [
   {
     name: 'PostgreSQL',
-    env: POSTGRES_URL_ENV,
     unavailable: () =>
       findPostgresBinaries() ? null : 'initdb/postgres not found (pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)',
-    start: startPostgres,
+    start: byUrl(POSTGRES_URL_ENV, startPostgres),
   },
   {
     name: 'Redis',
-    env: REDIS_URL_ENV,
     unavailable: () => (findRedisServer() ? null : 'redis-server not found on PATH'),
-    start: startRedis,
+    start: byUrl(REDIS_URL_ENV, startRedis),
+  },
+  {
+    name: 'The example world (dnsmasq and the tools\' example servers)',
+    unavailable: () => (findDnsmasq() ? null : 'dnsmasq not found (apt-get install dnsmasq-base)'),
+    start: async () => {
+      const { env, stop } = await startExampleWorld();
+      return { env: { [EXAMPLE_WORLD_ENV]: JSON.stringify(env) }, stop };
+    },
   },
 ];
 
@@ -54,9 +68,9 @@ export default async function globalSetup(): Promise<void> {
         console.warn(`\n!!! ${notice}\n!!! e2e suites that need ${service.name} will be SKIPPED.\n`);
         continue;
       }
-      const { url, stop } = await service.start();
+      const { env, stop } = await service.start();
       running.push({ name: service.name, stop });
-      process.env[service.env] = url;
+      Object.assign(process.env, env);
     }
   } catch (error) {
     // Jest skips globalTeardown when globalSetup fails: stop what already started.

@@ -42,7 +42,7 @@ export function createTestToolContext(options: TestToolContextOptions = {}): Tes
     logger: options.logger ?? silentLogger,
     config: options.config ?? {},
     workspace: createWorkspace(root),
-    egressAllow: LOOPBACK_ONLY,
+    egress: { allow: LOOPBACK_ONLY },
     accountId: null,
   });
   return Object.assign(context, { controller, progressCalls });

@@ -1,4 +1,4 @@
-import { egressFor } from '../../egress/egress';
+import { egressFor, type EgressSettings } from '../../egress/egress';
 import { createToolDns, createToolHttp, createToolNet } from '../../egress/tool-network';
 import type { ToolContext, ToolLogger, ToolSettingValue, Workspace } from '../sdk/context';
 import { createExec } from './exec';
@@ -11,8 +11,8 @@ export interface ToolContextParts {
   logger: ToolLogger;
   config: Readonly<Record<string, ToolSettingValue | undefined>>;
   workspace: Workspace;
-  /** EGRESS_ALLOW of the process. */
-  egressAllow: string;
+  /** The process's outbound settings (EGRESS_ALLOW, EGRESS_DNS_SERVERS, EGRESS_CA_FILE). */
+  egress: EgressSettings;
   /** The calling account (null for service-internal runs). */
   accountId: string | null;
   accountSecrets?: AccountSecretSource;
@@ -23,7 +23,7 @@ export interface ToolContextParts {
  * values so a worker thread can call it too.
  */
 export function createToolContext(parts: ToolContextParts): ToolContext {
-  const egress = egressFor(parts.egressAllow);
+  const egress = egressFor(parts.egress);
   return {
     executionId: parts.executionId,
     signal: parts.signal,

@@ -4,6 +4,7 @@
  * log lines travel back over the thread's parentPort, tagged with the execution id.
  */
 import { parentPort } from 'node:worker_threads';
+import type { EgressSettings } from '../../egress/egress';
 import { createToolContext } from '../context/tool-context';
 import { ToolError, type ToolHandler, type ToolLogger, type ToolSettingValue, type Workspace } from '../sdk';
 import { createWorkspace } from '../workspace';
@@ -15,7 +16,7 @@ export interface ThreadTask {
   executionId: string;
   config: Readonly<Record<string, ToolSettingValue | undefined>>;
   workspaceRoot: string;
-  egressAllow: string;
+  egress: EgressSettings;
   accountId: string | null;
 }
 
@@ -45,7 +46,7 @@ export default async function runIsolated(task: ThreadTask): Promise<ThreadOutco
     logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
     config: task.config,
     workspace: workspaceAt(task.workspaceRoot),
-    egressAllow: task.egressAllow,
+    egress: task.egress,
     accountId: task.accountId,
   });
   try {

@@ -35,7 +35,7 @@ export class ToolThreads implements OnModuleDestroy {
       executionId: ctx.executionId,
       config: ctx.config,
       workspaceRoot: ctx.workspace.root,
-      egressAllow: ctx.egressAllow,
+      egress: ctx.egress,
       accountId: ctx.accountId,
     };
     try {

@@ -62,6 +62,11 @@ export interface ToolExample {
   name: string;
   input: Record<string, unknown>;
   output: Record<string, unknown>;
+  /**
+   * Dotted paths of output members that differ run to run (latency, timestamps, ids): the
+   * examples suite checks that they are present with the example's type, not their value.
+   */
+  varies?: readonly string[];
 }
 
 export interface ToolDefinition {

@@ -71,7 +71,7 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
         logger: overrides.logger ?? silentLogger,
         config,
         workspace: createWorkspace(overrides.workspaceRoot ?? (ownRoot as string)),
-        egressAllow: overrides.egressAllow ?? LOOPBACK_ONLY,
+        egress: { allow: overrides.egressAllow ?? LOOPBACK_ONLY },
         accountId: 'acct_runtool',
         accountSecrets: { find: async (_account, name) => secrets[name] },
       }),
