@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runTool } from '../../src/tools/sdk/testing';
-import { WebhookTriggerTool } from './webhook-trigger.pending';
+import { WebhookTriggerTool } from './webhook-trigger.tool';
 
 interface Received {
   headers: IncomingMessage['headers'];

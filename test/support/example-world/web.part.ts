@@ -19,7 +19,7 @@ function route(req: IncomingMessage, res: ServerResponse): void {
     if (req.url === '/healthz') return send(200, { status: 'ok' });
     if (req.url === '/old-health') return void res.writeHead(301, { location: '/healthz' }).end();
     if (req.url === '/hooks/deploy' && req.method === 'POST') {
-      const signature = req.headers['x-hub-signature-256'];
+      const signature = req.headers['x-signature'];
       const expected = `sha256=${createHmac('sha256', EXAMPLE_WEBHOOK_SECRET).update(body).digest('hex')}`;
       return send(202, { accepted: true, verified: signature === expected });
     }
