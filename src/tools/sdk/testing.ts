@@ -29,6 +29,8 @@ export interface RunToolOverrides {
   signal?: AbortSignal;
   /** EGRESS_ALLOW for the call; loopback only by default. */
   egressAllow?: string;
+  /** PEM certificates trusted for outbound TLS besides the public roots (EGRESS_CA_FILE's role). */
+  tlsCa?: string;
   onProgress?: (percent: number, message?: string) => void;
   logger?: ToolLogger;
 }
@@ -71,7 +73,7 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
         logger: overrides.logger ?? silentLogger,
         config,
         workspace: createWorkspace(overrides.workspaceRoot ?? (ownRoot as string)),
-        egress: { allow: overrides.egressAllow ?? LOOPBACK_ONLY },
+        egress: { allow: overrides.egressAllow ?? LOOPBACK_ONLY, extraCa: overrides.tlsCa },
         accountId: 'acct_runtool',
         accountSecrets: { find: async (_account, name) => secrets[name] },
       }),
