@@ -58,6 +58,14 @@ export class AppConfig {
   @Matches(/^$|^\s*(\[?[0-9A-Fa-f:.]+\]?(:\d{1,5})?)(\s*,\s*\[?[0-9A-Fa-f:.]+\]?(:\d{1,5})?)*\s*$/, { message: 'EGRESS_DNS_SERVERS must be comma-separated IP addresses with optional ports (10.0.0.53, 10.0.0.54:5353, [fd00::53]:53)' })
   EGRESS_DNS_SERVERS = '';
 
+  /** 32 random bytes (base64 or hex) sealing account secrets (AES-256-GCM); secrets are off without it. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  SECRETS_KEY?: string;
+
+  /** Earlier SECRETS_KEY values, comma-separated: secrets sealed with them still open (key rotation). */
+  @IsString()
+  SECRETS_PREVIOUS_KEYS = '';
+
   /** PEM file of certificates tools trust for outbound TLS besides the public roots (a corporate CA). */
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   EGRESS_CA_FILE?: string;
