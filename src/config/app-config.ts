@@ -70,6 +70,10 @@ export class AppConfig {
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   EGRESS_CA_FILE?: string;
 
+  /** Nest modules to boot beside the built-in tools: npm package names or paths, comma-separated. */
+  @IsString()
+  EXTENSION_MODULES = '';
+
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
 
@@ -153,6 +157,9 @@ export class AppConfig {
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
 
+  /** The environment this configuration was read from: where tools' declared settings are read too. */
+  declare readonly environment: Readonly<Record<string, string | undefined>>;
+
   get runsApi(): boolean {
     return this.ROLE !== 'worker';
   }
@@ -184,5 +191,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     lines.push(`  ROLE=${JSON.stringify(config.ROLE)}: separate api and worker processes share work through Redis; set REDIS_URL or use ROLE=all`);
   }
   if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
-  return config;
+  return Object.defineProperty(config, 'environment', { value: Object.freeze({ ...env }), enumerable: false });
 }
