@@ -35,7 +35,7 @@ export interface RunToolOverrides {
   logger?: ToolLogger;
 }
 
-type ToolClass = new (...args: never[]) => ToolHandler;
+type ToolClass = new (...args: never[]) => ToolHandler<any, any>;
 
 const silentLogger: ToolLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const kitRegistry = new ToolRegistry(undefined as never, { publicUrl: 'http://127.0.0.1' } as AppConfig);
@@ -43,7 +43,7 @@ const kitRegistry = new ToolRegistry(undefined as never, { publicUrl: 'http://12
 const compiled = new WeakMap<ToolDefinition, ReturnType<ToolRegistry['register']>>();
 
 /** The `@Tool({...})` definition of a tool class or instance. */
-export function definitionOf(tool: ToolClass | ToolHandler): ToolDefinition {
+export function definitionOf(tool: ToolClass | ToolHandler<any, any>): ToolDefinition {
   const target = typeof tool === 'function' ? tool : tool.constructor;
   const definition = Reflect.getMetadata(ToolMetadata.KEY, target) as ToolDefinition | undefined;
   if (!definition) throw new Error(`${target.name} is not decorated with @Tool`);
@@ -55,7 +55,7 @@ export function definitionOf(tool: ToolClass | ToolHandler): ToolDefinition {
  * ToolError-shaped error), runs the tool with a real context, checks the output.
  * A class is constructed without arguments; pass an instance when it injects clients.
  */
-export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
+export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler<any, any>, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
   const definition = definitionOf(tool);
   const handler = typeof tool === 'function' ? new tool() : tool;
   const registered = compiled.get(definition) ?? compiled.set(definition, kitRegistry.register(definition, handler, handler.constructor.name)).get(definition)!;
@@ -84,6 +84,20 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
   } finally {
     if (ownRoot) rmSync(ownRoot, { recursive: true, force: true });
   }
+}
+
+/**
+ * The ToolError a call failed with, for assertions on its code, details and message; a call that
+ * succeeds fails the test, and any other error is rethrown.
+ */
+export async function toolFailure(call: Promise<unknown>): Promise<ToolError> {
+  const outcome = await call.then(
+    (value) => ({ failed: false as const, value }),
+    (error: unknown) => ({ failed: true as const, error }),
+  );
+  if (!outcome.failed) throw new Error(`Expected the call to fail with a ToolError; it returned ${JSON.stringify(outcome.value)?.slice(0, 500)}`);
+  if (!(outcome.error instanceof ToolError)) throw outcome.error;
+  return outcome.error;
 }
 
 /** The service's input errors as the ToolError shape tools and tests already know. */
