@@ -54,6 +54,37 @@ describe('webhook-trigger', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 
+  it('keeps one webhook-id across retries and signs each attempt again', async () => {
+    answers = [[502, {}]];
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: { n: 1 }, secret: 'whsec-retries' })).resolves.toMatchObject({ status: 200, attempts: 2, signed: true });
+    const [first, second] = received;
+    expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    for (const { headers, body } of received) {
+      const expected = createHmac('sha256', 'whsec-retries').update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
+      expect(headers['webhook-signature']).toBe(`v1,${expected}`);
+    }
+  });
+
+  it('sends extra headers but never lets them override the signature or content type', async () => {
+    await runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {}, secret: 'whsec-headers', headers: { 'X-Event': 'deploy', 'Content-Type': 'text/plain', 'X-Signature': 'forged' } });
+    const [{ headers, body }] = received;
+    expect(headers['x-event']).toBe('deploy');
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['x-signature']).toBe(`sha256=${createHmac('sha256', 'whsec-headers').update(body).digest('hex')}`);
+  });
+
+  it('fails retryable after the last attempt when the receiver cannot be reached', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    await expect(runTool(WebhookTriggerTool, { url: `http://127.0.0.1:${port}/hook`, payload: {}, max_attempts: 2 })).rejects.toMatchObject({
+      code: 'TOOL_ERROR',
+      retryable: true,
+      message: expect.stringContaining('ECONNREFUSED'),
+    });
+  });
+
   it('does not retry a 400 and reports it', async () => {
     answers = [[400, {}]];
     await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {} })).resolves.toMatchObject({ status: 400, attempts: 1, delivered: false });
