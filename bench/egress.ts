@@ -14,7 +14,7 @@ import { Egress, type LookupFunction } from '../src/egress/egress';
 import { freePort } from '../test/support/free-port';
 import { runLoad } from './load';
 import { provisionBenchKey } from './provision';
-import { spawnUntilReady } from './spawn-until-ready';
+import { spawnBuiltService, spawnUntilReady } from './spawn-until-ready';
 
 const ROOT = path.join(__dirname, '..');
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 5);
@@ -57,11 +57,8 @@ async function webhookThroughput(): Promise<string> {
     const key = provisionBenchKey(env);
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const service = await spawnUntilReady({
+    const service = await spawnBuiltService({
       name: 'service',
-      command: process.execPath,
-      args: ['dist/src/main.js'],
-      cwd: ROOT,
       env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
       isReady: async () => (await fetch(`${base}/healthz`)).ok,
     });

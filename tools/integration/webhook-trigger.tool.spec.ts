@@ -1,41 +1,29 @@
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runTool } from '../../src/tools/sdk/testing';
+import { startRecordingServer, type RecordedRequest, type RecordingServer } from '../../test/support/recording-server';
 import { WebhookTriggerTool } from './webhook-trigger.tool';
 
-interface Received {
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
 describe('webhook-trigger', () => {
-  let server: Server;
+  let server: RecordingServer;
   let base: string;
-  let received: Received[] = [];
+  let received: RecordedRequest[];
   let answers: [number, Record<string, string>][] = [];
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body });
-        if (req.url === '/hang') return;
-        const [status, headers] = answers.shift() ?? [200, {}];
-        res.writeHead(status, headers).end(status === 200 ? 'ok' : 'no');
-      });
+    server = await startRecordingServer(({ url }) => {
+      if (url === '/hang') return null;
+      const [status, headers] = answers.shift() ?? [200, {}];
+      return { status, headers, body: status === 200 ? 'ok' : 'no' };
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = server.url;
+    received = server.received;
   });
   beforeEach(() => {
-    received = [];
+    server.clear();
     answers = [];
   });
-  afterAll(() => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(resolve));
-  });
+  afterAll(() => server.close());
 
   it('delivers a signed payload (sha256 HMAC and Standard Webhooks headers)', async () => {
     const out = await runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: { event: 'deploy' }, secret_name: 'HOOK_SECRET' }, { secrets: { HOOK_SECRET: 'whsec-test-1' } });
