@@ -3,6 +3,7 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { AppConfig } from '../config/app-config';
+import { AdmissionGate, QUOTA_SEED } from '../limits/admission-gate';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { ExecutionEventBus, InMemoryEventBus } from './events/execution-events';
@@ -36,6 +37,8 @@ export class ExecutionsModule {
       controllers: config.runsApi ? [InvokeController, ExecutionsController, ExecutionEventsController] : [],
       providers: [
         ExecutionsStore,
+        { provide: QUOTA_SEED, useExisting: ExecutionsStore },
+        AdmissionGate,
         ExecutionRunner,
         InvocationService,
         ExecutionsService,

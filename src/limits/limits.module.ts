@@ -2,7 +2,6 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config';
-import { InvocationLimits } from './invocation-limits';
 import { MemoryQuotaStore, QuotaStore, RedisQuotaStore } from './quota-store';
 import { RedisWindowStore } from './redis-window-store';
 import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
@@ -40,9 +39,8 @@ export class LimitsModule {
       providers: [
         { provide: WindowStore, useValue: windows },
         { provide: QuotaStore, useValue: quotas },
-        InvocationLimits,
       ],
-      exports: [WindowStore, QuotaStore, InvocationLimits],
+      exports: [WindowStore, QuotaStore],
     };
   }
 }
