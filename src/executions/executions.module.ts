@@ -21,6 +21,7 @@ import { BullExecutionQueue, EXECUTIONS_QUEUE } from './queue/bull.queue';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 import { InProcessQueue } from './queue/in-process.queue';
 import { RetentionService } from './retention.service';
+import { ExecutionSweeper } from './execution-sweeper';
 
 /**
  * Executions: in-process queue and events by default; Bull queue and Redis pub/sub when REDIS_URL is set.
@@ -44,6 +45,7 @@ export class ExecutionsModule {
         ExecutionsService,
         ExecutionWorker,
         RetentionService,
+        ExecutionSweeper,
         ...(distributed?.providers ?? [
           { provide: ExecutionQueue, useFactory: () => new InProcessQueue() },
           { provide: ExecutionEventBus, useFactory: () => new InMemoryEventBus() },
