@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Egress, type LookupFunction } from '../src/egress/egress';
+import { Egress, type LookupFunction } from '../src/tools/egress/egress';
 import { freePort } from '../test/support/free-port';
 import { runLoad } from './load';
 import { provisionBenchKey } from './provision';

@@ -4,11 +4,11 @@
  * within RUNNING_ROW_DELAY_MS and as `running` first when they do not.
  */
 import { DataSource, EntityNotFoundError } from 'typeorm';
-import type { Principal } from '../src/auth/principal';
+import type { Principal } from '../src/identity/principal';
 import { newExecutionId } from '../src/common/ids';
-import { Execution } from '../src/executions/execution.entity';
-import { ExecutionRunner, RUNNING_ROW_DELAY_MS, terminal } from '../src/executions/execution-runner';
-import { ExecutionsStore } from '../src/executions/executions.store';
+import { Execution } from '../src/executions/engine/execution.entity';
+import { ExecutionRunner, RUNNING_ROW_DELAY_MS, terminal } from '../src/executions/engine/execution-runner';
+import { ExecutionsStore } from '../src/executions/engine/executions.store';
 import { ToolRegistry } from '../src/tools/tool-registry';
 import { TestAccount, useTestApp } from './support/app';
 import { describeEachDatabase } from './support/databases';

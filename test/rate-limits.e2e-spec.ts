@@ -5,7 +5,7 @@
  */
 import Redis from 'ioredis';
 import { AccountsService } from '../src/keys/accounts.service';
-import type { Tier } from '../src/keys/tiers';
+import type { Tier } from '../src/identity/tiers';
 import { startTestApp, TestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { killProcess, ServiceProcess, startServiceProcess } from './support/processes';

@@ -6,7 +6,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { generateSecret } from '../src/keys/key-secret';
+import { generateSecret } from '../src/identity/key-secret';
 import { useTestApp, type TestAccount } from './support/app';
 import { createTestDatabase, DATABASE_MODES, describeEachDatabase } from './support/databases';
 import { POSTGRES_URL_ENV } from './support/global-setup';

@@ -5,7 +5,7 @@
  * ends too; and the embedded restart re-queues with the timeout the request asked for.
  */
 import { Client } from 'pg';
-import { generateSecret } from '../src/keys/key-secret';
+import { generateSecret } from '../src/identity/key-secret';
 import { useTestApp } from './support/app';
 import { createTestDatabase, DATABASE_MODES } from './support/databases';
 import { freePort } from './support/free-port';

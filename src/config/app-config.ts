@@ -13,8 +13,8 @@ import {
   MinLength,
   validateSync,
 } from 'class-validator';
-import { SERVICE_KEY_PATTERN } from '../keys/key-secret';
-import { TIERS, Tier } from '../keys/tiers';
+import { SERVICE_KEY_PATTERN } from '../identity/key-secret';
+import { TIERS, Tier } from '../identity/tiers';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const ROLES = ['all', 'api', 'worker'] as const;

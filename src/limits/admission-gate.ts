@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../identity/principal';
 import type { ResolvedDefinition } from '../tools/tool-registry';
 import { QuotaStore } from './quota-store';
 import { rateLimited } from './rate-limit-headers';

@@ -1,12 +1,12 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { ErrorCode, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { canUseTool, type Principal } from '../auth/principal';
-import type { Scope } from '../auth/scopes';
+import { canUseTool, type Principal } from '../identity/principal';
+import type { Scope } from '../identity/scopes';
 import { AppException, type ErrorBody } from '../common/errors';
 import { AppConfig } from '../config/app-config';
-import type { ProgressListener } from '../executions/execution-runner';
-import { invocationAnswer, InvocationService } from '../executions/invocation.service';
-import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
+import type { ProgressListener } from '../executions/engine/execution-runner';
+import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
+import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 
 /** What a tools/call brings besides its name and arguments. */
 export interface CallContext {
@@ -31,7 +31,7 @@ export class McpTools implements OnApplicationBootstrap {
   private catalogue: { id: string; view: McpTool }[] = [];
 
   constructor(
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolCatalogue,
     private readonly invocations: InvocationService,
     private readonly config: AppConfig,
   ) {}

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
-import type { ErrorBody } from '../common/errors';
+import { AppConfig } from '../../config/app-config';
+import type { ErrorBody } from '../../common/errors';
 import { ExecutionEventBus } from './events/execution-events';
 import { ExecutionsStore } from './executions.store';
 

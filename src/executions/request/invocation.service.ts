@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { ERROR_STATUS } from '../common/errors';
-import { etagOf } from '../cache/http-cache';
-import { cacheScope, ResultCache, resultCacheKey } from '../cache/result-cache';
-import type { Execution } from './execution.entity';
-import { ExecutionRunner, RunRequest } from './execution-runner';
-import { cacheLookups } from '../observability/probes';
-import { AdmissionGate, type ToolWindow } from '../limits/admission-gate';
+import { ERROR_STATUS } from '../../common/errors';
+import { etagOf } from '../../common/http-cache';
+import { cacheScope, ResultCache, resultCacheKey } from '../../cache/result-cache';
+import type { Execution } from '../engine/execution.entity';
+import { ExecutionRunner, RunRequest } from '../engine/execution-runner';
+import { cacheLookups } from '../../common/probes';
+import { AdmissionGate, type ToolWindow } from '../../limits/admission-gate';
 
 /** The result cache's part in an answer (DESIGN §5.11). */
 export interface CacheUse {

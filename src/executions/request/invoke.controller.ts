@@ -1,13 +1,13 @@
 import { Body, Controller, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
-import { AppException } from '../common/errors';
-import { IdempotencyService } from '../idempotency/idempotency.service';
-import { ToolRegistry } from '../tools/tool-registry';
-import { setCachedResultHeaders } from '../cache/http-cache';
-import { callerGone } from '../common/caller-gone';
-import { applyRateLimit } from '../limits/rate-limit-headers';
+import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators';
+import type { Principal } from '../../identity/principal';
+import { AppException } from '../../common/errors';
+import { IdempotencyService } from '../../idempotency/idempotency.service';
+import { ToolCatalogue } from '../../tools/tool-registry';
+import { setCachedResultHeaders } from '../../common/http-cache';
+import { callerGone } from '../../common/caller-gone';
+import { applyRateLimit } from '../../limits/rate-limit-headers';
 import { invocationAnswer, InvocationService } from './invocation.service';
 import { InvokeQuery, parseInvokeRequest } from './invoke-request';
 
@@ -15,7 +15,7 @@ import { InvokeQuery, parseInvokeRequest } from './invoke-request';
 @Controller()
 export class InvokeController {
   constructor(
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolCatalogue,
     private readonly invocations: InvocationService,
     private readonly idempotency: IdempotencyService,
   ) {}

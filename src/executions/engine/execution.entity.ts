@@ -1,6 +1,6 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../keys/account.entity';
-import type { ErrorBody } from '../common/errors';
+import { Account } from '../../keys/account.entity';
+import type { ErrorBody } from '../../common/errors';
 
 export const EXECUTION_STATUSES = ['queued', 'running', 'success', 'error', 'cancelled'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityNotFoundError, FindOptionsWhere, In, LessThan, MoreThanOrEqual, Repository } from 'typeorm';
-import { AppException, type ErrorBody } from '../common/errors';
-import { TIER_LIMITS } from '../keys/tiers';
+import { AppException, type ErrorBody } from '../../common/errors';
+import { TIER_LIMITS } from '../../identity/tiers';
 import { Execution, ExecutionStatus } from './execution.entity';
 import { GroupCommit } from './group-commit';
 

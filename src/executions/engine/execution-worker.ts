@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppConfig } from '../config/app-config';
-import { ToolRegistry } from '../tools/tool-registry';
+import { AppConfig } from '../../config/app-config';
+import { ToolCatalogue } from '../../tools/tool-registry';
 import { ExecutionEventBus } from './events/execution-events';
 import { ExecutionRunner, LOST_WORKER_ERROR, terminal } from './execution-runner';
 import { ExecutionsStore } from './executions.store';
@@ -26,7 +26,7 @@ export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicatio
     private readonly runner: ExecutionRunner,
     private readonly events: ExecutionEventBus,
     private readonly store: ExecutionsStore,
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolCatalogue,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {

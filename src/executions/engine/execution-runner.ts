@@ -1,23 +1,22 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Principal } from '../auth/principal';
-import { ErrorBody } from '../common/errors';
-import { newExecutionId } from '../common/ids';
-import { ToolError, ToolLogger, Workspace } from '../tools/sdk';
-import { ToolThreads } from '../tools/isolation/tool-threads';
-import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
-import { WORKSPACE } from '../tools/tools.module';
-import { AppConfig } from '../config/app-config';
-import { egressSettingsOf, type EgressSettings } from '../egress/egress';
-import { SecretsService } from '../secrets/secrets.service';
-import { createToolContext, type ToolContextParts } from '../tools/context/tool-context';
+import type { Principal } from '../../identity/principal';
+import { ErrorBody } from '../../common/errors';
+import { newExecutionId } from '../../common/ids';
+import { ToolError, ToolLogger, Workspace } from '../../tools/sdk';
+import { ToolThreads } from '../../tools/isolation/tool-threads';
+import { RegisteredTool, ToolCatalogue } from '../../tools/tool-registry';
+import { WORKSPACE } from '../../tools/tools.module';
+import { AppConfig } from '../../config/app-config';
+import { egressSettingsOf, type EgressSettings } from '../../tools/egress/egress';
+import { SecretsService } from '../../secrets/secrets.service';
+import { createToolContext, type ToolContextParts } from '../../tools/context/tool-context';
 import { ExecutionEventBus } from './events/execution-events';
 import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
-import type { InvokeOptions } from './invoke-request';
 import { ProgressThrottle } from './progress-throttle';
-import { captureTrace, observeExecution, resumeTrace } from '../observability/probes';
+import { captureTrace, observeExecution, resumeTrace } from '../../common/probes';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 
 /** Progress is persisted at most this often per execution. */
@@ -31,6 +30,14 @@ export const RUNNING_ROW_DELAY_MS = 50;
 /** A sync execution's end is written this many times at most, 200 then 400 ms apart, when the database refuses. */
 const END_WRITE_ATTEMPTS = 3;
 const END_WRITE_RETRY_MS = 200;
+
+/** How a call was asked to run. */
+export interface InvokeOptions {
+  /** Seconds; undefined = the tool's own timeout. */
+  timeout?: number;
+  async: boolean;
+  cache: boolean;
+}
 
 export interface RunRequest {
   principal: Principal;
@@ -85,7 +92,7 @@ export class ExecutionRunner {
 
   constructor(
     private readonly store: ExecutionsStore,
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolCatalogue,
     private readonly queue: ExecutionQueue,
     private readonly events: ExecutionEventBus,
     @Inject(WORKSPACE) private readonly workspace: Workspace,
