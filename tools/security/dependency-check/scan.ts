@@ -52,10 +52,12 @@ export interface DependencyCheckOutput {
   warnings: string[];
 }
 
-const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
+/** How each ecosystem orders versions and compares names, and how its users spell a version. */
+const ECOSYSTEMS: Readonly<Record<string, EcosystemRules & { spell?: (version: string) => string }>> = {
   npm: { ordering: semverOrdering },
   PyPI: { ordering: pep440Ordering, normaliseName: normalisePypiName },
-  Go: { ordering: goOrdering },
+  // OSV drops Go's `v`; go.mod and `go get` need it.
+  Go: { ordering: goOrdering, spell: (version) => (version.startsWith('v') ? version : `v${version}`) },
 };
 
 export async function dependencyCheck(input: DependencyCheckInput, ctx: ToolContext): Promise<DependencyCheckOutput> {
@@ -110,7 +112,7 @@ export async function dependencyCheck(input: DependencyCheckInput, ctx: ToolCont
         package: entry.name,
         ecosystem: lockfile.ecosystem,
         installed_version: entry.version,
-        fixed_versions: match.fixed,
+        fixed_versions: match.fixed.map(ECOSYSTEMS[lockfile.ecosystem].spell ?? ((version) => version)),
         file: lockfile.file,
         direct: entry.direct,
         dev: entry.dev,
