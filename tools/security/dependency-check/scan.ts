@@ -39,7 +39,8 @@ export interface Vulnerability {
   dependency_path: string[];
 }
 
-export interface DependencyCheckOutput {
+/** A type, not an interface: outputs must be assignable to a plain record. */
+export type DependencyCheckOutput = {
   vulnerabilities: Vulnerability[];
   count: number;
   total: number;
@@ -50,7 +51,7 @@ export interface DependencyCheckOutput {
   skipped: Array<SkippedEntry & { file: string }>;
   source: 'osv-data-dir' | 'osv-api';
   warnings: string[];
-}
+};
 
 /** How each ecosystem orders versions and compares names, and how its users spell a version. */
 const ECOSYSTEMS: Readonly<Record<string, EcosystemRules & { spell?: (version: string) => string }>> = {

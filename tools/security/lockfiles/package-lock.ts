@@ -42,7 +42,6 @@ const MODULES = 'node_modules/';
 
 export function parsePackageLock(document: PackageLockDocument, manifest: Manifest | undefined) {
   const locations = document.packages ?? fromV1Tree(document.dependencies ?? {}, manifest);
-  const root = locations[''] ?? {};
   const packages = new PackageSet();
   const skipped: SkippedEntry[] = [];
 
@@ -62,6 +61,9 @@ export function parsePackageLock(document: PackageLockDocument, manifest: Manife
   };
   const dependencyNames = (entry: LocationEntry) =>
     Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies, ...entry.devDependencies });
+  // A v1 lockfile without a manifest: the roots are the top-level installs nothing resolves to.
+  locations[''] ??= { dependencies: Object.fromEntries(unrequiredTopLevel(locations, dependencyNames, resolveFrom).map((name) => [name, '*'])) };
+  const root = locations[''];
 
   // Roots: the project and its workspace members (locations outside node_modules).
   const direct = new Set<string>();
@@ -120,10 +122,7 @@ function parentOf(location: string): string | undefined {
   return at === -1 ? '' : location.slice(0, at);
 }
 
-/**
- * Lockfile v1 as v2 locations. v1 does not list the root's dependencies: the manifest beside it
- * does; without one, the top-level packages nothing else requires are taken as the roots.
- */
+/** Lockfile v1 as v2 locations. v1 does not list the root's dependencies: the manifest beside it does. */
 function fromV1Tree(tree: Record<string, V1Entry>, manifest: Manifest | undefined): Record<string, LocationEntry> {
   const locations: Record<string, LocationEntry> = {};
   const walk = (entries: Record<string, V1Entry>, base: string) => {
@@ -134,12 +133,17 @@ function fromV1Tree(tree: Record<string, V1Entry>, manifest: Manifest | undefine
     }
   };
   walk(tree, '');
-  if (manifest) {
-    locations[''] = { dependencies: manifest.dependencies, devDependencies: manifest.devDependencies };
-  } else {
-    const required = new Set(Object.values(locations).flatMap((entry) => Object.keys(entry.dependencies ?? {})));
-    const roots = Object.keys(tree).filter((name) => !required.has(name));
-    locations[''] = { dependencies: Object.fromEntries(roots.map((name) => [name, '*'])) };
-  }
+  if (manifest) locations[''] = { dependencies: manifest.dependencies, devDependencies: manifest.devDependencies };
   return locations;
+}
+
+function unrequiredTopLevel(
+  locations: Record<string, LocationEntry>,
+  dependencyNames: (entry: LocationEntry) => string[],
+  resolveFrom: (from: string, name: string) => string | undefined,
+): string[] {
+  const required = new Set(Object.entries(locations).flatMap(([location, entry]) => dependencyNames(entry).map((name) => resolveFrom(location, name))));
+  return Object.keys(locations)
+    .filter((location) => location.startsWith(MODULES) && !location.slice(MODULES.length).includes(`/${MODULES}`) && !required.has(location))
+    .map((location) => location.slice(MODULES.length));
 }
