@@ -90,9 +90,10 @@ function packageManifest(text: string): Manifest {
   };
 }
 
-async function readOptional(workspace: Workspace, file: string): Promise<string | undefined> {
+/** A workspace file's text, or undefined when it is not there (or not readable inside the sandbox). */
+export async function readOptional(workspace: Workspace, file: string, maxBytes = MAX_MANIFEST_BYTES): Promise<string | undefined> {
   try {
-    return await workspace.readText(file, MAX_MANIFEST_BYTES);
+    return await workspace.readText(file, maxBytes);
   } catch (error) {
     if (error instanceof ToolError && error.code === 'INVALID_INPUT') return undefined;
     throw error;
