@@ -49,7 +49,7 @@ describe('SbomGenerateTool', () => {
 
   it.each(['1.5', '1.6', '1.7'])('writes a BOM of every lockfile format that CycloneDX %s validates', async (version) => {
     const output = await generate({ path: 'code', spec_version: version });
-    expect(output.lockfiles).toHaveLength(6);
+    expect(new Set(output.lockfiles.map((lockfile) => lockfile.format))).toEqual(new Set(['package-lock', 'yarn', 'pnpm', 'requirements', 'go.sum']));
     expect(documentOf(output).specVersion).toBe(version);
     expect(await schemaErrors(output)).toBeNull();
   });

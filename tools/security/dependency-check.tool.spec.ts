@@ -43,6 +43,7 @@ describe('DependencyCheckTool with OSV_DATA_DIR', () => {
     const output = await check({ path: 'code' });
     expect(output.lockfiles.map((lockfile) => [lockfile.file, lockfile.format, lockfile.packages])).toEqual([
       ['code/go-app/go.sum', 'go.sum', 3],
+      ['code/licensed-app/package-lock.json', 'package-lock', 8],
       ['code/npm-app/package-lock.json', 'package-lock', 7],
       ['code/pnpm-app/pnpm-lock.yaml', 'pnpm', 4],
       ['code/python-app/requirements.txt', 'requirements', 4],
@@ -57,8 +58,8 @@ describe('DependencyCheckTool with OSV_DATA_DIR', () => {
       ['GHSA-hrpp-h998-j3pp', 'qs@6.7.0', 'express@4.17.1 > qs@6.7.0'],
       ['GHSA-rv95-896h-c2vc', 'express@4.17.1', 'express@4.17.1'],
     ]);
-    expect(output.summary).toEqual({ critical: 3, high: 4, medium: 3, low: 2, unknown: 2 });
-    expect(output.total).toBe(14);
+    expect(output.summary).toEqual({ critical: 3, high: 4, medium: 3, low: 3, unknown: 2 });
+    expect(output.total).toBe(15);
   });
 
   it('does not report versions at or past a fix, outside a pre-release range, or withdrawn advisories', async () => {
@@ -85,8 +86,18 @@ describe('DependencyCheckTool with OSV_DATA_DIR', () => {
     const severe = await check({ path: 'code', min_severity: 'high' });
     expect(new Set(severe.vulnerabilities.map((v) => v.severity))).toEqual(new Set(['critical', 'high', 'unknown']));
     const capped = await check({ path: 'code', max_results: 2 });
-    expect(capped).toMatchObject({ count: 2, total: 14, truncated: true });
+    expect(capped).toMatchObject({ count: 2, total: 15, truncated: true });
     expect(capped.vulnerabilities.map((v) => v.severity)).toEqual(['critical', 'critical']);
+  });
+
+  it("checks this repository's own package-lock.json, bounded, with a stable result shape", async () => {
+    const started = Date.now();
+    const output = await runTool<DependencyCheckOutput>(DependencyCheckTool, { path: 'package-lock.json' }, { workspaceRoot: path.resolve(__dirname, '../..'), config: offline });
+    expect(output.lockfiles).toEqual([{ file: 'package-lock.json', format: 'package-lock', ecosystem: 'npm', packages: expect.any(Number), skipped: 0 }]);
+    expect(output.packages_scanned).toBeGreaterThan(100);
+    expect(output.count).toBeLessThanOrEqual(200);
+    for (const vulnerability of output.vulnerabilities) expect(vulnerability.dependency_path[vulnerability.dependency_path.length - 1]).toBe(`${vulnerability.package}@${vulnerability.installed_version}`);
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it('warns when OSV_DATA_DIR has no folder for an ecosystem, and fails when it does not exist', async () => {
