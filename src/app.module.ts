@@ -9,6 +9,7 @@ import { DatabaseModule } from './database/database.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { BootstrapService } from './keys/bootstrap.service';
 import { KeysModule } from './keys/keys.module';
+import { loadExtensionModules } from './tools/extension-modules';
 import { HealthController } from './health/health.controller';
 import { CacheModule } from './cache/cache.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
@@ -46,6 +47,7 @@ export class AppModule {
         ObservabilityModule.forRoot(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
         ...extensions,
+        ...loadExtensionModules(config.EXTENSION_MODULES),
       ],
       controllers: config.runsApi ? [HealthController] : [],
       providers: [

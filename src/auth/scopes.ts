@@ -1,7 +1,10 @@
-export const SCOPES = ['tools:read', 'tools:invoke', 'executions:read', 'executions:cancel', 'keys:manage'] as const;
+export const SCOPES = ['tools:read', 'tools:invoke', 'executions:read', 'executions:cancel', 'keys:manage', 'secrets:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** DESIGN §5.7: user and service keys hold every scope; temporary keys all but keys:manage. */
+/** Scopes that manage the account's credentials: never held by temporary keys. */
+const CREDENTIAL_SCOPES: readonly Scope[] = ['keys:manage', 'secrets:manage'];
+
+/** DESIGN §5.7: user and service keys hold every scope; temporary keys all but the credential scopes. */
 export function defaultScopes(type: 'user' | 'service' | 'temporary'): Scope[] {
-  return type === 'temporary' ? SCOPES.filter((s) => s !== 'keys:manage') : [...SCOPES];
+  return type === 'temporary' ? SCOPES.filter((s) => !CREDENTIAL_SCOPES.includes(s)) : [...SCOPES];
 }

@@ -2,6 +2,7 @@
 /** `tos`: the operator CLI for accounts and first keys (DESIGN §5.4). Prints JSON. */
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SCOPES, Scope } from '../auth/scopes';
 import { AppException } from '../common/errors';
@@ -12,9 +13,10 @@ import { ApiKeysService } from '../keys/api-keys.service';
 import { generateSecret, KEY_TYPE_ALIASES } from '../keys/key-secret';
 import { keyView } from '../keys/key-view';
 import { TIERS } from '../keys/tiers';
+import { SECRET_NAME, SecretsService } from '../secrets/secrets.service';
 import { CliModule } from './cli.module';
 
-type Services = { accounts: AccountsService; keys: ApiKeysService };
+type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService };
 
 /** Opens the database for one command, prints its result, closes. */
 async function run(action: (services: Services) => Promise<unknown>): Promise<void> {
@@ -23,7 +25,7 @@ async function run(action: (services: Services) => Promise<unknown>): Promise<vo
   // Failures reach the handler at the bottom, which prints their message once.
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false, abortOnError: false });
   try {
-    const result = await action({ accounts: app.get(AccountsService), keys: app.get(ApiKeysService) });
+    const result = await action({ accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService) });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await app.close();
@@ -102,6 +104,55 @@ keys
   .action((keyId: string, o) =>
     run(async ({ accounts: acc, keys: svc }) => keyView(await svc.revoke((await acc.findByName(o.account)).id, keyId))),
   );
+
+function secretName(value: string): string {
+  if (!SECRET_NAME.test(value)) throw new InvalidArgumentError('1 to 64 letters, digits, _, . or -');
+  return value;
+}
+
+/** The value from stdin, so it never lands in shell history or the process list; one trailing newline dropped. */
+async function readValue(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('Type the value, then Enter and Ctrl-D:\n');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const value = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  if (!value) throw new InvalidArgumentError('the value read from stdin is empty');
+  return value;
+}
+
+const secrets = program.command('secrets').description("manage an account's secrets, which tools read through ctx.secrets (values are write-only)");
+secrets
+  .command('set')
+  .description('create or replace a secret; the value is read from stdin (printf %s "$TOKEN" | tos secrets set …)')
+  .argument('<name>', 'secret name', secretName)
+  .requiredOption('--account <name>', 'account name')
+  .action((name: string, o) =>
+    run(async ({ accounts: acc, secrets: svc }) => {
+      const account = await acc.findByName(o.account);
+      const { created, ...view } = await svc.set(account.id, name, await readValue());
+      return { ...view, created };
+    }),
+  );
+secrets
+  .command('list')
+  .requiredOption('--account <name>', 'account name')
+  .action((o) => run(async ({ accounts: acc, secrets: svc }) => ({ secrets: await svc.list((await acc.findByName(o.account)).id) })));
+secrets
+  .command('delete')
+  .argument('<name>', 'secret name', secretName)
+  .requiredOption('--account <name>', 'account name')
+  .action((name: string, o) =>
+    run(async ({ accounts: acc, secrets: svc }) => {
+      await svc.delete((await acc.findByName(o.account)).id, name);
+      return { deleted: name };
+    }),
+  );
+secrets
+  .command('key')
+  .description('print a fresh random SECRETS_KEY (nothing is stored)')
+  .action(() => {
+    process.stdout.write(`${randomBytes(32).toString('base64')}\n`);
+  });
 
 program.parseAsync().catch((err: unknown) => {
   const message = err instanceof AppException || err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err);

@@ -58,9 +58,21 @@ export class AppConfig {
   @Matches(/^$|^\s*(\[?[0-9A-Fa-f:.]+\]?(:\d{1,5})?)(\s*,\s*\[?[0-9A-Fa-f:.]+\]?(:\d{1,5})?)*\s*$/, { message: 'EGRESS_DNS_SERVERS must be comma-separated IP addresses with optional ports (10.0.0.53, 10.0.0.54:5353, [fd00::53]:53)' })
   EGRESS_DNS_SERVERS = '';
 
+  /** 32 random bytes (base64 or hex) sealing account secrets (AES-256-GCM); secrets are off without it. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  SECRETS_KEY?: string;
+
+  /** Earlier SECRETS_KEY values, comma-separated: secrets sealed with them still open (key rotation). */
+  @IsString()
+  SECRETS_PREVIOUS_KEYS = '';
+
   /** PEM file of certificates tools trust for outbound TLS besides the public roots (a corporate CA). */
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   EGRESS_CA_FILE?: string;
+
+  /** Nest modules to boot beside the built-in tools: npm package names or paths, comma-separated. */
+  @IsString()
+  EXTENSION_MODULES = '';
 
   @IsIn(LOG_LEVELS)
   LOG_LEVEL: (typeof LOG_LEVELS)[number] = 'info';
@@ -145,6 +157,9 @@ export class AppConfig {
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
 
+  /** The environment this configuration was read from: where tools' declared settings are read too. */
+  declare readonly environment: Readonly<Record<string, string | undefined>>;
+
   get runsApi(): boolean {
     return this.ROLE !== 'worker';
   }
@@ -176,5 +191,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     lines.push(`  ROLE=${JSON.stringify(config.ROLE)}: separate api and worker processes share work through Redis; set REDIS_URL or use ROLE=all`);
   }
   if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
-  return config;
+  return Object.defineProperty(config, 'environment', { value: Object.freeze({ ...env }), enumerable: false });
 }

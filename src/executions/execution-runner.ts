@@ -9,6 +9,7 @@ import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
 import { WORKSPACE } from '../tools/tools.module';
 import { AppConfig } from '../config/app-config';
 import { egressSettingsOf, type EgressSettings } from '../egress/egress';
+import { SecretsService } from '../secrets/secrets.service';
 import { createToolContext, type ToolContextParts } from '../tools/context/tool-context';
 import { ExecutionEventBus } from './events/execution-events';
 import { Execution } from './execution.entity';
@@ -85,6 +86,7 @@ export class ExecutionRunner {
     private readonly events: ExecutionEventBus,
     @Inject(WORKSPACE) private readonly workspace: Workspace,
     private readonly threads: ToolThreads,
+    private readonly secrets: SecretsService,
     appConfig: AppConfig,
   ) {
     this.egress = egressSettingsOf(appConfig);
@@ -99,7 +101,7 @@ export class ExecutionRunner {
   async runSync(request: RunRequest): Promise<RunOutcome> {
     const execution = this.newExecution(request, 'sync');
     const started = performance.now();
-    const run = this.execute(execution.id, request.tool, request.input, this.timeoutOf(request), request.callerGone, request.onProgress).then((fields) => ({
+    const run = this.execute(execution.id, request.principal.accountId, request.tool, request.input, this.timeoutOf(request), request.callerGone, request.onProgress).then((fields) => ({
       fields,
       executionMs: performance.now() - started,
     }));
@@ -143,7 +145,7 @@ export class ExecutionRunner {
       await this.finish(job.executionId, terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${job.toolId}' is not installed on this worker`, retryable: true }), started.started_at);
       return;
     }
-    const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, this.registry.get(job.toolId), job.input, job.timeoutSeconds));
+    const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, this.registry.get(job.toolId), job.input, job.timeoutSeconds));
     await this.finish(job.executionId, fields, started.started_at);
   }
 
@@ -225,11 +227,12 @@ export class ExecutionRunner {
 
   /** Every tool run, sync or queued, passes here once: the one place metrics and traces observe it. */
   private execute(...args: Parameters<ExecutionRunner['executeTool']>): Promise<TerminalFields> {
-    return observeExecution({ executionId: args[0], toolId: args[1].definition.id }, () => this.executeTool(...args));
+    return observeExecution({ executionId: args[0], toolId: args[2].definition.id }, () => this.executeTool(...args));
   }
 
   private async executeTool(
     id: string,
+    accountId: string,
     tool: RegisteredTool,
     input: Record<string, unknown>,
     timeoutSeconds: number,
@@ -256,7 +259,8 @@ export class ExecutionRunner {
         config: tool.config,
         workspace: this.workspace,
         egress: this.egress,
-        accountId: null,
+        accountId,
+        accountSecrets: this.secrets,
       };
       const run = tool.source ? this.threads.run(tool.source, input, parts) : tool.handler.execute(input, createToolContext(parts));
       // A tool that ignores its signal still ends when the signal fires; its late outcome is dropped.

@@ -3,6 +3,7 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { AppConfig } from '../config/app-config';
+import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { ExecutionEventBus, InMemoryEventBus } from './events/execution-events';
 import { RedisEventBus } from './events/redis-event-bus';
@@ -31,7 +32,7 @@ export class ExecutionsModule {
     return {
       module: ExecutionsModule,
       global: true,
-      imports: [TypeOrmModule.forFeature([Execution]), ToolsModule, ...(distributed?.imports ?? [])],
+      imports: [TypeOrmModule.forFeature([Execution]), ToolsModule, SecretsModule, ...(distributed?.imports ?? [])],
       controllers: config.runsApi ? [InvokeController, ExecutionsController, ExecutionEventsController] : [],
       providers: [
         ExecutionsStore,

@@ -81,6 +81,9 @@ export class InvokeController {
     if (cache && outcome.execution.status === 'success') setCachedResultHeaders(reply, cache.etag, cache.storedAt, cache.ttl);
     const answer = invocationAnswer(outcome, reply.elapsedTime);
     reply.status(answer.httpStatus);
+    // An upstream's Retry-After, passed on by the tool (ToolError retryAfter), as on any error answer.
+    const retryAfter = outcome.execution.error?.retry_after;
+    if (retryAfter !== undefined) reply.header('retry-after', retryAfter);
     return answer.body;
   }
 }

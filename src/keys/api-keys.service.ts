@@ -48,9 +48,8 @@ export class ApiKeysService {
       throw AppException.invalidRequest('expires_in applies to temporary keys only; user and service keys do not expire', { parameter: 'expires_in' });
     }
     const scopes = request.scopes ?? defaultScopes(type);
-    if (type === 'temporary' && scopes.includes('keys:manage')) {
-      throw new AppException('FORBIDDEN', 'Temporary keys cannot hold the keys:manage scope');
-    }
+    const credentialScope = type === 'temporary' ? scopes.find((scope) => !defaultScopes('temporary').includes(scope)) : undefined;
+    if (credentialScope) throw new AppException('FORBIDDEN', `Temporary keys cannot hold the ${credentialScope} scope`);
     const toolIds = request.tool_ids ?? (grantor?.toolIds ? [...grantor.toolIds] : null);
     if (grantor) assertWithinGrant(grantor, scopes, toolIds);
     const expiresAt = request.expires_in === undefined ? null : new Date(now.getTime() + request.expires_in * 1000);

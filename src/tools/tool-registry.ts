@@ -166,7 +166,7 @@ export class ToolRegistry implements OnModuleInit {
 
     const readSettings = () => {
       try {
-        return readToolSettings(definition.id, definition.config);
+        return readToolSettings(definition.id, definition.config, this.appConfig.environment);
       } catch (err) {
         throw fail((err as Error).message);
       }

@@ -46,7 +46,7 @@ export function outputSchema(definition: ToolDefinition): JsonSchema {
 }
 
 function outputPropertySchema(output: ToolOutputDefinition): JsonSchema {
-  return { ...typeOf(output.type, output.nullable), description: output.description, ...pickBounds(output) };
+  return { ...typeOf(output.type, output.nullable), description: output.description, ...(output.enum && { enum: [...output.enum, ...(output.nullable ? [null] : [])] }), ...pickBounds(output) };
 }
 
 const ID_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;

@@ -1,19 +1,9 @@
-import { ToolError } from '../../src/tools/sdk';
-import { createTestToolContext, toolDefinition } from '../../test/support/tool-context';
+import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { JsonTransformTool } from './json-transform.tool';
 
 const tool = new JsonTransformTool();
-const run = (input: { expression: string; data: unknown; bindings?: Record<string, unknown> }) =>
-  tool.execute(input, createTestToolContext());
-
-async function failure(promise: Promise<unknown>): Promise<ToolError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ToolError);
-  return error as ToolError;
-}
+const run = (input: { expression: string; data: unknown; bindings?: Record<string, unknown> }, signal?: AbortSignal) =>
+  runTool<{ result: unknown }>(tool, input, { signal });
 
 const people = {
   people: [
@@ -59,14 +49,14 @@ describe('JsonTransformTool', () => {
   });
 
   it('reports a syntax error as INVALID_INPUT with jsonata message and position', async () => {
-    const error = await failure(run({ expression: 'people[age > ]', data: people }));
+    const error = await toolFailure(run({ expression: 'people[age > ]', data: people }));
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.details).toEqual({ parameter: 'expression', expected: 'a valid JSONata expression' });
     expect(error.message).toMatch(/^Invalid JSONata expression: .+ \(S0\d{3} at position \d+\)$/);
   });
 
   it('reports a runtime evaluation error as INVALID_INPUT', async () => {
-    const error = await failure(run({ expression: '"a" + 1', data: {} }));
+    const error = await toolFailure(run({ expression: '"a" + 1', data: {} }));
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.details?.parameter).toBe('expression');
     expect(error.message).toMatch(/JSONata evaluation failed: .*\(T2001 at position \d+\)/);
@@ -74,7 +64,7 @@ describe('JsonTransformTool', () => {
 
   it('stops non-terminating recursion at the depth bound', async () => {
     const started = Date.now();
-    const error = await failure(run({ expression: '($f := function($n) { 1 + $f($n + 1) }; $f(0))', data: {} }));
+    const error = await toolFailure(run({ expression: '($f := function($n) { 1 + $f($n + 1) }; $f(0))', data: {} }));
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toMatch(/nesting deeper than 1000 evaluation steps/);
     expect(Date.now() - started).toBeLessThan(4000);
@@ -88,23 +78,23 @@ describe('JsonTransformTool', () => {
   it('stops an endless loop at the 5 s time bound', async () => {
     const started = Date.now();
     // Tail recursion does not grow the depth: only the clock stops it.
-    const error = await failure(run({ expression: '($loop := function($n) { $loop($n + 1) }; $loop(0))', data: {} }));
+    const error = await toolFailure(run({ expression: '($loop := function($n) { $loop($n + 1) }; $loop(0))', data: {} }));
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toMatch(/ran longer than 5 s/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
   }, 15_000);
 
   it('stops when the signal aborts (cancel or timeout), without waiting for the time bound', async () => {
-    const ctx = createTestToolContext();
+    const controller = new AbortController();
     const started = Date.now();
-    const running = tool.execute({ expression: '($loop := function($n) { $loop($n + 1) }; $loop(0))', data: {} }, ctx);
-    setTimeout(() => ctx.controller.abort(), 100);
+    const running = run({ expression: '($loop := function($n) { $loop($n + 1) }; $loop(0))', data: {} }, controller.signal);
+    setTimeout(() => controller.abort(), 100);
     await expect(running).rejects.toMatchObject({ name: 'AbortError' });
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('refuses a result over 1 MiB of JSON', async () => {
-    const error = await failure(run({ expression: '$map([1..120000], function($v) { "0123456789" })', data: {} }));
+    const error = await toolFailure(run({ expression: '$map([1..120000], function($v) { "0123456789" })', data: {} }));
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toMatch(/The result is 1560001 bytes as JSON, over the limit of 1048576 bytes/);
   });
@@ -115,13 +105,13 @@ describe('JsonTransformTool', () => {
     await expect(run({ expression, data: people })).resolves.toEqual({ result: 3 });
 
     const loop = '($loop := function($n) { $n < 2000 ? $loop($n + 1) : $n }; $loop(0))';
-    const aborted = createTestToolContext();
-    const first = tool.execute({ expression: loop, data: {} }, aborted);
-    const second = tool.execute({ expression: loop, data: {} }, createTestToolContext());
-    aborted.controller.abort();
+    const aborted = new AbortController();
+    const first = run({ expression: loop, data: {} }, aborted.signal);
+    const second = run({ expression: loop, data: {} });
+    aborted.abort();
     await expect(first).rejects.toMatchObject({ name: 'AbortError' });
     await expect(second).resolves.toEqual({ result: 2000 });
-    await expect(tool.execute({ expression: loop, data: {} }, createTestToolContext())).resolves.toEqual({ result: 2000 });
+    await expect(run({ expression: loop, data: {} })).resolves.toEqual({ result: 2000 });
   });
 
   it('evaluates one expression side by side on separate instances, more of them than are kept idle', async () => {
@@ -130,14 +120,6 @@ describe('JsonTransformTool', () => {
     for (let round = 0; round < 2; round++) {
       const results = await Promise.all(Array.from({ length: 40 }, (_, x) => run({ expression, data: {}, bindings: { x } })));
       expect(results).toEqual(Array.from({ length: 40 }, (_, x) => ({ result: 200 + x })));
-    }
-  });
-
-  it('runs its declared examples to exactly their declared outputs', async () => {
-    const definition = toolDefinition(JsonTransformTool);
-    expect(definition.examples.length).toBeGreaterThanOrEqual(2);
-    for (const example of definition.examples) {
-      await expect(tool.execute(example.input as never, createTestToolContext())).resolves.toEqual(example.output);
     }
   });
 });

@@ -1,17 +1,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ToolError } from '../../src/tools/sdk';
-import { createTestToolContext, toolDefinition } from '../../test/support/tool-context';
+import { runTool, toolFailure, type RunToolOverrides } from '../../src/tools/sdk/testing';
 import { SecretScanTool } from './secret-scan.tool';
 
 type Input = Parameters<SecretScanTool['execute']>[0];
+type Output = Awaited<ReturnType<SecretScanTool['execute']>>;
 
 const tool = new SecretScanTool();
 const fixtures = path.join(__dirname, 'fixtures');
-/** Runs the tool as the registry would: with the schema defaults applied. */
-const scan = (input: Partial<Input>, ctx = createTestToolContext({ root: fixtures })) =>
-  tool.execute({ include_entropy: true, ...input }, ctx);
+const scan = (input: Partial<Input>, overrides: RunToolOverrides = {}) => runTool<Output>(tool, input, { workspaceRoot: fixtures, ...overrides });
 
 /** Every secret planted in fixtures/repo (the PEM by its key material). */
 const PLANTED = {
@@ -144,28 +142,17 @@ describe('SecretScanTool', () => {
   });
 
   describe('bad input', () => {
-    async function invalid(input: Partial<Input>, parameter: string, message: RegExp): Promise<void> {
-      const error = await scan(input).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(error).toBeInstanceOf(ToolError);
-      expect(error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter } });
-      expect((error as Error).message).toMatch(message);
-    }
-
-    it('needs exactly one of content and path, and files only with a directory', async () => {
-      await invalid({ content: 'x', path: 'repo' }, 'path', /not both/);
-      await invalid({}, 'content', /give 'content'/);
-      await invalid({ content: 'x', files: ['a'] }, 'files', /Invalid value for parameter 'files'/);
-      await invalid({ path: 'repo/src/clean.js', files: ['a'] }, 'files', /directory/);
-    });
-
-    it('refuses paths out of the workspace', async () => {
-      await invalid({ path: '../secret-scan.tool.ts' }, 'path', /escapes the workspace/);
-      await invalid({ path: '/etc' }, 'path', /absolute/);
-      await invalid({ path: 'repo', files: ['../../secret-scan.tool.ts'] }, 'files', /escapes the listed directory/);
-      await invalid({ path: 'repo/missing' }, 'path', /No such file or directory in the workspace: repo\/missing/);
+    it.each([
+      [{ content: 'x', path: 'repo' }, 'path', /not both/],
+      [{}, 'content', /give 'content'/],
+      [{ content: 'x', files: ['a'] }, 'files', /Invalid value for parameter 'files'/],
+      [{ path: 'repo/src/clean.js', files: ['a'] }, 'files', /directory/],
+      [{ path: '../secret-scan.tool.ts' }, 'path', /escapes the workspace/],
+      [{ path: '/etc' }, 'path', /absolute/],
+      [{ path: 'repo', files: ['../../secret-scan.tool.ts'] }, 'files', /escapes the listed directory/],
+      [{ path: 'repo/missing' }, 'path', /No such file or directory in the workspace: repo\/missing/],
+    ])('%j is INVALID_INPUT naming %s', async (input, parameter, message) => {
+      expect(await toolFailure(scan(input))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter }, message: expect.stringMatching(message) });
     });
   });
 
@@ -178,24 +165,19 @@ describe('SecretScanTool', () => {
     afterAll(() => rmSync(root, { recursive: true, force: true }));
 
     it('reports progress', async () => {
-      const ctx = createTestToolContext({ root });
-      await expect(scan({ path: '.' }, ctx)).resolves.toMatchObject({ files_scanned: 40, count: 0 });
-      const percents = ctx.progressCalls.map((call) => call.percent);
+      const percents: number[] = [];
+      await expect(scan({ path: '.' }, { workspaceRoot: root, onProgress: (percent) => percents.push(percent) })).resolves.toMatchObject({ files_scanned: 40, count: 0 });
       expect(percents).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90]);
     });
 
     it('stops between files when the signal aborts', async () => {
-      const ctx = createTestToolContext({ root });
-      const progress = ctx.progress;
+      const controller = new AbortController();
       let filesReported = 0;
-      const aborting = Object.assign(ctx, {
-        progress: (percent: number, message?: string) => {
-          progress(percent, message);
-          filesReported += 1;
-          ctx.controller.abort();
-        },
-      });
-      await expect(scan({ path: '.' }, aborting)).rejects.toMatchObject({ name: 'AbortError' });
+      const onProgress = () => {
+        filesReported += 1;
+        controller.abort();
+      };
+      await expect(scan({ path: '.' }, { workspaceRoot: root, signal: controller.signal, onProgress })).rejects.toMatchObject({ name: 'AbortError' });
       expect(filesReported).toBe(1);
     });
 
@@ -203,19 +185,10 @@ describe('SecretScanTool', () => {
       const big = mkdtempSync(path.join(tmpdir(), 'secret-scan-big-'));
       try {
         for (let i = 0; i <= 5000; i++) writeFileSync(path.join(big, `f${i}`), '');
-        const error = await scan({ path: '.' }, createTestToolContext({ root: big })).catch((e: unknown) => e);
-        expect(error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/More than 5000 files/) });
+        expect(await toolFailure(scan({ path: '.' }, { workspaceRoot: big }))).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/More than 5000 files/) });
       } finally {
         rmSync(big, { recursive: true, force: true });
       }
     });
-  });
-
-  it('runs its declared examples to exactly their declared outputs', async () => {
-    const { examples } = toolDefinition(SecretScanTool);
-    expect(examples.length).toBeGreaterThanOrEqual(2);
-    for (const example of examples) {
-      await expect(scan(example.input as Partial<Input>)).resolves.toEqual(example.output);
-    }
   });
 });

@@ -56,6 +56,8 @@ export interface ToolOutputDefinition extends SchemaBounds {
   optional?: boolean;
   /** Allows `null` besides `type`. */
   nullable?: boolean;
+  /** The only values it takes. */
+  enum?: readonly (string | number)[];
 }
 
 export interface ToolExample {

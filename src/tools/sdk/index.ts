@@ -9,4 +9,5 @@
 export * from './definition';
 export * from './context';
 export * from './tool-error';
+export { boundedRegexTest, compileRegex } from './bounded-regex';
 export { textSource, type TextSource } from '../workspace';

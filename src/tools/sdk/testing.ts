@@ -29,11 +29,13 @@ export interface RunToolOverrides {
   signal?: AbortSignal;
   /** EGRESS_ALLOW for the call; loopback only by default. */
   egressAllow?: string;
+  /** PEM certificates trusted for outbound TLS besides the public roots (EGRESS_CA_FILE's role). */
+  tlsCa?: string;
   onProgress?: (percent: number, message?: string) => void;
   logger?: ToolLogger;
 }
 
-type ToolClass = new (...args: never[]) => ToolHandler;
+type ToolClass = new (...args: never[]) => ToolHandler<any, any>;
 
 const silentLogger: ToolLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const kitRegistry = new ToolRegistry(undefined as never, { publicUrl: 'http://127.0.0.1' } as AppConfig);
@@ -41,7 +43,7 @@ const kitRegistry = new ToolRegistry(undefined as never, { publicUrl: 'http://12
 const compiled = new WeakMap<ToolDefinition, ReturnType<ToolRegistry['register']>>();
 
 /** The `@Tool({...})` definition of a tool class or instance. */
-export function definitionOf(tool: ToolClass | ToolHandler): ToolDefinition {
+export function definitionOf(tool: ToolClass | ToolHandler<any, any>): ToolDefinition {
   const target = typeof tool === 'function' ? tool : tool.constructor;
   const definition = Reflect.getMetadata(ToolMetadata.KEY, target) as ToolDefinition | undefined;
   if (!definition) throw new Error(`${target.name} is not decorated with @Tool`);
@@ -53,7 +55,7 @@ export function definitionOf(tool: ToolClass | ToolHandler): ToolDefinition {
  * ToolError-shaped error), runs the tool with a real context, checks the output.
  * A class is constructed without arguments; pass an instance when it injects clients.
  */
-export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
+export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler<any, any>, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
   const definition = definitionOf(tool);
   const handler = typeof tool === 'function' ? new tool() : tool;
   const registered = compiled.get(definition) ?? compiled.set(definition, kitRegistry.register(definition, handler, handler.constructor.name)).get(definition)!;
@@ -71,7 +73,7 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
         logger: overrides.logger ?? silentLogger,
         config,
         workspace: createWorkspace(overrides.workspaceRoot ?? (ownRoot as string)),
-        egress: { allow: overrides.egressAllow ?? LOOPBACK_ONLY },
+        egress: { allow: overrides.egressAllow ?? LOOPBACK_ONLY, extraCa: overrides.tlsCa },
         accountId: 'acct_runtool',
         accountSecrets: { find: async (_account, name) => secrets[name] },
       }),
@@ -82,6 +84,20 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
   } finally {
     if (ownRoot) rmSync(ownRoot, { recursive: true, force: true });
   }
+}
+
+/**
+ * The ToolError a call failed with, for assertions on its code, details and message; a call that
+ * succeeds fails the test, and any other error is rethrown.
+ */
+export async function toolFailure(call: Promise<unknown>): Promise<ToolError> {
+  const outcome = await call.then(
+    (value) => ({ failed: false as const, value }),
+    (error: unknown) => ({ failed: true as const, error }),
+  );
+  if (!outcome.failed) throw new Error(`Expected the call to fail with a ToolError; it returned ${JSON.stringify(outcome.value)?.slice(0, 500)}`);
+  if (!(outcome.error instanceof ToolError)) throw outcome.error;
+  return outcome.error;
 }
 
 /** The service's input errors as the ToolError shape tools and tests already know. */

@@ -18,8 +18,10 @@ function route(req: IncomingMessage, res: ServerResponse): void {
     const send = (status: number, payload: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
     if (req.url === '/healthz') return send(200, { status: 'ok' });
     if (req.url === '/old-health') return void res.writeHead(301, { location: '/healthz' }).end();
+    // For the egress tests: a redirect from an allowed name to a loopback literal.
+    if (req.url?.startsWith('/redirect?to=')) return void res.writeHead(302, { location: decodeURIComponent(req.url.slice('/redirect?to='.length)) }).end();
     if (req.url === '/hooks/deploy' && req.method === 'POST') {
-      const signature = req.headers['x-hub-signature-256'];
+      const signature = req.headers['x-signature'];
       const expected = `sha256=${createHmac('sha256', EXAMPLE_WEBHOOK_SECRET).update(body).digest('hex')}`;
       return send(202, { accepted: true, verified: signature === expected });
     }

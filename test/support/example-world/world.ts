@@ -10,11 +10,12 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promises as dnsPromises } from 'node:dns';
 import { freePort } from '../free-port';
+import { certificateAuthority } from '../test-ca';
 
 /** What a part may use while it starts. */
 export interface WorldInfo {
@@ -73,7 +74,7 @@ export async function startExampleWorld(): Promise<ExampleWorld> {
     for (const step of stops.splice(0).reverse()) await step().catch(() => undefined);
   };
   try {
-    const ca = certificateAuthority(dir, address);
+    const ca = certificateAuthority(dir, { name: 'Example World Test CA', address });
     const info: WorldInfo = { address, dir, caCertificate: ca.certificate, issueCertificate: ca.issue };
     const env: Record<string, string> = {};
     const dnsmasqArgs: string[] = [];
@@ -108,27 +109,6 @@ function loadParts(): WorldPart[] {
     .filter((file) => /\.part\.ts$/.test(file))
     .sort()
     .map((file) => (require(path.join(__dirname, file)) as { part: WorldPart }).part);
-}
-
-/** A CA made with the openssl CLI (EC P-256: fast), and leaves it signs. */
-function certificateAuthority(dir: string, address: string) {
-  const caKey = path.join(dir, 'ca.key');
-  const caCert = path.join(dir, 'ca.crt');
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', caKey, '-out', caCert, '-days', '2', '-subj', '/CN=Example World Test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
-  let serial = 1;
-  return {
-    certificate: readFileSync(caCert, 'utf8'),
-    issue(names: readonly string[], options: { days?: number } = {}) {
-      const base = path.join(dir, `leaf-${serial++}`);
-      const san = [...names.map((name) => `DNS:${name}`), `IP:${address}`].join(',');
-      writeFileSync(`${base}.ext`, `subjectAltName=${san}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n`);
-      openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', `${base}.key`, '-out', `${base}.csr`, '-subj', `/CN=${names[0]}`);
-      openssl('x509', '-req', '-in', `${base}.csr`, '-CA', caCert, '-CAkey', caKey, '-set_serial', String(serial + 1000), '-days', String(options.days ?? 2), '-extfile', `${base}.ext`, '-out', `${base}.crt`);
-      return { cert: readFileSync(`${base}.crt`, 'utf8'), key: readFileSync(`${base}.key`, 'utf8') };
-    },
-  };
 }
 
 /** dnsmasq answering `*.example.test` with the world address and nothing else (no upstream, no /etc/hosts). */

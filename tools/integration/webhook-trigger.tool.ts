@@ -1,5 +1,3 @@
-// Not yet loaded as a built-in (the name is not *.tool.ts): its example needs a loopback receiver
-// that the examples tests (REST and MCP) do not start yet. Rename to webhook-trigger.tool.ts with that.
 import { createHmac, randomUUID } from 'node:crypto';
 import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
@@ -8,6 +6,7 @@ interface WebhookInput {
   payload: Record<string, unknown>;
   secret?: string;
   secret_name?: string;
+  headers?: Record<string, string>;
   max_attempts: number;
   timeout_ms: number;
 }
@@ -30,7 +29,13 @@ const MAX_BACKOFF_MS = 10_000;
     url: { type: 'string', format: 'uri', maxLength: 2048, required: true, description: 'The http(s) URL to POST to.' },
     payload: { type: 'object', maxProperties: 200, required: true, description: 'The JSON object to send.' },
     secret: { type: 'string', minLength: 8, maxLength: 256, secret: true, description: 'Signing secret given inline.' },
-    secret_name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', maxLength: 64, description: 'Name of an account secret to sign with.' },
+    secret_name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', maxLength: 64, description: 'Name of an account secret to sign with (PUT /v1/secrets/{name}).' },
+    headers: {
+      type: 'object',
+      maxProperties: 20,
+      additionalProperties: { type: 'string', maxLength: 4096 },
+      description: 'Extra request headers (the signature and content-type headers cannot be overridden); never logged.',
+    },
     max_attempts: { type: 'integer', minimum: 1, maximum: 5, default: 3, description: 'Attempts in all, retries included.' },
     timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'Timeout of each attempt.' },
   },
@@ -44,9 +49,16 @@ const MAX_BACKOFF_MS = 10_000;
   },
   examples: [
     {
-      name: 'Deliver a deploy event (receiver on loopback, allowed by EGRESS_ALLOW)',
-      input: { url: 'http://127.0.0.1:8080/hook', payload: { event: 'deploy', service: 'api' } },
-      output: { status: 200, attempts: 1, delivered: true, response_body: 'ok', signed: false, duration_ms: 12 },
+      name: 'Deliver a signed deploy event',
+      input: { url: 'https://hooks.example.test:8443/hooks/deploy', payload: { event: 'deploy', service: 'api', version: '1.4.2' }, secret: 'whsec_example_world' },
+      output: { status: 202, attempts: 1, delivered: true, response_body: '{"accepted":true,"verified":true}', signed: true, duration_ms: 12 },
+      varies: ['duration_ms'],
+    },
+    {
+      name: 'Deliver an unsigned event',
+      input: { url: 'http://hooks.example.test:8080/hooks/deploy', payload: { event: 'deploy', service: 'api' } },
+      output: { status: 202, attempts: 1, delivered: true, response_body: '{"accepted":true,"verified":false}', signed: false, duration_ms: 8 },
+      varies: ['duration_ms'],
     },
   ],
 })
@@ -55,10 +67,12 @@ export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
     if (input.secret !== undefined && input.secret_name !== undefined) throw ToolError.invalidInput('secret_name', "only one of 'secret' or 'secret_name'");
     const secret = input.secret ?? (input.secret_name !== undefined ? await ctx.secrets.get(input.secret_name) : undefined);
     const body = JSON.stringify(input.payload);
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...(secret && signatureHeaders(secret, body)) };
+    // One id for every attempt of this delivery, so a receiver can drop duplicates (Standard Webhooks).
+    const messageId = `msg_${randomUUID()}`;
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       ctx.progress(Math.round(((attempt - 1) / input.max_attempts) * 100), `attempt ${attempt}`);
+      const headers: Record<string, string> = { ...input.headers, 'content-type': 'application/json', ...(secret && signatureHeaders(secret, messageId, body)) };
       let wait: number;
       try {
         const response = await ctx.http.request(input.url, { method: 'POST', headers, body, timeoutMs: input.timeout_ms, maxResponseBytes: MAX_RESPONSE_BYTES, redirect: 'manual', parameter: 'url' });
@@ -83,9 +97,8 @@ export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
   }
 }
 
-/** `X-Signature: sha256=<hex>` (SPEC §6.4) plus the Standard Webhooks id/timestamp/signature. */
-function signatureHeaders(secret: string, body: string): Record<string, string> {
-  const id = `msg_${randomUUID()}`;
+/** `X-Signature: sha256=<hex>` (SPEC §6.4) plus the Standard Webhooks id/timestamp/signature, signed per attempt. */
+function signatureHeaders(secret: string, id: string, body: string): Record<string, string> {
   const timestamp = Math.floor(Date.now() / 1000).toString();
   const standard = createHmac('sha256', secret).update(`${id}.${timestamp}.${body}`).digest('base64');
   return {

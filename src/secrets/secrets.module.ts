@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppConfig } from '../config/app-config';
+import { AccountSecret } from './account-secret.entity';
+import { SecretCipher } from './secret-cipher';
+import { SecretsController } from './secrets.controller';
+import { SecretsService } from './secrets.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([AccountSecret])],
+  controllers: [SecretsController],
+  providers: [
+    SecretsService,
+    {
+      provide: SecretCipher,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => new SecretCipher(config.SECRETS_KEY, config.SECRETS_PREVIOUS_KEYS.split(',').filter((key) => key.trim())),
+    },
+  ],
+  exports: [SecretsService],
+})
+export class SecretsModule {}

@@ -1,0 +1,94 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { AppException } from '../common/errors';
+import { ConfigError } from '../config/app-config';
+import type { AccountSecretSource } from '../tools/context/secrets';
+import { ToolError } from '../tools/sdk';
+import { AccountSecret } from './account-secret.entity';
+import { SECRETS_KEY_HOWTO, SecretCipher } from './secret-cipher';
+
+/** Secrets one account may hold: they are credentials, not a key-value store. */
+export const MAX_SECRETS_PER_ACCOUNT = 100;
+export const SECRET_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export interface SecretView {
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Per-account secrets: written and listed through the API and CLI, read only by tools (ctx.secrets). */
+@Injectable()
+export class SecretsService implements OnModuleInit, AccountSecretSource {
+  constructor(
+    @InjectRepository(AccountSecret) private readonly secrets: Repository<AccountSecret>,
+    private readonly cipher: SecretCipher,
+  ) {}
+
+  /** A configuration that cannot open the secrets it holds does not start (it would fail every tool that reads one). */
+  async onModuleInit(): Promise<void> {
+    const keyIds: { key_id: string }[] = await this.secrets.createQueryBuilder('s').select('DISTINCT s.key_id', 'key_id').getRawMany();
+    const unknown = keyIds.map((row) => row.key_id).filter((keyId) => !this.cipher.knows(keyId));
+    if (unknown.length === 0) return;
+    throw new ConfigError(
+      this.cipher.configured
+        ? `Stored account secrets were sealed with key(s) ${unknown.join(', ')}, which SECRETS_KEY and SECRETS_PREVIOUS_KEYS do not hold: add the old key to SECRETS_PREVIOUS_KEYS`
+        : `The database holds account secrets but SECRETS_KEY is not set: set the key they were sealed with (${SECRETS_KEY_HOWTO} for a new deployment)`,
+    );
+  }
+
+  /** Creates or replaces; `created` tells which. */
+  async set(accountId: string, name: string, value: string, now = new Date()): Promise<SecretView & { created: boolean }> {
+    this.requireKey();
+    const sealed = this.cipher.seal(accountId, name, value);
+    return this.secrets.manager.transaction(async (manager) => {
+      // Serialises writers of one account, so the cap holds under concurrent PUTs.
+      await manager.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+      const existing = await manager.findOneBy(AccountSecret, { account_id: accountId, name });
+      if (!existing && (await manager.countBy(AccountSecret, { account_id: accountId })) >= MAX_SECRETS_PER_ACCOUNT) {
+        throw new AppException('CONFLICT', `An account holds at most ${MAX_SECRETS_PER_ACCOUNT} secrets: delete one first`, { details: { limit: MAX_SECRETS_PER_ACCOUNT } });
+      }
+      const row = Object.assign(existing ?? new AccountSecret(), { account_id: accountId, name, ...sealed, created_at: existing?.created_at ?? now, updated_at: now });
+      await manager.save(AccountSecret, row);
+      return { ...secretView(row), created: !existing };
+    });
+  }
+
+  async list(accountId: string): Promise<SecretView[]> {
+    const rows = await this.secrets.find({ where: { account_id: accountId }, order: { name: 'ASC' }, select: ['name', 'created_at', 'updated_at'] });
+    return rows.map(secretView);
+  }
+
+  async delete(accountId: string, name: string): Promise<void> {
+    const { affected } = await this.secrets.delete({ account_id: accountId, name });
+    if (!affected) throw AppException.notFound('Secret', name);
+  }
+
+  /** ctx.secrets' account lookup: the value, or undefined when the account has none of that name. */
+  async find(accountId: string, name: string): Promise<string | undefined> {
+    if (!SECRET_NAME.test(name)) return undefined;
+    const row = await this.secrets.findOneBy({ account_id: accountId, name });
+    if (!row) return undefined;
+    try {
+      return this.cipher.open(accountId, name, row);
+    } catch {
+      throw new ToolError(`Secret '${name}' cannot be opened with the service's current keys`, {
+        details: { secret: name },
+        suggestion: `Set it again (PUT /v1/secrets/${name}), or ask the operator to restore the key it was sealed with in SECRETS_PREVIOUS_KEYS`,
+      });
+    }
+  }
+
+  private requireKey(): void {
+    if (this.cipher.configured) return;
+    throw new AppException('INTERNAL_ERROR', 'Account secrets are not enabled on this service: the operator must set SECRETS_KEY', {
+      status: 503,
+      suggestion: `Operators: ${SECRETS_KEY_HOWTO}, and restart with SECRETS_KEY set to it`,
+    });
+  }
+}
+
+function secretView(row: Pick<AccountSecret, 'name' | 'created_at' | 'updated_at'>): SecretView {
+  return { name: row.name, created_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
+}
