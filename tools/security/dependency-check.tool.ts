@@ -107,7 +107,7 @@ const severityCounts = {
         properties: { file: { type: 'string' }, entry: { type: 'string' }, reason: { type: 'string' } },
       },
     },
-    source: { type: 'string', description: 'Where the advisories came from: osv-data-dir or osv-api.' },
+    source: { type: 'string', enum: ['osv-data-dir', 'osv-api'], description: 'Where the advisories came from.' },
     warnings: { type: 'array', items: { type: 'string' }, description: 'Gaps in the advisory data (an ecosystem without records, unreadable files).' },
   },
   examples: DEPENDENCY_CHECK_EXAMPLES,

@@ -3,8 +3,9 @@
  * tools/analysis copied under `code/`. Copying (not pointing at the repository) lets a fixture
  * hold an installed `node_modules`, which git ignores: fixtures name it `_node_modules`.
  */
-import { cpSync, readdirSync, renameSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import * as path from 'node:path';
+import { ToolError, type Workspace } from '../../../src/tools/sdk';
 
 const REPO = path.resolve(__dirname, '../../..');
 
@@ -31,4 +32,21 @@ function installModules(directory: string): void {
     if (entry.name === '_node_modules') renameSync(current, path.join(directory, 'node_modules'));
     else installModules(current);
   }
+}
+
+/**
+ * The part of ctx.workspace the lockfile readers use, over a directory, for unit specs of the
+ * shared modules (tools get the real sandbox through runTool). A missing file is INVALID_INPUT,
+ * as the sandbox reports it.
+ */
+export function directoryWorkspace(root: string): Pick<Workspace, 'root' | 'readText'> {
+  return {
+    root,
+    async readText(relativePath, maxBytes, parameter = 'path') {
+      const file = path.join(root, relativePath);
+      if (!existsSync(file)) throw ToolError.invalidInput(parameter, 'an existing path in the workspace', relativePath);
+      if (statSync(file).size > maxBytes) throw ToolError.invalidInput(parameter, `a file of at most ${maxBytes} bytes`, relativePath);
+      return readFileSync(file, 'utf8');
+    },
+  };
 }

@@ -30,6 +30,9 @@ const FORMATS: ReadonlyArray<{ matches: (name: string) => boolean; format: Lockf
   { matches: (name) => name === 'go.sum', format: 'go.sum', ecosystem: 'Go', manifest: 'go.mod' },
 ];
 
+/** What reading a lockfile needs of ctx.workspace. */
+export type FileReader = Pick<Workspace, 'readText'>;
+
 export const LOCKFILE_NAMES_TEXT = 'package-lock.json, npm-shrinkwrap.json, yarn.lock, pnpm-lock.yaml, requirements*.txt or go.sum';
 
 const formatOf = (file: string) => FORMATS.find((candidate) => candidate.matches(path.posix.basename(file)));
@@ -49,7 +52,7 @@ export async function findLockfiles(workspace: Workspace, target: string, parame
 }
 
 /** Reads and parses one lockfile (and the manifest beside it, when there is one). */
-export async function readLockfile(workspace: Workspace, file: string, parameter = 'path'): Promise<Lockfile> {
+export async function readLockfile(workspace: FileReader, file: string, parameter = 'path'): Promise<Lockfile> {
   const kind = formatOf(file);
   if (!kind) throw ToolError.invalidInput(parameter, `a lockfile (${LOCKFILE_NAMES_TEXT})`, file);
   const text = await workspace.readText(file, MAX_LOCKFILE_BYTES, parameter);
@@ -91,7 +94,7 @@ function packageManifest(text: string): Manifest {
 }
 
 /** A workspace file's text, or undefined when it is not there (or not readable inside the sandbox). */
-export async function readOptional(workspace: Workspace, file: string, maxBytes = MAX_MANIFEST_BYTES): Promise<string | undefined> {
+export async function readOptional(workspace: FileReader, file: string, maxBytes = MAX_MANIFEST_BYTES): Promise<string | undefined> {
   try {
     return await workspace.readText(file, maxBytes);
   } catch (error) {

@@ -1,15 +1,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { createTestToolContext } from '../../../test/support/tool-context';
-import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
+import { buildCodeWorkspace, directoryWorkspace } from '../../../test/support/code-tools/workspace';
 import { dependencyPaths, readLockfile, type Lockfile } from '.';
 
 let root: string;
 beforeAll(() => (root = buildCodeWorkspace(mkdtempSync(path.join(tmpdir(), 'lockfiles-')))));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const read = (file: string) => readLockfile(createTestToolContext({ root }).workspace, file);
+const read = (file: string) => readLockfile(directoryWorkspace(root), file);
 const write = (file: string, text: string) => writeFileSync(path.join(root, file), text);
 /** key: direct/dev flags and dependencies, compactly. */
 const graph = (lockfile: Lockfile) =>
