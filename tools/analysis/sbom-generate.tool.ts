@@ -1,5 +1,6 @@
 import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import { LOCKFILE_FORMATS, LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../security/lockfiles';
+import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../security/lockfiles';
+import { lockfilesOutput } from '../security/scan-shared';
 import { SPEC_VERSIONS } from './sbom-generate/build';
 import { SBOM_GENERATE_EXAMPLES } from './sbom-generate/examples';
 import { generateSbom, type SbomGenerateInput, type SbomGenerateOutput } from './sbom-generate/generate';
@@ -36,16 +37,7 @@ const VERSION = '1.0.0';
     spec_version: { type: 'string', description: 'CycloneDX version of the document.' },
     component_count: { type: 'integer', description: 'Components (distinct package versions) in the BOM.' },
     licensed_components: { type: 'integer', description: 'Components whose licence the lockfile or the installed package.json states.' },
-    lockfiles: {
-      type: 'array',
-      description: 'The lockfiles read.',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['file', 'format', 'ecosystem', 'packages'],
-        properties: { file: { type: 'string' }, format: { enum: [...LOCKFILE_FORMATS] }, ecosystem: { type: 'string' }, packages: { type: 'integer' } },
-      },
-    },
+    lockfiles: lockfilesOutput(),
   },
   examples: SBOM_GENERATE_EXAMPLES,
 })

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool } from '../../src/tools/sdk/testing';
 import { startOsvApiFake, type OsvApiFake } from '../../test/support/code-tools/osv-api';
+import { until } from '../../test/support/poll';
 import { buildCodeWorkspace, FIXTURE_OSV_DIR } from '../../test/support/code-tools/workspace';
 import { DependencyCheckTool } from './dependency-check.tool';
 import type { DependencyCheckOutput } from './dependency-check/scan';
@@ -179,16 +180,9 @@ describe('DependencyCheckTool with the OSV API', () => {
     osv.stall = new Promise((resolve) => (release = resolve));
     const controller = new AbortController();
     const running = runTool(DependencyCheckTool, { path: 'code/npm-app' }, { workspaceRoot: root, config: online(), signal: controller.signal });
-    await waitFor(() => osv.requests.length > 0);
+    await until('OSV to receive the batch', async () => (osv.requests.length > 0 ? true : undefined), 5_000, 10);
     controller.abort(new Error('cancelled'));
     await expect(running).rejects.toThrow('cancelled');
     release();
   });
 });
-
-async function waitFor(condition: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 5_000; !condition(); ) {
-    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

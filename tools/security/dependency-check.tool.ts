@@ -1,14 +1,9 @@
 import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 import { dependencyCheck, MAX_SKIPPED_LISTED, MIN_SEVERITIES, type DependencyCheckInput, type DependencyCheckOutput } from './dependency-check/scan';
-import { MAX_LOCKFILE_BYTES, MAX_LOCKFILES, LOCKFILE_FORMATS, LOCKFILE_NAMES_TEXT } from './lockfiles';
-import { SEVERITIES } from './osv/severity';
 import { DEPENDENCY_CHECK_EXAMPLES } from './dependency-check/examples';
-
-const severityCounts = {
-  type: 'object' as const,
-  properties: Object.fromEntries(SEVERITIES.map((severity) => [severity, { type: 'integer' }])),
-  additionalProperties: false,
-};
+import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILE_BYTES, MAX_LOCKFILES } from './lockfiles';
+import { SEVERITIES } from './osv';
+import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
 
 @Tool({
   id: 'dependency-check',
@@ -76,27 +71,10 @@ const severityCounts = {
         },
       },
     },
-    count: { type: 'integer', description: 'Vulnerabilities returned.' },
-    total: { type: 'integer', description: 'Vulnerabilities found before max_results.' },
-    truncated: { type: 'boolean', description: 'True when total > count.' },
-    summary: { ...severityCounts, description: 'Vulnerabilities found per severity (all of them, not only those returned).' },
+    ...pageOutputs('Vulnerabilities'),
+    summary: countsOutput(SEVERITIES, 'Vulnerabilities found per severity (all of them, not only those returned).'),
     packages_scanned: { type: 'integer', description: 'Distinct package versions checked.' },
-    lockfiles: {
-      type: 'array',
-      description: 'The lockfiles read.',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['file', 'format', 'ecosystem', 'packages', 'skipped'],
-        properties: {
-          file: { type: 'string' },
-          format: { enum: [...LOCKFILE_FORMATS] },
-          ecosystem: { type: 'string' },
-          packages: { type: 'integer' },
-          skipped: { type: 'integer' },
-        },
-      },
-    },
+    lockfiles: lockfilesOutput({ skipped: true }),
     skipped: {
       type: 'array',
       description: `Lockfile entries that name no installed version (unpinned requirements, pip options, local links); at most ${MAX_SKIPPED_LISTED}.`,

@@ -1,6 +1,7 @@
 import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 import { IAC_SCAN_EXAMPLES } from './iac-scan/examples';
 import { IAC_RULE_IDS, IAC_SEVERITIES } from './iac-scan/rules';
+import { countsOutput, pageOutputs } from './scan-shared';
 import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES, type IacScanInput, type IacScanOutput } from './iac-scan/scan';
 
 @Tool({
@@ -57,15 +58,8 @@ import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES, type Iac
         },
       },
     },
-    count: { type: 'integer', description: 'Findings returned.' },
-    total: { type: 'integer', description: 'Findings before max_results.' },
-    truncated: { type: 'boolean', description: 'True when total > count.' },
-    summary: {
-      type: 'object',
-      description: 'Findings per severity (all of them).',
-      properties: Object.fromEntries(IAC_SEVERITIES.map((severity) => [severity, { type: 'integer' }])),
-      additionalProperties: false,
-    },
+    ...pageOutputs('Findings'),
+    summary: countsOutput(IAC_SEVERITIES, 'Findings per severity (all of them).'),
     files_scanned: { type: 'integer', description: 'Dockerfiles and YAML files holding Kubernetes objects that were checked.' },
     errors: {
       type: 'array',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool } from '../../src/tools/sdk/testing';
 import { startNpmRegistryFake, type NpmRegistryFake } from '../../test/support/code-tools/npm-registry';
+import { until } from '../../test/support/poll';
 import { buildCodeWorkspace } from '../../test/support/code-tools/workspace';
 import { LicenseCheckTool } from './license-check.tool';
 import type { LicenseCheckOutput } from './license-check/check';
@@ -94,7 +95,7 @@ describe('LicenseCheckTool', () => {
     registry.stall = new Promise((resolve) => (release = resolve));
     const controller = new AbortController();
     const running = check({ path: 'code/licensed-app' }, { signal: controller.signal });
-    for (const deadline = Date.now() + 5_000; registry.requests.length === 0 && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until('the registry to be asked', async () => (registry.requests.length > 0 ? true : undefined), 5_000, 10);
     controller.abort(new Error('cancelled'));
     await expect(running).rejects.toThrow('cancelled');
     release();

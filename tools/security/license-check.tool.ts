@@ -2,7 +2,8 @@ import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 import { LICENSE_CHECK_EXAMPLES } from './license-check/examples';
 import { licenseCheck, MAX_LICENSES_LISTED, type LicenseCheckInput, type LicenseCheckOutput } from './license-check/check';
 import { LICENSE_STATUSES } from './licenses/policy';
-import { LOCKFILE_FORMATS, LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from './lockfiles';
+import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from './lockfiles';
+import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
 
 const spdxList = (what: string) => ({
   type: 'array' as const,
@@ -64,31 +65,15 @@ const spdxList = (what: string) => ({
         },
       },
     },
-    count: { type: 'integer', description: 'Violations returned.' },
-    total: { type: 'integer', description: 'Violations found.' },
-    truncated: { type: 'boolean', description: 'True when total > count.' },
-    summary: {
-      type: 'object',
-      description: 'Packages per status.',
-      properties: Object.fromEntries(LICENSE_STATUSES.map((status) => [status, { type: 'integer' }])),
-      additionalProperties: false,
-    },
+    ...pageOutputs('Violations'),
+    summary: countsOutput(LICENSE_STATUSES, 'Packages per status.'),
     licenses: {
       type: 'array',
       description: `Declared licences and how many packages use each, most used first (at most ${MAX_LICENSES_LISTED}).`,
       items: { type: 'object', additionalProperties: false, required: ['license', 'packages'], properties: { license: { type: 'string' }, packages: { type: 'integer' } } },
     },
     packages_checked: { type: 'integer', description: 'Package versions checked (per lockfile).' },
-    lockfiles: {
-      type: 'array',
-      description: 'The lockfiles read.',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['file', 'format', 'ecosystem', 'packages'],
-        properties: { file: { type: 'string' }, format: { enum: [...LOCKFILE_FORMATS] }, ecosystem: { type: 'string' }, packages: { type: 'integer' } },
-      },
-    },
+    lockfiles: lockfilesOutput(),
   },
   examples: LICENSE_CHECK_EXAMPLES,
 })

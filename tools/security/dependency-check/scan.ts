@@ -3,12 +3,22 @@
  * this holds what it does, so it stays readable next to its long examples.
  */
 import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { compareText, countBy, firstResults } from '../scan-shared';
 import { dependencyPaths, findLockfiles, normalisePypiName, readLockfile, type Lockfile, type LockfileFormat, type SkippedEntry } from '../lockfiles';
-import { findAdvisories, type AdvisorySource, type EcosystemRules } from '../osv/advisories';
-import { OsvApiClient } from '../osv/api-client';
-import type { PackageQuery } from '../osv/record';
-import { rateSeverity, severityRank, SEVERITIES, type Severity } from '../osv/severity';
-import { goOrdering, pep440Ordering, semverOrdering } from '../osv/version-ordering';
+import {
+  findAdvisories,
+  goOrdering,
+  OsvApiClient,
+  pep440Ordering,
+  rateSeverity,
+  semverOrdering,
+  severityRank,
+  SEVERITIES,
+  type AdvisorySource,
+  type EcosystemRules,
+  type PackageQuery,
+  type Severity,
+} from '../osv';
 
 export const MIN_SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 /** Skipped lockfile entries listed in the output (the count is always whole). */
@@ -122,15 +132,13 @@ export async function dependencyCheck(input: DependencyCheckInput, ctx: ToolCont
     }
   }
   found.sort(bySeverityThenName);
-  const vulnerabilities = found.slice(0, input.max_results);
+  const { items: vulnerabilities, ...page } = firstResults(found, input.max_results);
   const skipped = lockfiles.flatMap((lockfile) => lockfile.skipped.map((entry) => ({ file: lockfile.file, ...entry })));
   ctx.progress(100, `${found.length} vulnerable package version(s)`);
   return {
     vulnerabilities,
-    count: vulnerabilities.length,
-    total: found.length,
-    truncated: found.length > vulnerabilities.length,
-    summary: Object.fromEntries(SEVERITIES.map((severity) => [severity, found.filter((entry) => entry.severity === severity).length])) as Record<Severity, number>,
+    ...page,
+    summary: countBy(SEVERITIES, found, (entry) => entry.severity),
     packages_scanned: queries.length,
     lockfiles: lockfiles.map((lockfile) => ({
       file: lockfile.file,
@@ -158,15 +166,11 @@ function bySeverityThenName(a: Vulnerability, b: Vulnerability): number {
   return (
     severityRank(a.severity) - severityRank(b.severity) ||
     (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
-    compare(a.package, b.package) ||
-    compare(a.installed_version, b.installed_version) ||
-    compare(a.id, b.id) ||
-    compare(a.file, b.file)
+    compareText(a.package, b.package) ||
+    compareText(a.installed_version, b.installed_version) ||
+    compareText(a.id, b.id) ||
+    compareText(a.file, b.file)
   );
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function firstLine(text: string | undefined): string | undefined {

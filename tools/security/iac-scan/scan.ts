@@ -2,6 +2,7 @@
 import * as path from 'node:path';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { compareText, countBy, firstResults } from '../scan-shared';
 import { scanDockerfile } from './dockerfile';
 import { scanManifest } from './kubernetes';
 import { IAC_SEVERITIES, type IacFinding, type IacSeverity } from './rules';
@@ -66,20 +67,14 @@ export async function iacScan(input: IacScanInput, ctx: ToolContext): Promise<Ia
     scanned += 1;
     found.push(...findings.filter((entry) => !skipped.has(entry.rule) && IAC_SEVERITIES.indexOf(entry.severity) <= threshold));
   }
-  found.sort((a, b) => IAC_SEVERITIES.indexOf(a.severity) - IAC_SEVERITIES.indexOf(b.severity) || compare(a.file, b.file) || a.line - b.line || compare(a.rule, b.rule));
-  const findings = found.slice(0, input.max_results);
+  found.sort((a, b) => IAC_SEVERITIES.indexOf(a.severity) - IAC_SEVERITIES.indexOf(b.severity) || compareText(a.file, b.file) || a.line - b.line || compareText(a.rule, b.rule));
+  const { items: findings, ...page } = firstResults(found, input.max_results);
   ctx.progress(100, `${found.length} finding(s) in ${scanned} file(s)`);
   return {
     findings,
-    count: findings.length,
-    total: found.length,
-    truncated: found.length > findings.length,
-    summary: Object.fromEntries(IAC_SEVERITIES.map((severity) => [severity, found.filter((entry) => entry.severity === severity).length])) as Record<IacSeverity, number>,
+    ...page,
+    summary: countBy(IAC_SEVERITIES, found, (entry) => entry.severity),
     files_scanned: scanned,
     errors: errors.slice(0, MAX_ERRORS_LISTED),
   };
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

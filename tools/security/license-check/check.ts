@@ -4,6 +4,7 @@ import { installedLicenses, type KnownLicense, type LicenseSource } from '../lic
 import { NpmRegistryLicenses } from '../licenses/npm-registry';
 import { checkPolicy, judge, LICENSE_STATUSES, type LicenseStatus } from '../licenses/policy';
 import { findLockfiles, readLockfile, type Lockfile, type LockfileFormat } from '../lockfiles';
+import { compareText, countBy, firstResults } from '../scan-shared';
 
 /** Distinct licences listed in the output, most used first. */
 export const MAX_LICENSES_LISTED = 100;
@@ -78,16 +79,14 @@ export async function licenseCheck(input: LicenseCheckInput, ctx: ToolContext): 
   }
   const violations = findings
     .filter((finding) => finding.status !== 'allowed')
-    .sort((a, b) => STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || compare(a.package, b.package) || compare(a.version, b.version) || compare(a.file, b.file));
-  const returned = violations.slice(0, input.max_results);
+    .sort((a, b) => STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || compareText(a.package, b.package) || compareText(a.version, b.version) || compareText(a.file, b.file));
+  const { items: returned, ...page } = firstResults(violations, input.max_results);
   ctx.progress(100, `${violations.length} violation(s) in ${findings.length} package(s)`);
   return {
     passed: violations.length === 0,
     violations: returned,
-    count: returned.length,
-    total: violations.length,
-    truncated: violations.length > returned.length,
-    summary: Object.fromEntries(LICENSE_STATUSES.map((status) => [status, findings.filter((finding) => finding.status === status).length])) as Record<LicenseStatus, number>,
+    ...page,
+    summary: countBy(LICENSE_STATUSES, findings, (finding) => finding.status),
     licenses: licenseCounts(findings),
     packages_checked: findings.length,
     lockfiles: checked.map(({ lockfile }) => ({ file: lockfile.file, format: lockfile.format, ecosystem: lockfile.ecosystem, packages: lockfile.packages.length })),
@@ -120,10 +119,6 @@ function licenseCounts(findings: LicenseFinding[]): Array<{ license: string; pac
   for (const finding of findings) if (finding.license !== null) counts.set(finding.license, (counts.get(finding.license) ?? 0) + 1);
   return [...counts.entries()]
     .map(([license, packages]) => ({ license, packages }))
-    .sort((a, b) => b.packages - a.packages || compare(a.license, b.license))
+    .sort((a, b) => b.packages - a.packages || compareText(a.license, b.license))
     .slice(0, MAX_LICENSES_LISTED);
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -45,10 +45,3 @@ export const pep440Ordering: VersionOrdering = {
 function stripV(version: string): string {
   return version.startsWith('v') ? version.slice(1) : version;
 }
-
-/** The orderings of the language ecosystems the lockfile scanners read. */
-export const LANGUAGE_ORDERINGS: Readonly<Record<string, VersionOrdering>> = {
-  npm: semverOrdering,
-  Go: goOrdering,
-  PyPI: pep440Ordering,
-};
