@@ -26,7 +26,7 @@ afterEach(() => {
   registry.requests.length = 0;
 });
 
-const check = (input: Record<string, unknown>, overrides: { secrets?: Record<string, string>; signal?: AbortSignal; egressAllow?: string } = {}) =>
+const check = (input: Record<string, unknown>, overrides: { signal?: AbortSignal; egressAllow?: string } = {}) =>
   runTool<LicenseCheckOutput>(LicenseCheckTool, input, { workspaceRoot: root, config: { REGISTRY_URL: registry.url }, ...overrides });
 const statuses = (output: LicenseCheckOutput) => Object.fromEntries(output.violations.map((v) => [v.package, `${v.status} ${v.source}`]));
 
@@ -63,9 +63,9 @@ describe('LicenseCheckTool', () => {
     expect(registry.requests).toEqual([]);
   });
 
-  it('sends the registry token of the calling account', async () => {
-    await check({ path: 'code/licensed-app', registry_lookup: true }, { secrets: { REGISTRY_TOKEN: 'npm_account_token' } });
-    expect(new Set(registry.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer npm_account_token']));
+  it("sends the operator's registry token, never an account secret of that name", async () => {
+    await runTool(LicenseCheckTool, { path: 'code/licensed-app' }, { workspaceRoot: root, config: { REGISTRY_URL: registry.url, REGISTRY_TOKEN: 'npm_operator_token' }, secrets: { REGISTRY_TOKEN: 'npm_account_token' } });
+    expect(new Set(registry.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer npm_operator_token']));
   });
 
   it('refuses bad input naming the parameter', async () => {

@@ -104,7 +104,10 @@ async function fillFromRegistry(checked: Array<{ lockfile: Lockfile; known: Map<
     }
   }
   if (missing.size === 0) return;
-  const registry = new NpmRegistryLicenses(ctx.http, String(ctx.config.REGISTRY_URL), await ctx.secrets.find('REGISTRY_TOKEN'));
+  // The operator's token, read as a setting: an isolated tool's thread cannot reach account secrets,
+  // and ctx.secrets would then hand out the operator's token even to an account that set its own.
+  const token = typeof ctx.config.REGISTRY_TOKEN === 'string' && ctx.config.REGISTRY_TOKEN !== '' ? ctx.config.REGISTRY_TOKEN : undefined;
+  const registry = new NpmRegistryLicenses(ctx.http, String(ctx.config.REGISTRY_URL), token);
   const published = await registry.licenses([...missing.values()]);
   for (const { lockfile, known } of checked) {
     for (const entry of lockfile.packages) {
