@@ -1,5 +1,5 @@
 import { Spec, Validation } from '@cyclonedx/cyclonedx-library';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool } from '../../src/tools/sdk/testing';
@@ -88,6 +88,12 @@ describe('SbomGenerateTool', () => {
     await expect(generate({ path: 'code', spec_version: '1.4' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'spec_version' } });
     await expect(generate({ path: '../..' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
     await expect(generate({ path: 'code/iac' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
+  });
+
+  it('refuses a lockfile that does not parse, naming it', async () => {
+    mkdirSync(path.join(root, 'broken'));
+    writeFileSync(path.join(root, 'broken/pnpm-lock.yaml'), "lockfileVersion: '9.0'\npackages:\n  a@1.0.0: [unclosed\n");
+    await expect(generate({ path: 'broken' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path', received: 'broken/pnpm-lock.yaml' } });
   });
 
   it('stops when cancelled between lockfiles', async () => {
