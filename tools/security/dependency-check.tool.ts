@@ -34,7 +34,7 @@ import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
       type: 'string',
       maxLength: 1024,
       default: '.',
-      description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory searched for them (node_modules and .git skipped; at most ${MAX_LOCKFILES} lockfiles of up to ${MAX_LOCKFILE_BYTES / 1024 / 1024} MiB).`,
+      description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory searched for them (installed dependencies and .git are not walked; at most ${MAX_LOCKFILES} lockfiles of up to ${MAX_LOCKFILE_BYTES / 1024 / 1024} MiB).`,
     },
     include_dev: { type: 'boolean', default: true, description: 'Also check packages installed only for development.' },
     min_severity: {

@@ -17,7 +17,7 @@ const spdxList = (what: string) => ({
   name: 'License Check',
   category: 'security',
   description:
-    'Checks the licence of every locked dependency against an allow/deny SPDX policy (expressions such as MIT OR Apache-2.0 honoured); unknown and non-SPDX licences are flagged. Licences come from the lockfile, the installed node_modules, else the npm registry.',
+    'Checks the licence of every locked dependency against an allow/deny SPDX policy (expressions such as MIT OR Apache-2.0 honoured); unknown and non-SPDX licences are flagged. Licences come from the lockfile, the installed package.json, else the npm registry.',
   status: 'ready',
   version: '1.0.0',
   cacheable: true,

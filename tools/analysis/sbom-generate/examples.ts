@@ -6,7 +6,7 @@ import type { ToolExample } from '../../../src/tools/sdk';
  */
 export const SBOM_GENERATE_EXAMPLES: ToolExample[] = [
   {
-    name: 'A yarn.lock with its node_modules: components with purl, SHA-512 from integrity, licences from the installed package.json, distribution URL, and the graph',
+    name: 'A yarn.lock with its installed packages: components with purl, SHA-512 from integrity, licences from the installed package.json, distribution URL, and the graph',
     input: { path: 'code/yarn-classic' },
     output: {
       bom: {

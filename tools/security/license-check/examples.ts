@@ -6,7 +6,7 @@ import type { ToolExample } from '../../../src/tools/sdk';
  */
 export const LICENSE_CHECK_EXAMPLES: ToolExample[] = [
   {
-    name: 'A permissive policy with copyleft denied: licences from the lockfile, node_modules and the registry',
+    name: 'A permissive policy with copyleft denied: licences from the lockfile, the installed packages and the registry',
     input: {
       path: 'code/licensed-app',
       allow: ['MIT', 'Apache-2.0', 'BSD-3-Clause', 'ISC', 'LGPL-2.1-or-later'],
@@ -69,7 +69,7 @@ export const LICENSE_CHECK_EXAMPLES: ToolExample[] = [
           ecosystem: 'npm',
           license: null,
           status: 'unknown',
-          reason: 'No licence recorded in the lockfile, node_modules or registry',
+          reason: 'No licence recorded in the lockfile, the installed package or the registry',
           source: null,
           file: 'code/licensed-app/package-lock.json',
           direct: true,

@@ -39,7 +39,7 @@ export function checkPolicy(policy: LicensePolicy): void {
 }
 
 export function judge(license: string | undefined, policy: LicensePolicy): Verdict {
-  if (license === undefined) return { status: 'unknown', reason: 'No licence recorded in the lockfile, node_modules or registry' };
+  if (license === undefined) return { status: 'unknown', reason: 'No licence recorded in the lockfile, the installed package or the registry' };
   if (license === 'UNLICENSED') return { status: 'invalid', reason: 'UNLICENSED: the author grants no licence' };
   if (/^SEE LICEN[CS]E IN /i.test(license)) return { status: 'invalid', reason: 'A custom licence in a file: review it' };
   let expression: Node;
