@@ -115,6 +115,10 @@ describe('DependencyCheckTool with OSV_DATA_DIR', () => {
     mkdirSync(broken, { recursive: true });
     writeFileSync(path.join(broken, 'package-lock.json'), '{"lockfileVersion": 3, "packages": ');
     await expect(check({ path: 'broken' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path', received: 'broken/package-lock.json' } });
+    const huge = path.join(root, 'huge');
+    mkdirSync(huge);
+    writeFileSync(path.join(huge, 'go.sum'), Buffer.alloc(32 * 1024 * 1024 + 1, 0x20));
+    await expect(check({ path: 'huge' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path', received: 'huge/go.sum' } });
   });
 });
 

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool } from '../../src/tools/sdk/testing';
@@ -48,6 +48,15 @@ describe('IacScanTool', () => {
     const capped = await scan({ path: 'code/iac', max_results: 1 });
     expect(capped).toMatchObject({ count: 1, truncated: true, findings: [{ rule: 'k8s/privileged-container', severity: 'critical' }] });
     expect(capped.total).toBe(capped.summary.critical + capped.summary.high + capped.summary.medium + capped.summary.low);
+  });
+
+  it('lists a manifest over the size limit in errors and scans the rest', async () => {
+    mkdirSync(path.join(root, 'large'));
+    writeFileSync(path.join(root, 'large/crds.yaml'), `# generated\n${'x'.repeat(2 * 1024 * 1024)}\n`);
+    copyFileSync(path.join(root, 'code/iac/k8s/debug-pod.yaml'), path.join(root, 'large/pod.yaml'));
+    const output = await scan({ path: 'large' });
+    expect(output).toMatchObject({ files_scanned: 1, errors: [{ file: 'large/crds.yaml', message: expect.stringMatching(/^Not scanned: \d+ bytes, over the limit of 2097152$/) }] });
+    expect(output.total).toBeGreaterThan(0);
   });
 
   it('refuses bad input naming the parameter', async () => {

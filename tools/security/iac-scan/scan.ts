@@ -37,7 +37,7 @@ export type IacScanOutput = {
 };
 
 export async function iacScan(input: IacScanInput, ctx: ToolContext): Promise<IacScanOutput> {
-  const listed = await ctx.workspace.listFiles(input.path, { files: input.files, maxFiles: MAX_LISTED_FILES, maxFileBytes: MAX_FILE_BYTES }, 'path');
+  const listed = await ctx.workspace.listFiles(input.path, { files: input.files, maxFiles: MAX_LISTED_FILES }, 'path');
   const candidates = listed.filter((file) => DOCKERFILE.test(path.posix.basename(file.path)) || YAML.test(file.path));
   if (candidates.length > MAX_SCANNED_FILES) {
     throw ToolError.invalidInput('path', `at most ${MAX_SCANNED_FILES} manifests and Dockerfiles`, input.path, `More than ${MAX_SCANNED_FILES} YAML files and Dockerfiles under '${input.path}'; narrow the path or list files`);
@@ -52,6 +52,10 @@ export async function iacScan(input: IacScanInput, ctx: ToolContext): Promise<Ia
     if (index % 20 === 0) {
       ctx.progress(Math.floor((index / candidates.length) * 100), `${index} of ${candidates.length} files`);
       await yieldToEventLoop();
+    }
+    if (file.size > MAX_FILE_BYTES) {
+      errors.push({ file: file.path, message: `Not scanned: ${file.size} bytes, over the limit of ${MAX_FILE_BYTES}` });
+      continue;
     }
     const text = await ctx.workspace.readText(file.path, MAX_FILE_BYTES, 'path');
     let findings: IacFinding[];

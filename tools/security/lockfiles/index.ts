@@ -39,7 +39,8 @@ const formatOf = (file: string) => FORMATS.find((candidate) => candidate.matches
 
 /** The lockfiles at `target` (a lockfile, or a directory walked for them), sorted by path. */
 export async function findLockfiles(workspace: Workspace, target: string, parameter = 'path'): Promise<string[]> {
-  const files = await workspace.listFiles(target, { maxFiles: MAX_LISTED_FILES, maxFileBytes: MAX_LOCKFILE_BYTES }, parameter);
+  // No size filter here: a lockfile over the limit is refused by name when read, never skipped unseen.
+  const files = await workspace.listFiles(target, { maxFiles: MAX_LISTED_FILES }, parameter);
   const lockfiles = files.map((file) => file.path).filter((file) => formatOf(file) !== undefined);
   if (files.length === 1 && lockfiles.length === 0 && files[0].path === path.posix.normalize(target)) {
     throw ToolError.invalidInput(parameter, `a lockfile (${LOCKFILE_NAMES_TEXT}) or a directory holding some`, target);
