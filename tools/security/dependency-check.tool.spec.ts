@@ -106,6 +106,29 @@ describe('DependencyCheckTool with OSV_DATA_DIR', () => {
     await expect(check({ path: 'code/go-app' }, { OSV_DATA_DIR: path.join(root, 'missing') })).rejects.toMatchObject({ code: 'TOOL_ERROR', retryable: false });
   });
 
+  it('stops when cancelled while indexing OSV_DATA_DIR, and keeps no half-built index', async () => {
+    const records = mkdtempSync(path.join(tmpdir(), 'osv-many-'));
+    try {
+      mkdirSync(path.join(records, 'npm'));
+      for (let index = 0; index < 2_000; index += 1) {
+        const affected = [{ package: { ecosystem: 'npm', name: index === 0 ? 'lodash' : `pkg-${index}` }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '4.17.21' }] }] }];
+        writeFileSync(path.join(records, 'npm', `TEST-${index}.json`), JSON.stringify({ id: `TEST-${index}`, modified: '2024-01-01T00:00:00Z', affected }));
+      }
+      const controller = new AbortController();
+      const cancelled = runTool(DependencyCheckTool, { path: 'code/npm-app' }, {
+        workspaceRoot: root,
+        config: { OSV_DATA_DIR: records },
+        signal: controller.signal,
+        onProgress: (percent) => percent === 10 && controller.abort(new Error('cancelled')),
+      });
+      await expect(cancelled).rejects.toThrow('cancelled');
+      const again = await check({ path: 'code/npm-app' }, { OSV_DATA_DIR: records });
+      expect(again.vulnerabilities.map((v) => v.id)).toEqual(['TEST-0']);
+    } finally {
+      rmSync(records, { recursive: true, force: true });
+    }
+  });
+
   it('refuses bad input naming the parameter', async () => {
     await expect(check({ path: '../outside' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
     await expect(check({ path: 'code/npm-app/package.json' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
