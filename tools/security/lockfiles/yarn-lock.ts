@@ -60,7 +60,12 @@ export function parseYarnLock(text: string, manifest: Manifest | undefined) {
   const knowRoots = roots.size > 0;
   if (!knowRoots) {
     const required = new Set<YarnEntry>();
-    for (const entry of keyOf.keys()) for (const [name, range] of Object.entries(dependenciesOf(entry))) required.add(find(name, range) as YarnEntry);
+    for (const entry of keyOf.keys()) {
+      for (const [name, range] of Object.entries(dependenciesOf(entry))) {
+        const dependency = find(name, range);
+        if (dependency) required.add(dependency);
+      }
+    }
     for (const entry of keyOf.keys()) if (!required.has(entry)) roots.set(entry, false);
   }
 
