@@ -45,6 +45,12 @@ describe('lockfile parsers', () => {
     expect(graph(await read('legacy/npm-shrinkwrap.json'))).toEqual({ 'a@1.0.0': 'direct -> b@2.0.0', 'b@1.0.0': 'direct dev -> ', 'b@2.0.0': 'transitive -> ' });
   });
 
+  it('reads a classic yarn.lock without a manifest, taking what nothing requires as the roots', async () => {
+    mkdirSync(path.join(root, 'bare'));
+    write('bare/yarn.lock', '# yarn lockfile v1\n\n"a@^1.0.0", "a@^1.1.0":\n  version "1.2.0"\n  dependencies:\n    b "~2.0.0"\n\nb@~2.0.0:\n  version "2.0.1"\n');
+    expect(graph(await read('bare/yarn.lock'))).toEqual({ 'a@1.2.0': 'direct -> b@2.0.1', 'b@2.0.1': 'transitive -> ' });
+  });
+
   it('reads yarn berry workspaces as roots and takes dev from the manifest', async () => {
     expect(graph(await read('code/yarn-berry/yarn.lock'))).toEqual({
       'debug@4.3.1': 'direct dev -> ms@2.1.2',
