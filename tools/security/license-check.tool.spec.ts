@@ -63,8 +63,12 @@ describe('LicenseCheckTool', () => {
     expect(registry.requests).toEqual([]);
   });
 
-  it("sends the operator's registry token, never an account secret of that name", async () => {
-    await runTool(LicenseCheckTool, { path: 'code/licensed-app' }, { workspaceRoot: root, config: { REGISTRY_URL: registry.url, REGISTRY_TOKEN: 'npm_operator_token' }, secrets: { REGISTRY_TOKEN: 'npm_account_token' } });
+  it("sends the account's own registry token, else the operator's", async () => {
+    const config = { REGISTRY_URL: registry.url, REGISTRY_TOKEN: 'npm_operator_token' };
+    await runTool(LicenseCheckTool, { path: 'code/licensed-app' }, { workspaceRoot: root, config, secrets: { REGISTRY_TOKEN: 'npm_account_token' } });
+    expect(new Set(registry.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer npm_account_token']));
+    registry.requests.splice(0);
+    await runTool(LicenseCheckTool, { path: 'code/licensed-app' }, { workspaceRoot: root, config });
     expect(new Set(registry.requests.map((request) => request.authorization))).toEqual(new Set(['Bearer npm_operator_token']));
   });
 

@@ -27,7 +27,7 @@ const spdxList = (what: string) => ({
   rate_limit: 30,
   config: {
     REGISTRY_URL: { type: 'url', default: 'https://registry.npmjs.org', description: 'npm registry asked for the licence of packages the workspace does not record.' },
-    REGISTRY_TOKEN: { type: 'string', secret: true, description: 'Bearer token for a private registry (an operator setting: per-account tokens are not read).' },
+    REGISTRY_TOKEN: { type: 'string', secret: true, description: "Bearer token for a private registry; an account's own secret of that name wins." },
   },
   inputs: {
     path: {

@@ -104,9 +104,8 @@ async function fillFromRegistry(checked: Array<{ lockfile: Lockfile; known: Map<
     }
   }
   if (missing.size === 0) return;
-  // The operator's token, read as a setting: an isolated tool's thread cannot reach account secrets,
-  // and ctx.secrets would then hand out the operator's token even to an account that set its own.
-  const token = typeof ctx.config.REGISTRY_TOKEN === 'string' && ctx.config.REGISTRY_TOKEN !== '' ? ctx.config.REGISTRY_TOKEN : undefined;
+  // The account's own token when it set one, else the operator's (a declared secret setting).
+  const token = await ctx.secrets.find('REGISTRY_TOKEN');
   const registry = new NpmRegistryLicenses(ctx.http, String(ctx.config.REGISTRY_URL), token);
   const published = await registry.licenses([...missing.values()]);
   for (const { lockfile, known } of checked) {
