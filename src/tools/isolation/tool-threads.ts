@@ -66,7 +66,8 @@ export class ToolThreads implements OnModuleDestroy {
   }
 
   private threads(): Piscina {
-    this.pool ??= new Piscina({
+    if (this.pool) return this.pool;
+    this.pool = new Piscina({
       filename: WORKER_FILE,
       minThreads: 0,
       maxThreads: this.config.TOOL_THREADS,
@@ -74,7 +75,7 @@ export class ToolThreads implements OnModuleDestroy {
       // Under ts-node or ts-jest the tools are TypeScript: the thread compiles them the same way.
       execArgv: WORKER_FILE.endsWith('.ts') ? ['--require', 'ts-node/register/transpile-only'] : [],
     });
-    // What a thread posts on its parentPort arrives here; a channel per call cost more than the call.
+    // What a thread posts on its parentPort arrives here, once per pool; a channel per call cost more than the call.
     this.pool.on('message', (message: ThreadMessage) => this.relays.get(message.executionId)?.(message));
     return this.pool;
   }
