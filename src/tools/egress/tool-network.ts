@@ -24,7 +24,11 @@ export function egressRefusal(err: EgressRefusedError, parameter: string): ToolE
   });
 }
 
-/** A ToolError for a failed connection: refusals are the caller's fault, the rest retryable. */
+/**
+ * A ToolError for a failed connection: refusals are the caller's fault, the rest retryable; a
+ * cancelled call answers its abort reason. Exported by the SDK for clients that open connections
+ * through ctx.http's agents (their errors are theirs, not ctx.http's).
+ */
 export function networkError(err: unknown, target: string, parameter: string, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason;
   const refusal = findRefusal(err);
@@ -38,9 +42,12 @@ export function networkError(err: unknown, target: string, parameter: string, si
   });
 }
 
+/** The refusal behind an error, through `cause` chains and the `original` that client libraries (Slack's) wrap. */
 function findRefusal(err: unknown): EgressRefusedError | null {
-  for (let current = err, depth = 0; current && depth < 5; current = (current as Error).cause, depth++) {
+  for (let current = err, depth = 0; current && depth < 6; depth++) {
     if (current instanceof EgressRefusedError) return current;
+    const next = current as { cause?: unknown; original?: unknown };
+    current = next.original ?? next.cause;
   }
   return null;
 }

@@ -11,3 +11,4 @@ export * from './context';
 export * from './tool-error';
 export { boundedRegexTest, compileRegex } from './bounded-regex';
 export { textSource, type TextSource } from '../workspace';
+export { networkError } from '../egress/tool-network';

@@ -25,6 +25,8 @@ function route(req: IncomingMessage, res: ServerResponse): void {
       const expected = `sha256=${createHmac('sha256', EXAMPLE_WEBHOOK_SECRET).update(body).digest('hex')}`;
       return send(202, { accepted: true, verified: signature === expected });
     }
+    // A Slack incoming webhook, as the chat-notify example posts to it.
+    if (req.url?.startsWith('/services/') && req.method === 'POST') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
     send(404, { error: 'not found' });
   });
 }
