@@ -1,6 +1,8 @@
 /**
- * The network and monitoring tools' examples: DNS records under example.test for dns-lookup.
+ * The network and monitoring tools' examples: DNS records under example.test (dns-lookup) and
+ * `secure.example.test:9043`, a TLS server with a leaf of the world's CA (tls-cert-check).
  */
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { caaRdata } from '../netmon/dnsmasq';
 import type { WorldPart } from './world';
 
@@ -16,9 +18,26 @@ const DNS_RECORDS = [
   '--address=/missing.example.test/',
 ];
 
+/** Ports on the world address (this family's range is 9000-9099). */
+export const NETMON_PORTS = { tls: 9043 } as const;
+
+function listen(server: TlsServer, port: number, address: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, address, () => resolve());
+  });
+}
+
 export const part: WorldPart = {
   name: 'netmon',
-  async start() {
-    return { dnsmasqArgs: DNS_RECORDS, stop: async () => undefined };
+  async start(world) {
+    // 60 days: the example's days_left (59) holds for the whole run.
+    const leaf = world.issueCertificate(['secure.example.test'], { days: 60 });
+    const tls = createTlsServer({ cert: `${leaf.cert}${world.caCertificate}`, key: leaf.key }, (socket) => socket.end());
+    await listen(tls, NETMON_PORTS.tls, world.address);
+    return {
+      dnsmasqArgs: DNS_RECORDS,
+      stop: () => new Promise<void>((resolve) => tls.close(() => resolve())),
+    };
   },
 };
