@@ -50,7 +50,7 @@ describe('dns-lookup', () => {
       results: { MX: 'NOERROR', TXT: 'NOERROR', NS: 'NOERROR', CAA: 'NOERROR' },
       server: zone.server,
     });
-    expect(sorted(out.records)).toEqual(
+    expect(sorted(out.records as object[])).toEqual(
       sorted([
         { type: 'MX', value: 'mx1.shop.test', priority: 10 },
         { type: 'MX', value: 'mx2.shop.test', priority: 20 },

@@ -6,7 +6,9 @@ import 'reflect-metadata'; // @peculiar/x509's tsyringe needs it loaded first
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 
-x509.cryptoProvider.set(webcrypto as Crypto);
+type CryptoKey = webcrypto.CryptoKey;
+// Node's webcrypto is the WebCrypto the library expects (the DOM's Crypto type is not in this project's lib).
+x509.cryptoProvider.set(webcrypto as never);
 
 const EC_P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const rsa = (bits: number) => ({ name: 'RSASSA-PKCS1-v1_5', modulusLength: bits, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }) as const;
@@ -41,7 +43,7 @@ let serial = 1;
 
 export async function makeCertificate(options: CertificateOptions): Promise<KeyedCertificate> {
   const algorithm = options.rsaBits ? rsa(options.rsaBits) : EC_P256;
-  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const keys = (await webcrypto.subtle.generateKey(algorithm, true, ['sign', 'verify'])) as webcrypto.CryptoKeyPair;
   const subject = `CN=${options.name}`;
   const signer = options.issuer?.signer ?? { name: subject, privateKey: keys.privateKey, algorithm };
   const names = [...(options.isCa ? [] : [options.name, ...(options.dnsNames ?? [])]).map((value) => ({ type: 'dns' as const, value })), ...(options.ipAddresses ?? []).map((value) => ({ type: 'ip' as const, value }))];
