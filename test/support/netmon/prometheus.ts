@@ -78,8 +78,8 @@ export async function startPrometheus(jobs: readonly ScrapeJob[], options: { hos
   return { ...daemon, url };
 }
 
-/** Alertmanager on `host:port` (a free loopback port by default), clustering off, one receiver that sends nowhere. */
-export async function startAlertmanager(options: { host?: string; port?: number } = {}): Promise<HttpDaemon> {
+/** Alertmanager on `host:port` (a free loopback port by default), clustering off, one receiver (`receiver`) that notifies nobody. */
+export async function startAlertmanager(options: { host?: string; port?: number; receiver?: string } = {}): Promise<HttpDaemon> {
   const binary = findAlertmanager();
   if (!binary) throw new Error('prometheus-alertmanager not found (apt-get install prometheus-alertmanager)');
   const host = options.host ?? '127.0.0.1';
@@ -88,7 +88,10 @@ export async function startAlertmanager(options: { host?: string; port?: number 
   const daemon = await startDaemon({
     name: 'alertmanager',
     binary,
-    prepare: (dir) => writeFileSync(path.join(dir, 'alertmanager.yml'), 'route:\n  receiver: nowhere\nreceivers:\n  - name: nowhere\n'),
+    prepare: (dir) => {
+      const receiver = JSON.stringify(options.receiver ?? 'nowhere');
+      writeFileSync(path.join(dir, 'alertmanager.yml'), `route:\n  receiver: ${receiver}\nreceivers:\n  - name: ${receiver}\n`);
+    },
     args: (dir) => [
       `--config.file=${path.join(dir, 'alertmanager.yml')}`,
       `--storage.path=${path.join(dir, 'data')}`,
