@@ -57,7 +57,7 @@ export async function postAlert(ctx: ToolContext, baseUrl: string, alert: Postab
 
 /** The alert with exactly these labels as Alertmanager now lists it; undefined once resolved. */
 export async function findAlert(ctx: ToolContext, baseUrl: string, labels: Record<string, string>, timeoutMs: number): Promise<HeldAlert | undefined> {
-  const query = new URLSearchParams(Object.entries(labels).map(([name, value]) => ['filter', `${name}=${JSON.stringify(value)}`]));
+  const query = new URLSearchParams(Object.entries(labels).map(([name, value]): [string, string] => ['filter', `${name}=${JSON.stringify(value)}`]));
   const response = await ctx.http.request(`${trimmed(baseUrl)}/api/v2/alerts?${query}`, { timeoutMs, parameter: 'url' });
   if (response.status < 200 || response.status >= 300) throw ToolError.fromResponse('alertmanager', response);
   const fingerprint = fingerprintOf(labels);
