@@ -13,7 +13,7 @@ import { startPostgres } from '../test/support/postgres-server';
 import { startRedis } from '../test/support/redis-server';
 import { runLoad } from './load';
 import { provisionBenchKey } from './provision';
-import { spawnUntilReady, type ReadyProcess } from './spawn-until-ready';
+import { spawnBuiltService, type ReadyProcess } from './spawn-until-ready';
 
 const ROOT = path.join(__dirname, '..');
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     };
     const auth = { authorization: `Bearer ${provisionBenchKey(env)}` };
     const start = async (role: 'api' | 'worker', isReady: () => Promise<boolean>): Promise<ReadyProcess> => {
-      const p = await spawnUntilReady({ name: role, command: process.execPath, args: ['dist/src/main.js', '--role', role], cwd: ROOT, env, isReady });
+      const p = await spawnBuiltService({ name: role, role, env, isReady });
       cleanups.push(() => p.stop());
       return p;
     };

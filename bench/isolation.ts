@@ -9,9 +9,8 @@ import * as path from 'node:path';
 import { freePort } from '../test/support/free-port';
 import { runLoad, type LoadResult } from './load';
 import { provisionBenchKey } from './provision';
-import { spawnUntilReady } from './spawn-until-ready';
+import { spawnBuiltService } from './spawn-until-ready';
 
-const ROOT = path.join(__dirname, '..');
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = 10;
 /** `(a+)+$` on 25 a's and a '!' backtracks for about 2.5 s in V8. */
@@ -25,11 +24,8 @@ async function measureMode(isolate: boolean): Promise<{ idle: LoadResult; busy: 
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const auth = { authorization: `Bearer ${key}` };
-    const service = await spawnUntilReady({
+    const service = await spawnBuiltService({
       name: 'service',
-      command: process.execPath,
-      args: ['dist/src/main.js'],
-      cwd: ROOT,
       env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
       isReady: async () => (await fetch(`${base}/v1/tools`, { headers: auth })).ok,
     });

@@ -16,7 +16,7 @@ import { runLoad, type LoadRequest, type LoadResult } from './load';
 import { startRedis } from '../test/support/redis-server';
 import { formatReport, type BenchReport, type ConfigurationResult, type ScenarioResult } from './report';
 import { provisionBenchKey } from './provision';
-import { spawnUntilReady } from './spawn-until-ready';
+import { spawnBuiltService, spawnUntilReady } from './spawn-until-ready';
 
 const ROOT = path.join(__dirname, '..');
 const RESULTS_FILE = path.join(__dirname, 'results', 'latest.json');
@@ -214,11 +214,8 @@ async function benchConfiguration(configuration: Configuration, signal: AbortSig
     const serviceEnv = { ...process.env, ...SERVICE_ENV, ...env, PORT: String(port) };
     const key = provisionBenchKey(serviceEnv);
     const auth = { authorization: `Bearer ${key}` };
-    const service = await spawnUntilReady({
+    const service = await spawnBuiltService({
       name: `service (${configuration.name})`,
-      command: process.execPath,
-      args: ['dist/src/main.js'],
-      cwd: ROOT,
       env: serviceEnv,
       isReady: () => answers2xx(`${base}/v1/tools`, auth),
       timeoutMs: SERVICE_READY_TIMEOUT_MS,

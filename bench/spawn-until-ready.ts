@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import * as path from 'node:path';
 
 export interface ReadyProcess {
   pid: number;
@@ -31,6 +32,7 @@ export interface SpawnOptions {
   signal?: AbortSignal;
 }
 
+const ROOT = path.join(__dirname, '..');
 const POLL_INTERVAL_MS = 50;
 const STOP_GRACE_MS = 10_000;
 const OUTPUT_KEPT_CHARS = 4_000;
@@ -79,4 +81,10 @@ export async function spawnUntilReady(options: SpawnOptions): Promise<ReadyProce
     outputTail: () => output,
     stop,
   };
+}
+
+/** The built service (`dist/src/main.js`, optionally in one role), ready once `isReady` answers true. */
+export function spawnBuiltService(options: Omit<SpawnOptions, 'command' | 'args' | 'cwd'> & { role?: 'api' | 'worker' }): Promise<ReadyProcess> {
+  const { role, ...rest } = options;
+  return spawnUntilReady({ ...rest, command: process.execPath, args: ['dist/src/main.js', ...(role ? ['--role', role] : [])], cwd: ROOT });
 }

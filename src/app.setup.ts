@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { FastifyRequest, LogController } from 'fastify';
 import { AppModule, AppModuleOptions } from './app.module';
-import { httpCacheHook } from './cache/http-cache';
+import { httpCacheHook } from './common/http-cache';
 import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
 import { checkJsonText } from './common/json-limits';

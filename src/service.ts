@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { createApp } from './app.setup';
 import { ConfigError, loadConfig, ROLES, Role } from './config/app-config';
 import { claimDataDir } from './database/data-source-options';
-import { ToolRegistry } from './tools/tool-registry';
+import { ToolCatalogue } from './tools/tool-registry';
 
 export interface ServiceOptions {
   /** Extension modules with their own @Tool providers (see README "Extending"). */
@@ -38,7 +38,7 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.once(signal, () => logger.log(`${signal}: shutting down; running executions get up to ${config.SHUTDOWN_GRACE_SECONDS} s to finish`));
     }
-    const tools = app.get(ToolRegistry).all().length; // filled in during init
+    const tools = app.get(ToolCatalogue).all().length; // filled in during init
     const where = config.runsApi ? ` listening on http://${config.HOST}:${config.PORT}` : '';
     logger.log(
       `Tool Orchestration Service (${config.ROLE})${where}: database ${database}, queue ${queue}, ${tools} tools, ready in ${Math.round(performance.now())} ms`,

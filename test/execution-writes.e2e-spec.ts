@@ -4,11 +4,11 @@
  * within RUNNING_ROW_DELAY_MS and as `running` first when they do not.
  */
 import { DataSource, EntityNotFoundError } from 'typeorm';
-import type { Principal } from '../src/auth/principal';
+import type { Principal } from '../src/identity/principal';
 import { newExecutionId } from '../src/common/ids';
-import { Execution } from '../src/executions/execution.entity';
-import { ExecutionRunner, RUNNING_ROW_DELAY_MS, terminal } from '../src/executions/execution-runner';
-import { ExecutionsStore } from '../src/executions/executions.store';
+import { Execution } from '../src/executions/engine/execution.entity';
+import { ExecutionRunner, RUNNING_ROW_DELAY_MS, terminal } from '../src/executions/engine/execution-runner';
+import { ExecutionsStore } from '../src/executions/engine/executions.store';
 import { ToolRegistry } from '../src/tools/tool-registry';
 import { TestAccount, useTestApp } from './support/app';
 import { describeEachDatabase } from './support/databases';
@@ -39,6 +39,7 @@ describeEachDatabase('execution writes', (mode) => {
       started_at: new Date(Date.now() - 1000),
       completed_at: null,
       duration_ms: null,
+      timeout_seconds: 30,
       ...fields,
     });
 
@@ -214,6 +215,35 @@ describeEachDatabase('execution writes', (mode) => {
         await dataSource.query('DROP TRIGGER slow_insert ON executions');
         await dataSource.query('DROP FUNCTION slow_insert()');
       }
+    });
+  });
+  describe('when the database refuses the end of a fast sync execution', () => {
+    const sql = (query: string) => suite.t.app.get(DataSource).query(query);
+    /** The real database refuses the next `times` inserts of test-record executions (a sequence: refusals survive their own rollback). */
+    const refuseInserts = async (times: number) => {
+      await sql('DROP SEQUENCE IF EXISTS test_refusals');
+      await sql('CREATE SEQUENCE test_refusals');
+      await sql(`CREATE OR REPLACE FUNCTION test_refuse_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF nextval('test_refusals') <= ${times} THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$`);
+      await sql('DROP TRIGGER IF EXISTS test_refuse ON executions');
+      await sql("CREATE TRIGGER test_refuse BEFORE INSERT ON executions FOR EACH ROW WHEN (NEW.tool_id = 'test-record') EXECUTE FUNCTION test_refuse_insert()");
+    };
+    afterEach(() => sql('DROP TRIGGER IF EXISTS test_refuse ON executions'));
+    const invoke = () => suite.t.request({ method: 'POST', url: '/v1/tools/test-record/invoke', key: suite.acme.key, payload: {} });
+
+    it('writes it again: a refusal that passes leaves the record', async () => {
+      await refuseInserts(1);
+      const res = await invoke();
+      expect(res.json()).toMatchObject({ status: 'success', result: { recorded: true } });
+      expect((await suite.t.request({ method: 'GET', url: `/v1/executions/${res.json().execution_id}`, key: suite.acme.key })).json()).toMatchObject({ status: 'success' });
+    });
+
+    it('still answers the outcome of a tool that ran when every write is refused (the record is lost, not the answer)', async () => {
+      await refuseInserts(100);
+      const res = await invoke();
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toMatchObject({ status: 'success', result: { recorded: true } });
+      expect((await suite.t.request({ method: 'GET', url: `/v1/executions/${res.json().execution_id}`, key: suite.acme.key })).statusCode).toBe(404);
     });
   });
 });

@@ -4,9 +4,9 @@
  */
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { egressFor } from '../src/egress/egress';
-import { createToolHttp } from '../src/egress/tool-network';
-import { observeExecution } from '../src/observability/probes';
+import { egressFor } from '../src/tools/egress/egress';
+import { createToolHttp } from '../src/tools/egress/tool-network';
+import { observeExecution } from '../src/common/probes';
 import { ServiceTracing } from '../src/observability/tracing';
 import { until } from './support/poll';
 import { OtlpReceiver, startOtlpReceiver } from './observability/otlp-receiver';

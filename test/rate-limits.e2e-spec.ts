@@ -5,7 +5,7 @@
  */
 import Redis from 'ioredis';
 import { AccountsService } from '../src/keys/accounts.service';
-import type { Tier } from '../src/keys/tiers';
+import type { Tier } from '../src/identity/tiers';
 import { startTestApp, TestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { killProcess, ServiceProcess, startServiceProcess } from './support/processes';
@@ -82,6 +82,52 @@ describeEachEngine('rate limits', (mode) => {
     expect(over.statusCode).toBe(429);
     expect(over.json().error.details).toMatchObject({ scope: 'monthly call quota', limit: 3, per: 'month' });
     expect((await t.request({ method: 'GET', url: '/v1/tools', key })).statusCode).toBe(200); // reads are not calls
+  });
+
+  describe('one admission gate for both doors', () => {
+    const rest = (key: string, tool: string, payload: object, headers: Record<string, string> = {}) =>
+      t.request({ method: 'POST', url: `/v1/tools/${tool}/invoke`, key, payload, headers });
+    /** A stateless MCP tools/call, as an agent sends it. */
+    const mcp = async (key: string, name: string, args: object) => {
+      const res = await t.request({
+        method: 'POST',
+        url: '/v1/mcp',
+        key,
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+      });
+      const body = res.body.startsWith('event:') || res.body.startsWith('data:') ? JSON.parse(res.body.split('\n').find((line) => line.startsWith('data:'))!.slice(5)) : res.json();
+      const result = body.result as { isError?: boolean; content: { text: string }[] };
+      return result.isError ? { error: JSON.parse(result.content[0].text).error } : { ok: true };
+    };
+
+    it('counts calls from REST and MCP in one tool window, and refuses the next one at either door', async () => {
+      const key = await account('both-doors-window', {}, 'pro');
+      expect((await rest(key, 'test-limited', {})).statusCode).toBe(200);
+      expect(await mcp(key, 'test-limited', {})).toEqual({ ok: true });
+      expect((await rest(key, 'test-limited', {})).statusCode).toBe(200);
+      expect(await mcp(key, 'test-limited', {})).toMatchObject({ error: { code: 'RATE_LIMITED', details: { scope: 'tool test-limited', limit: 3 } } });
+      expect((await rest(key, 'test-limited', {})).json().error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'tool test-limited' } });
+    });
+
+    it('spends the monthly quota once per call at either door: a cache hit is a call, a replay and bad input are not', async () => {
+      const key = await account('both-doors-quota', { monthly_calls: 4 });
+      const idempotent = { 'x-idempotency-key': 'deploy-1' };
+      expect((await rest(key, 'json-transform', { expression: '1', data: {} }, idempotent)).statusCode).toBe(200); // 1
+      for (let i = 0; i < 3; i++) {
+        const replay = await rest(key, 'json-transform', { expression: '1', data: {} }, idempotent);
+        expect(replay.headers['idempotent-replayed']).toBe('true');
+      }
+      expect((await rest(key, 'json-transform', { expression: 42, data: {} })).statusCode).toBe(400); // invalid: not a call
+      expect(await mcp(key, 'json-transform', { data: {} })).toMatchObject({ error: { code: 'INVALID_REQUEST' } });
+      expect(await mcp(key, 'json-transform', { expression: '1', data: {} })).toEqual({ ok: true }); // 2: a cache hit
+      expect((await rest(key, 'json-transform', { expression: '2', data: {} })).statusCode).toBe(200); // 3
+      expect(await mcp(key, 'json-transform', { expression: '3', data: {} })).toEqual({ ok: true }); // 4
+      expect(await mcp(key, 'json-transform', { expression: '4', data: {} })).toMatchObject({ error: { code: 'RATE_LIMITED', details: { scope: 'monthly call quota' } } });
+      expect((await rest(key, 'json-transform', { expression: '1', data: {} })).json().error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'monthly call quota' } });
+      // The stored answer is still replayed once the quota is spent: it costs nothing.
+      expect((await rest(key, 'json-transform', { expression: '1', data: {} }, idempotent)).statusCode).toBe(200);
+    });
   });
 
   it('limits requests without a valid key per client IP, and shows that window where no key was counted', async () => {

@@ -5,37 +5,25 @@
  * it cannot open, and that a rotated key still opens what the old one sealed.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from 'pg';
-import { generateSecret } from '../src/keys/key-secret';
+import { generateSecret } from '../src/identity/key-secret';
 import { useTestApp, type TestAccount } from './support/app';
 import { createTestDatabase, DATABASE_MODES, describeEachDatabase } from './support/databases';
 import { POSTGRES_URL_ENV } from './support/global-setup';
 import { freePort } from './support/free-port';
 import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
+import { startRecordingServer, type RecordingServer } from './support/recording-server';
 
 const newKey = () => randomBytes(32).toString('base64');
 
-/** A webhook receiver on loopback that records what it got. */
+/** A webhook receiver on loopback for the suite: it records what it got; /fail answers 400. */
 function receiver() {
-  const received: { headers: IncomingMessage['headers']; body: string }[] = [];
-  let server: Server;
-  let url = '';
+  let server: RecordingServer;
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body });
-        res.writeHead(req.url === '/fail' ? 400 : 200).end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = await startRecordingServer(({ url }) => ({ status: url === '/fail' ? 400 : 200, body: 'ok' }));
   });
-  afterAll(() => new Promise((resolve) => server.close(resolve)));
-  return { received, url: () => url };
+  afterAll(() => server.close());
+  return { received: { at: (index: number) => server.received.at(index) }, url: () => server.url };
 }
 
 const signature = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;

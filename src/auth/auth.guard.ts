@@ -6,9 +6,9 @@ import { AppConfig } from '../config/app-config';
 import { KeyVerifier } from '../keys/key-verifier';
 import { applyRateLimit, ipWindowKey, rateLimited } from '../limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from '../limits/window-store';
-import { PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
-import { canUseTool } from './principal';
-import type { Scope } from './scopes';
+import { PUBLIC_ROUTE, REQUIRED_SCOPES } from '../identity/auth.decorators';
+import { canUseTool } from '../identity/principal';
+import type { Scope } from '../identity/scopes';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 

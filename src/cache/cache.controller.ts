@@ -1,14 +1,14 @@
 import { Controller, Delete, Param } from '@nestjs/common';
-import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
-import { ToolRegistry } from '../tools/tool-registry';
+import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
+import type { Principal } from '../identity/principal';
+import { ToolCatalogue } from '../tools/tool-registry';
 import { cacheScope, ResultCache } from './result-cache';
 
 @Controller()
 export class CacheController {
   constructor(
     private readonly cache: ResultCache,
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolCatalogue,
   ) {}
 
   /** Drops the results this key has cached for the tool (other keys' entries are theirs). */

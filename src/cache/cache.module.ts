@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { perConfig } from '../config/per-config';
 import { ToolsModule } from '../tools/tools.module';
 import { CacheController } from './cache.controller';
 import { RedisResultCache } from './redis-result-cache';
@@ -8,10 +9,9 @@ import { MemoryResultCache, ResultCache } from './result-cache';
 /** The result cache: in memory, or in Redis shared by all API processes when REDIS_URL is set. */
 @Module({})
 export class CacheModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static readonly forRoot = perConfig((config: AppConfig): DynamicModule => {
     return {
       module: CacheModule,
-      global: true,
       imports: [ToolsModule],
       controllers: config.runsApi ? [CacheController] : [],
       providers: [
@@ -19,5 +19,5 @@ export class CacheModule {
       ],
       exports: [ResultCache],
     };
-  }
+  });
 }

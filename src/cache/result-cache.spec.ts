@@ -1,4 +1,4 @@
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from '../common/canonical-json';
 import { MemoryResultCache, resultCacheKey } from './result-cache';
 
 describe('result cache keys', () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { canonicalJson } from './canonical-json';
+import { canonicalJson } from '../common/canonical-json';
 
 export interface CachedResult {
   /** The execution that produced the result. */

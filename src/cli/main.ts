@@ -4,15 +4,15 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { SCOPES, Scope } from '../auth/scopes';
+import { SCOPES, Scope } from '../identity/scopes';
 import { AppException } from '../common/errors';
 import { ConfigError, loadConfig } from '../config/app-config';
 import { claimDataDir } from '../database/data-source-options';
 import { AccountsService } from '../keys/accounts.service';
 import { ApiKeysService } from '../keys/api-keys.service';
-import { generateSecret, KEY_TYPE_ALIASES } from '../keys/key-secret';
+import { generateSecret, KEY_TYPE_ALIASES } from '../identity/key-secret';
 import { keyView } from '../keys/key-view';
-import { TIERS } from '../keys/tiers';
+import { TIERS } from '../identity/tiers';
 import { SECRET_NAME, SecretsService } from '../secrets/secrets.service';
 import { CliModule } from './cli.module';
 

@@ -13,8 +13,8 @@ import {
   MinLength,
   validateSync,
 } from 'class-validator';
-import { SERVICE_KEY_PATTERN } from '../keys/key-secret';
-import { TIERS, Tier } from '../keys/tiers';
+import { SERVICE_KEY_PATTERN } from '../identity/key-secret';
+import { TIERS, Tier } from '../identity/tiers';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const ROLES = ['all', 'api', 'worker'] as const;
@@ -121,6 +121,18 @@ export class AppConfig {
   /** On SIGTERM, how long running executions may take to finish before they are handed back. */
   @Transform(toInt) @IsInt() @Min(0) @Max(3600)
   SHUTDOWN_GRACE_SECONDS = 25;
+
+  /** How often each process ends executions left active past their deadline (a process that died or lost the database); 0 disables. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(3600)
+  SWEEP_INTERVAL_SECONDS = 30;
+
+  /** A running execution is overdue this long after its timeout: its runner would have ended it by then. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3600)
+  SWEEP_GRACE_SECONDS = 60;
+
+  /** A queued execution no worker took in this long ends in a retryable error. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(7 * 86_400)
+  QUEUE_MAX_WAIT_SECONDS = 3600;
 
   /** How often old executions are purged (per the account tier's retention); 0 disables. */
   @Transform(toInt) @IsInt() @Min(0) @Max(86_400)

@@ -2,19 +2,19 @@ import * as path from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { lockDataDir } from './data-dir-lock';
-import { ENTITIES } from './entities';
 import { MIGRATIONS } from './migrations';
 import { TypeOrmNestLogger } from './typeorm-logger';
 import { createPgliteDriver } from './pglite';
 
 /**
  * PostgreSQL when DATABASE_URL is set, else PGlite (real Postgres in WASM) in DATA_DIR.
- * Both run the same entities and migrations; schema changes only through migrations.
+ * Both run the same migrations; schema changes only through migrations. The service's entities are
+ * those its feature modules register (autoLoadEntities); the TypeORM CLI passes them all.
  */
-export function buildDataSourceOptions(config: AppConfig): DataSourceOptions {
+export function buildDataSourceOptions(config: AppConfig, entities: DataSourceOptions['entities'] = []): DataSourceOptions {
   const common = {
     type: 'postgres' as const,
-    entities: ENTITIES,
+    entities,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     synchronize: false,

@@ -3,7 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
 import { buildDataSourceOptions } from './data-source-options';
 
-/** The one database connection; pending migrations run before anything else starts. */
+/** The one database connection, with the entities feature modules register; pending migrations run before anything else starts. */
 @Module({})
 export class DatabaseModule {
   static forRoot(): DynamicModule {
@@ -12,7 +12,7 @@ export class DatabaseModule {
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
-          useFactory: (config: AppConfig) => ({ ...buildDataSourceOptions(config), migrationsRun: true, retryAttempts: 5, retryDelay: 1000 }),
+          useFactory: (config: AppConfig) => ({ ...buildDataSourceOptions(config), autoLoadEntities: true, migrationsRun: true, retryAttempts: 5, retryDelay: 1000 }),
         }),
       ],
     };

@@ -3,52 +3,70 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { AppConfig } from '../config/app-config';
+import { perConfig } from '../config/per-config';
+import { CacheModule } from '../cache/cache.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { LimitsModule } from '../limits/limits.module';
+import { AdmissionGate, QUOTA_SEED } from '../limits/admission-gate';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
-import { ExecutionEventBus, InMemoryEventBus } from './events/execution-events';
-import { RedisEventBus } from './events/redis-event-bus';
-import { Execution } from './execution.entity';
-import { ExecutionEventsController } from './execution-events.controller';
-import { ExecutionRunner } from './execution-runner';
-import { ExecutionWorker } from './execution-worker';
-import { ExecutionsController } from './executions.controller';
-import { ExecutionsService } from './executions.service';
-import { ExecutionsStore } from './executions.store';
-import { InvocationService } from './invocation.service';
-import { InvokeController } from './invoke.controller';
-import { BullExecutionQueue, EXECUTIONS_QUEUE } from './queue/bull.queue';
-import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
-import { InProcessQueue } from './queue/in-process.queue';
-import { RetentionService } from './retention.service';
+import { ExecutionEventBus, InMemoryEventBus } from './engine/events/execution-events';
+import { RedisEventBus } from './engine/events/redis-event-bus';
+import { Execution } from './engine/execution.entity';
+import { ExecutionEventsController } from './request/execution-events.controller';
+import { ExecutionRunner } from './engine/execution-runner';
+import { ExecutionWorker } from './engine/execution-worker';
+import { ExecutionsController } from './request/executions.controller';
+import { ExecutionsService } from './request/executions.service';
+import { ExecutionsStore } from './engine/executions.store';
+import { InvocationService } from './request/invocation.service';
+import { InvokeController } from './request/invoke.controller';
+import { BullExecutionQueue, EXECUTIONS_QUEUE } from './engine/queue/bull.queue';
+import { ExecutionJob, ExecutionQueue } from './engine/queue/execution-queue';
+import { InProcessQueue } from './engine/queue/in-process.queue';
+import { RetentionService } from './engine/retention.service';
+import { ExecutionSweeper } from './engine/execution-sweeper';
 
 /**
- * Executions: in-process queue and events by default; Bull queue and Redis pub/sub when REDIS_URL is set.
- * Global: the limits, the MCP endpoint and extension modules run tools through the same runner.
+ * Executions: the request side (request/: invoke and execution endpoints, admission, cache,
+ * idempotency) over the engine (engine/: runner, queue, worker, events, store, sweeper). In-process
+ * queue and events by default; Bull queue and Redis pub/sub when REDIS_URL is set. One module per
+ * configuration, shared by its importers (the app, MCP, metrics).
  */
 @Module({})
 export class ExecutionsModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static readonly forRoot = perConfig((config: AppConfig): DynamicModule => {
     const distributed = config.REDIS_URL ? redisParts(config.REDIS_URL, config) : null;
     return {
       module: ExecutionsModule,
-      global: true,
-      imports: [TypeOrmModule.forFeature([Execution]), ToolsModule, SecretsModule, ...(distributed?.imports ?? [])],
+      imports: [
+        TypeOrmModule.forFeature([Execution]),
+        ToolsModule,
+        SecretsModule,
+        LimitsModule.forRoot(config),
+        CacheModule.forRoot(config),
+        IdempotencyModule,
+        ...(distributed?.imports ?? []),
+      ],
       controllers: config.runsApi ? [InvokeController, ExecutionsController, ExecutionEventsController] : [],
       providers: [
         ExecutionsStore,
+        { provide: QUOTA_SEED, useExisting: ExecutionsStore },
+        AdmissionGate,
         ExecutionRunner,
         InvocationService,
         ExecutionsService,
         ExecutionWorker,
         RetentionService,
+        ExecutionSweeper,
         ...(distributed?.providers ?? [
           { provide: ExecutionQueue, useFactory: () => new InProcessQueue() },
           { provide: ExecutionEventBus, useFactory: () => new InMemoryEventBus() },
         ]),
       ],
-      exports: [ExecutionRunner, InvocationService, ExecutionsService, ExecutionsStore, RetentionService, ExecutionQueue],
+      exports: [InvocationService, ExecutionQueue],
     };
-  }
+  });
 }
 
 function redisParts(url: string, config: AppConfig): { imports: DynamicModule[]; providers: Provider[] } {

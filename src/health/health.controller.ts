@@ -1,11 +1,11 @@
 import { Controller, Get, OnModuleDestroy, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../identity/auth.decorators';
 import type Redis from 'ioredis';
 import { failFastRedis } from '../common/redis';
 import { AppConfig } from '../config/app-config';
-import { ExecutionQueue } from '../executions/queue/execution-queue';
+import { ExecutionQueue } from '../executions/engine/queue/execution-queue';
 import { configuredBackends } from '../observability/backends';
 
 const CHECK_TIMEOUT_MS = 2_000;

@@ -1,9 +1,9 @@
-import { Global, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyRecord } from './idempotency-record.entity';
 import { IdempotencyService } from './idempotency.service';
 
-@Global()
+/** Idempotency keys of invocations, kept in the database so every API process agrees. */
 @Module({
   imports: [TypeOrmModule.forFeature([IdempotencyRecord])],
   providers: [IdempotencyService],

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import { LessThan, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
-import { canonicalJson } from '../cache/canonical-json';
+import { canonicalJson } from '../common/canonical-json';
 import { AppException } from '../common/errors';
 import { IdempotencyRecord } from './idempotency-record.entity';
 

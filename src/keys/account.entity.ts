@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm';
-import { TIER_LIMITS, Tier, TierLimits } from './tiers';
+import { TIER_LIMITS, Tier, TierLimits } from '../identity/tiers';
 
 @Entity('accounts')
 export class Account {

@@ -4,7 +4,7 @@ import { Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { newAccountId } from '../common/ids';
 import { Account } from './account.entity';
-import { Tier } from './tiers';
+import { Tier } from '../identity/tiers';
 
 export interface NewAccount {
   name: string;

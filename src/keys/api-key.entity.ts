@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, Index, ManyToOne, JoinColumn, PrimaryColumn } from 'typeorm';
 import { Account } from './account.entity';
-import type { KeyType } from './key-secret';
-import type { Scope } from '../auth/scopes';
+import type { KeyType } from '../identity/key-secret';
+import type { Scope } from '../identity/scopes';
 
 @Entity('api_keys')
 @Index('idx_api_keys_account', ['account_id', 'created_at'])

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, IsNull, Repository } from 'typeorm';
-import { defaultScopes, Scope } from '../auth/scopes';
+import { defaultScopes, Scope } from '../identity/scopes';
 import { AppException } from '../common/errors';
 import { newKeyId } from '../common/ids';
 import { ApiKey } from './api-key.entity';
-import { generateSecret, hashSecret, KeyType } from './key-secret';
+import { generateSecret, hashSecret, KeyType } from '../identity/key-secret';
 import { KeyVerifier } from './key-verifier';
 
 export const MAX_TEMPORARY_KEY_SECONDS = 86_400;

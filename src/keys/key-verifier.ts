@@ -2,11 +2,11 @@ import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../identity/principal';
 import { accountLimits } from './account.entity';
 import { ApiKey } from './api-key.entity';
 import { KeyRevocations } from './key-revocations';
-import { API_KEY_PATTERN, hashSecret } from './key-secret';
+import { API_KEY_PATTERN, hashSecret } from '../identity/key-secret';
 
 export type Verification = { ok: true; principal: Principal } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired'; at?: Date };
 

@@ -1,9 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
+import type { Principal } from '../identity/principal';
 import { AppException } from '../common/errors';
 import { PageQuery } from '../common/pagination';
-import { ToolRegistry } from '../tools/tool-registry';
+import { ToolCatalogue } from '../tools/tool-registry';
 import { ApiKeysService, IssuedKey } from './api-keys.service';
 import { CreateKeyDto, RotateKeyDto } from './dto/create-key.dto';
 import { keyView } from './key-view';
@@ -14,7 +14,7 @@ import { keyView } from './key-view';
 export class KeysController {
   constructor(
     private readonly keys: ApiKeysService,
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolCatalogue,
   ) {}
 
   @Post()

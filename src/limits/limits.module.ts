@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config';
-import { InvocationLimits } from './invocation-limits';
+import { perConfig } from '../config/per-config';
 import { MemoryQuotaStore, QuotaStore, RedisQuotaStore } from './quota-store';
 import { RedisWindowStore } from './redis-window-store';
 import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
@@ -12,16 +12,16 @@ const requestOf = (context: { switchToHttp(): { getRequest<T>(): T } }) => conte
 
 /**
  * Rate limits and quotas (DESIGN §5.13): in memory, or in Redis shared by every API process when
- * REDIS_URL is set. Global, so the auth guard can count unauthenticated attempts per IP.
+ * REDIS_URL is set. One module per configuration, shared by its importers (the app's guards, the
+ * executions' admission gate).
  */
 @Module({})
 export class LimitsModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static readonly forRoot = perConfig((config: AppConfig): DynamicModule => {
     const windows: WindowStore = config.REDIS_URL ? new RedisWindowStore(config.REDIS_URL, config.QUEUE_PREFIX) : new MemoryWindowStore();
     const quotas: QuotaStore = config.REDIS_URL ? new RedisQuotaStore(config.REDIS_URL, config.QUEUE_PREFIX) : new MemoryQuotaStore();
     return {
       module: LimitsModule,
-      global: true,
       imports: [
         ThrottlerModule.forRoot({
           throttlers: [
@@ -40,9 +40,8 @@ export class LimitsModule {
       providers: [
         { provide: WindowStore, useValue: windows },
         { provide: QuotaStore, useValue: quotas },
-        InvocationLimits,
       ],
-      exports: [WindowStore, QuotaStore, InvocationLimits],
+      exports: [WindowStore, QuotaStore],
     };
-  }
+  });
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
-import { rateLimitRefusals } from '../observability/probes';
+import { rateLimitRefusals } from '../common/probes';
 
 export interface RateLimitState {
   limit: number;

@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../identity/principal';
 import { openBroadcast } from '../common/broadcast';
 import { McpCancellations } from './mcp-cancellations';
 import { McpEndpoint } from './mcp-endpoint';

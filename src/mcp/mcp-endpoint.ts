@@ -14,8 +14,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Principal } from '../auth/principal';
-import { asksNoCache } from '../executions/invoke-request';
+import type { Principal } from '../identity/principal';
+import { asksNoCache } from '../executions/request/invoke-request';
 import { McpAnswer } from './mcp-answer';
 import { McpCancellations } from './mcp-cancellations';
 import { McpHttpTransport } from './mcp-http-transport';

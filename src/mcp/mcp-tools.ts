@@ -1,13 +1,12 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { ErrorCode, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { canUseTool, type Principal } from '../auth/principal';
-import type { Scope } from '../auth/scopes';
+import { canUseTool, type Principal } from '../identity/principal';
+import type { Scope } from '../identity/scopes';
 import { AppException, type ErrorBody } from '../common/errors';
 import { AppConfig } from '../config/app-config';
-import type { ProgressListener } from '../executions/execution-runner';
-import { invocationAnswer, InvocationService } from '../executions/invocation.service';
-import { InvocationLimits } from '../limits/invocation-limits';
-import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
+import type { ProgressListener } from '../executions/engine/execution-runner';
+import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
+import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 
 /** What a tools/call brings besides its name and arguments. */
 export interface CallContext {
@@ -24,7 +23,7 @@ export interface CallContext {
 
 /**
  * The tool registry as MCP sees it: tools/list pages over a fixed order (by id) and tools/call
- * through the same limits, validation, cache and runner as REST invoke.
+ * through the same validation, admission, cache and runner as REST invoke.
  */
 @Injectable()
 export class McpTools implements OnApplicationBootstrap {
@@ -32,8 +31,7 @@ export class McpTools implements OnApplicationBootstrap {
   private catalogue: { id: string; view: McpTool }[] = [];
 
   constructor(
-    private readonly registry: ToolRegistry,
-    private readonly limits: InvocationLimits,
+    private readonly registry: ToolCatalogue,
     private readonly invocations: InvocationService,
     private readonly config: AppConfig,
   ) {}
@@ -60,7 +58,6 @@ export class McpTools implements OnApplicationBootstrap {
     if (!canUseTool(principal, name)) throw new McpError(ErrorCode.InvalidParams, `This API key may not use tool '${name}'`);
     const tool = this.registry.get(name);
     try {
-      await this.limits.admit(principal, tool.definition);
       const input = tool.validateInput({ ...args });
       const outcome = await this.invocations.invokeSync({
         principal,

@@ -1,7 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CurrentPrincipal, Public } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, Public } from '../identity/auth.decorators';
+import type { Principal } from '../identity/principal';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { McpEndpoint } from './mcp-endpoint';

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { openBroadcast } from '../common/broadcast';
 import { AppConfig } from '../config/app-config';
+import { ExecutionsModule } from '../executions/executions.module';
 import { ToolsModule } from '../tools/tools.module';
 import { McpCancellations } from './mcp-cancellations';
 import { McpController } from './mcp.controller';
@@ -14,7 +15,7 @@ export class McpModule {
     if (!config.runsApi) return { module: McpModule };
     return {
       module: McpModule,
-      imports: [ToolsModule],
+      imports: [ToolsModule, ExecutionsModule.forRoot(config)],
       controllers: [McpController],
       providers: [
         McpTools,

@@ -2,7 +2,7 @@ import { Controller, Get, Headers, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../identity/auth.decorators';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { ServiceMetrics } from './service-metrics';

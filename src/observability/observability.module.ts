@@ -1,7 +1,8 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit, Optional, Provider } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { AppConfig } from '../config/app-config';
-import { ExecutionQueue } from '../executions/queue/execution-queue';
+import { ExecutionsModule } from '../executions/executions.module';
+import { ExecutionQueue } from '../executions/engine/queue/execution-queue';
 import { MetricsController } from './metrics.controller';
 import { portOf, startMetricsServer } from './metrics-server';
 import { ServiceMetrics } from './service-metrics';
@@ -63,6 +64,7 @@ export class ObservabilityModule {
     if (tracingOn) providers.push({ provide: ServiceTracing, useFactory: () => new ServiceTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT!, config.ROLE) });
     return {
       module: ObservabilityModule,
+      imports: metricsOn ? [ExecutionsModule.forRoot(config)] : [],
       controllers: config.METRICS_TOKEN && config.runsApi ? [MetricsController] : [],
       providers,
       exports: providers,

@@ -1,4 +1,4 @@
-import { addExecutionObserver, captureTrace, observeExecution, resumeTrace, setTracePropagation } from './probes';
+import { addExecutionObserver, captureTrace, observeExecution, resumeTrace, setTracePropagation } from '../common/probes';
 
 describe('observability probes', () => {
   const info = { executionId: 'exec_1', toolId: 'json-transform' };

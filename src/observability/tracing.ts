@@ -4,7 +4,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { addExecutionObserver, setOutboundObserver, setTracePropagation, TraceCarrier } from './probes';
+import { addExecutionObserver, setOutboundObserver, setTracePropagation, TraceCarrier } from '../common/probes';
 
 /** Spans leave in batches; short enough that a trace shows up while one is looking for it. */
 const EXPORT_DELAY_MS = 500;

@@ -1,5 +1,5 @@
 import { ERROR_STATUS } from '../common/errors';
-import { EXECUTION_STATUSES } from '../executions/execution.entity';
+import { EXECUTION_STATUSES } from '../executions/engine/execution.entity';
 import { TOOL_CATEGORIES, TOOL_STATUSES } from '../tools/sdk';
 
 /** OpenAPI 3.1 schema objects are JSON Schema 2020-12: tool schemas go in as they are. */

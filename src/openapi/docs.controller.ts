@@ -2,7 +2,7 @@ import { Controller, Get, Header, Param, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { Public } from '../auth/auth.decorators';
+import { Public } from '../identity/auth.decorators';
 import { AppException } from '../common/errors';
 
 /** Swagger UI's files, shipped by swagger-ui-dist and read once: the page needs nothing from the Internet. */

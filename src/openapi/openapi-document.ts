@@ -1,9 +1,9 @@
 import { INestApplication, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { JsonSnapshot, snapshotJson } from '../cache/http-cache';
+import { JsonSnapshot, snapshotJson } from '../common/http-cache';
 import { AppConfig } from '../config/app-config';
-import { ToolRegistry } from '../tools/tool-registry';
+import { ToolCatalogue } from '../tools/tool-registry';
 import { COMPONENT_SCHEMAS, ref, RESPONSE_HEADERS, RETRY_HEADERS, SchemaObject, SUCCESS_MEDIA, SUCCESS_SCHEMAS } from './api-schemas';
 import { INVOKE_HEADER_PARAMETERS, INVOKE_QUERY_PARAMETERS, invokeBody, invokeSuccess, toolOperations } from './tool-operations';
 import { RouteAccess, routeAccess } from './route-access';
@@ -40,7 +40,7 @@ export class OpenApiDocument implements OnApplicationBootstrap {
   private built?: JsonSnapshot;
 
   constructor(
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolCatalogue,
     private readonly config: AppConfig,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,

@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { Public } from '../auth/auth.decorators';
-import { sendSnapshot } from '../cache/http-cache';
+import { Public } from '../identity/auth.decorators';
+import { sendSnapshot } from '../common/http-cache';
 import { OpenApiDocument } from './openapi-document';
 
 @Controller()

@@ -1,7 +1,7 @@
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { PUBLIC_ROUTE, REQUIRED_SCOPES } from '../auth/auth.decorators';
+import { PUBLIC_ROUTE, REQUIRED_SCOPES } from '../identity/auth.decorators';
 
 export interface RouteAccess {
   public: boolean;

@@ -2,8 +2,8 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Put, Res } from '@nestj
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MaxLength, MinLength } from 'class-validator';
 import type { FastifyReply } from 'fastify';
-import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
+import type { Principal } from '../identity/principal';
 import { AppException } from '../common/errors';
 import { MAX_SECRETS_PER_ACCOUNT, SECRET_NAME, SecretsService } from './secrets.service';
 

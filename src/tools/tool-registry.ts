@@ -51,12 +51,20 @@ export class ToolDefinitionError extends Error {
   override name = 'ToolDefinitionError';
 }
 
+/** The registered tools, read-only: all that other modules may know of the registry (its injection token too). */
+export abstract class ToolCatalogue {
+  abstract has(id: string): boolean;
+  abstract get(id: string): RegisteredTool;
+  abstract all(): RegisteredTool[];
+  abstract list(filter?: ToolFilter): RegisteredTool[];
+}
+
 /**
  * Every `@Tool` provider of every module, found at boot with Nest's DiscoveryService.
  * Schemas are compiled once here; a duplicate id or an invalid definition stops boot.
  */
 @Injectable()
-export class ToolRegistry implements OnModuleInit {
+export class ToolRegistry extends ToolCatalogue implements OnModuleInit {
   private readonly tools = new Map<string, RegisteredTool>();
   /** HTTP date the catalogue was built: it changes only with a deploy (Last-Modified of tool reads). */
   readonly loadedAt = new Date().toUTCString();
@@ -67,7 +75,9 @@ export class ToolRegistry implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly appConfig: AppConfig,
-  ) {}
+  ) {
+    super();
+  }
 
   onModuleInit(): void {
     const owners = new Map<string, string>();

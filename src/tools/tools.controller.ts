@@ -3,12 +3,12 @@ import { Controller, Get, Header, Param, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { AppConfig } from '../config/app-config';
-import { CurrentPrincipal, Public, RequireScopes } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
+import { CurrentPrincipal, Public, RequireScopes } from '../identity/auth.decorators';
+import type { Principal } from '../identity/principal';
 import { PageQuery } from '../common/pagination';
 import { TOOL_CATEGORIES, TOOL_STATUSES } from './sdk';
 import { toolDocumentation } from './tool-docs';
-import { JsonSnapshot, sendSnapshot, snapshotJson } from '../cache/http-cache';
+import { JsonSnapshot, sendSnapshot, snapshotJson } from '../common/http-cache';
 import { ToolRegistry } from './tool-registry';
 
 const MAX_LISTINGS = 1_000;

@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { ToolThreads } from './isolation/tool-threads';
-import { ToolRegistry } from './tool-registry';
+import { ToolCatalogue, ToolRegistry } from './tool-registry';
 import { ToolsController } from './tools.controller';
 import { createWorkspace } from './workspace';
 
@@ -16,6 +16,7 @@ export const WORKSPACE = Symbol('WORKSPACE');
   controllers: [ToolsController],
   providers: [
     ToolRegistry,
+    { provide: ToolCatalogue, useExisting: ToolRegistry },
     ToolThreads,
     {
       provide: WORKSPACE,
@@ -27,6 +28,6 @@ export const WORKSPACE = Symbol('WORKSPACE');
       },
     },
   ],
-  exports: [ToolRegistry, ToolThreads, WORKSPACE],
+  exports: [ToolCatalogue, ToolThreads, WORKSPACE],
 })
 export class ToolsModule {}

@@ -8,7 +8,7 @@ import { createApp } from '../../src/app.setup';
 import { loadConfig } from '../../src/config/app-config';
 import { AccountsService } from '../../src/keys/accounts.service';
 import { ApiKeysService, NewKey } from '../../src/keys/api-keys.service';
-import type { Tier } from '../../src/keys/tiers';
+import type { Tier } from '../../src/identity/tiers';
 
 export interface TestAppOptions {
   env?: Record<string, string>;

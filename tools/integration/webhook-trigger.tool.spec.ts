@@ -1,41 +1,29 @@
 import { createHmac } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runTool } from '../../src/tools/sdk/testing';
+import { startRecordingServer, type RecordedRequest, type RecordingServer } from '../../test/support/recording-server';
 import { WebhookTriggerTool } from './webhook-trigger.tool';
 
-interface Received {
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
 describe('webhook-trigger', () => {
-  let server: Server;
+  let server: RecordingServer;
   let base: string;
-  let received: Received[] = [];
+  let received: RecordedRequest[];
   let answers: [number, Record<string, string>][] = [];
   beforeAll(async () => {
-    server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body });
-        if (req.url === '/hang') return;
-        const [status, headers] = answers.shift() ?? [200, {}];
-        res.writeHead(status, headers).end(status === 200 ? 'ok' : 'no');
-      });
+    server = await startRecordingServer(({ url }) => {
+      if (url === '/hang') return null;
+      const [status, headers] = answers.shift() ?? [200, {}];
+      return { status, headers, body: status === 200 ? 'ok' : 'no' };
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    base = server.url;
+    received = server.received;
   });
   beforeEach(() => {
-    received = [];
+    server.clear();
     answers = [];
   });
-  afterAll(() => {
-    server.closeAllConnections();
-    return new Promise((resolve) => server.close(resolve));
-  });
+  afterAll(() => server.close());
 
   it('delivers a signed payload (sha256 HMAC and Standard Webhooks headers)', async () => {
     const out = await runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: { event: 'deploy' }, secret_name: 'HOOK_SECRET' }, { secrets: { HOOK_SECRET: 'whsec-test-1' } });
@@ -52,6 +40,37 @@ describe('webhook-trigger', () => {
     const started = Date.now();
     await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {} })).resolves.toMatchObject({ status: 200, attempts: 2 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('keeps one webhook-id across retries and signs each attempt again', async () => {
+    answers = [[502, {}]];
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: { n: 1 }, secret: 'whsec-retries' })).resolves.toMatchObject({ status: 200, attempts: 2, signed: true });
+    const [first, second] = received;
+    expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    for (const { headers, body } of received) {
+      const expected = createHmac('sha256', 'whsec-retries').update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
+      expect(headers['webhook-signature']).toBe(`v1,${expected}`);
+    }
+  });
+
+  it('sends extra headers but never lets them override the signature or content type', async () => {
+    await runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {}, secret: 'whsec-headers', headers: { 'X-Event': 'deploy', 'Content-Type': 'text/plain', 'X-Signature': 'forged' } });
+    const [{ headers, body }] = received;
+    expect(headers['x-event']).toBe('deploy');
+    expect(headers['content-type']).toBe('application/json');
+    expect(headers['x-signature']).toBe(`sha256=${createHmac('sha256', 'whsec-headers').update(body).digest('hex')}`);
+  });
+
+  it('fails retryable after the last attempt when the receiver cannot be reached', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    await expect(runTool(WebhookTriggerTool, { url: `http://127.0.0.1:${port}/hook`, payload: {}, max_attempts: 2 })).rejects.toMatchObject({
+      code: 'TOOL_ERROR',
+      retryable: true,
+      message: expect.stringContaining('ECONNREFUSED'),
+    });
   });
 
   it('does not retry a 400 and reports it', async () => {

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
-import { SCOPES, Scope } from '../../auth/scopes';
-import { KEY_TYPE_ALIASES, KeyType } from '../key-secret';
+import { SCOPES, Scope } from '../../identity/scopes';
+import { KEY_TYPE_ALIASES, KeyType } from '../../identity/key-secret';
 import { MAX_TEMPORARY_KEY_SECONDS } from '../api-keys.service';
 
 export class CreateKeyDto {

@@ -1,5 +1,5 @@
-import { egressFor, type EgressSettings } from '../../egress/egress';
-import { createToolDns, createToolHttp, createToolNet } from '../../egress/tool-network';
+import { egressFor, type EgressSettings } from '../egress/egress';
+import { createToolDns, createToolHttp, createToolNet } from '../egress/tool-network';
 import type { ToolContext, ToolLogger, ToolSettingValue, Workspace } from '../sdk/context';
 import { createExec } from './exec';
 import { createToolSecrets, type AccountSecretSource } from './secrets';

@@ -4,7 +4,7 @@
  * log lines travel back over the thread's parentPort, tagged with the execution id.
  */
 import { parentPort } from 'node:worker_threads';
-import type { EgressSettings } from '../../egress/egress';
+import type { EgressSettings } from '../egress/egress';
 import { createToolContext } from '../context/tool-context';
 import { ToolError, type ToolHandler, type ToolLogger, type ToolSettingValue, type Workspace } from '../sdk';
 import { createWorkspace } from '../workspace';

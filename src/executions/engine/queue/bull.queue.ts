@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
-import { AppException } from '../../common/errors';
+import { AppException } from '../../../common/errors';
 import { ExecutionJob, ExecutionQueue, JobHandler, LostJobHandler, queueUnavailable, withinGrace } from './execution-queue';
 
 export const EXECUTIONS_QUEUE = 'executions';

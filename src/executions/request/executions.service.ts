@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { AppException } from '../common/errors';
-import { Execution, TERMINAL_STATUSES } from './execution.entity';
-import { ExecutionRunner } from './execution-runner';
-import { ExecutionReader, ExecutionsStore, ListFilter } from './executions.store';
+import { AppException } from '../../common/errors';
+import { Execution, TERMINAL_STATUSES } from '../engine/execution.entity';
+import { ExecutionRunner } from '../engine/execution-runner';
+import { ExecutionReader, ExecutionsStore, ListFilter } from '../engine/executions.store';
 
 /** Reads and cancels executions within one account, of the tools the calling key may use. */
 @Injectable()

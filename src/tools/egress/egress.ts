@@ -4,7 +4,7 @@ import * as https from 'node:https';
 import * as net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { ConfigError, type AppConfig } from '../config/app-config';
+import { ConfigError, type AppConfig } from '../../config/app-config';
 import { Agent, buildConnector, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { EgressPolicy, unbracket } from './address-policy';
 

@@ -1,5 +1,5 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import { RedisChannel } from '../../common/redis';
+import { RedisChannel } from '../../../common/redis';
 import { ExecutionEvent, ExecutionEventBus } from './execution-events';
 
 /** Every process subscribes to one channel; each keeps only the events it has listeners for. */

@@ -1,5 +1,5 @@
-import { AppException } from '../../common/errors';
-import type { TraceCarrier } from '../../observability/probes';
+import { AppException } from '../../../common/errors';
+import type { TraceCarrier } from '../../../common/probes';
 
 /** What a worker needs to run an execution; the input is whole here (secrets included), never in the database. */
 export interface ExecutionJob {

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
-import { IdempotencyService } from '../idempotency/idempotency.service';
+import { AppConfig } from '../../config/app-config';
+import { IdempotencyService } from '../../idempotency/idempotency.service';
 import { ExecutionsStore } from './executions.store';
 
 /** Purges executions past their account's retention and expired idempotency keys, periodically, in worker processes. */

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { ERROR_STATUS } from '../common/errors';
-import { etagOf } from '../cache/http-cache';
-import { cacheScope, ResultCache, resultCacheKey } from '../cache/result-cache';
-import type { Execution } from './execution.entity';
-import { ExecutionRunner, RunRequest } from './execution-runner';
-import { cacheLookups } from '../observability/probes';
+import { ERROR_STATUS } from '../../common/errors';
+import { etagOf } from '../../common/http-cache';
+import { cacheScope, ResultCache, resultCacheKey } from '../../cache/result-cache';
+import type { Execution } from '../engine/execution.entity';
+import { ExecutionRunner, RunRequest } from '../engine/execution-runner';
+import { cacheLookups } from '../../common/probes';
+import { AdmissionGate, type ToolWindow } from '../../limits/admission-gate';
 
 /** The result cache's part in an answer (DESIGN §5.11). */
 export interface CacheUse {
@@ -27,23 +28,34 @@ export interface SyncInvocation {
   executionMs: number;
   /** Null when the tool is not cacheable. */
   cache: CacheUse | null;
+  /** The tool window the call was counted in (none for enterprise accounts): REST writes it as X-RateLimit-*. */
+  window: ToolWindow | null;
 }
 
 /**
- * A synchronous tool call as every door (REST invoke, MCP tools/call) makes it: a cached result
- * of a cacheable tool when allowed, else a run through the ExecutionRunner whose successful
- * result is cached. Limits and input validation happen before; rendering after.
+ * A tool call as every door (REST invoke, MCP tools/call) makes it, once its input is valid:
+ * admission (the AdmissionGate), then for a sync call a cached result of a cacheable tool when
+ * allowed, else a run through the ExecutionRunner whose successful result is cached; for an async
+ * call, the queue. Rendering happens after, at the door.
  */
 @Injectable()
 export class InvocationService {
   constructor(
     private readonly runner: ExecutionRunner,
     private readonly cache: ResultCache,
+    private readonly gate: AdmissionGate,
   ) {}
+
+  /** Admits and queues an async call; the tool window it was counted in comes back for the headers. */
+  async submit(run: RunRequest): Promise<{ execution: Execution; window: ToolWindow | null }> {
+    const window = await this.gate.admit(run.principal, run.tool.definition);
+    return { execution: await this.runner.submit(run), window };
+  }
 
   async invokeSync({ callerGone, ...run }: SyncRun): Promise<SyncInvocation> {
     const { principal, tool, input, options } = run;
     const { definition } = tool;
+    const window = await this.gate.admit(principal, definition);
     const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, definition.id, definition.version, input) : null;
     if (cacheKey && options.cache) {
       const hit = await this.cache.get(cacheKey);
@@ -54,11 +66,12 @@ export class InvocationService {
           execution: { id: hit.execution_id, status: 'success', result: hit.result, error: null },
           executionMs: 0,
           cache: { hit: true, ttl, etag: hit.etag, storedAt: hit.stored_at },
+          window,
         };
       }
     }
     const { execution, executionMs } = await this.runner.runSync({ ...run, callerGone: callerGone?.() });
-    if (!cacheKey || execution.status !== 'success') return { execution, executionMs, cache: null };
+    if (!cacheKey || execution.status !== 'success') return { execution, executionMs, cache: null, window };
     const storedAt = Date.now();
     const etag = etagOf(JSON.stringify(execution.result));
     void this.cache.set(cacheKey, cacheScope(principal.keyId, definition.id), {
@@ -68,7 +81,7 @@ export class InvocationService {
       stored_at: storedAt,
       expires_at: storedAt + definition.cache_ttl * 1000,
     });
-    return { execution, executionMs, cache: { hit: false, ttl: definition.cache_ttl, etag, storedAt } };
+    return { execution, executionMs, cache: { hit: false, ttl: definition.cache_ttl, etag, storedAt }, window };
   }
 }
 

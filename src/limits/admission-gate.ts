@@ -1,6 +1,5 @@
-import { Injectable } from '@nestjs/common';
-import type { Principal } from '../auth/principal';
-import { ExecutionsStore } from '../executions/executions.store';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Principal } from '../identity/principal';
 import type { ResolvedDefinition } from '../tools/tool-registry';
 import { QuotaStore } from './quota-store';
 import { rateLimited } from './rate-limit-headers';
@@ -13,16 +12,27 @@ export interface ToolWindow {
 }
 
 /**
- * What every tool call pays for besides the API key's request window, whichever door it came
- * through (REST invoke or MCP tools/call): the key's window for that tool (the tool's
- * `rate_limit`), then the account's monthly call quota (DESIGN §5.13).
+ * Where the monthly quota starts when its counter is lost (a new process, a Redis flush): the
+ * account's calls recorded since the month began. Limits own the question; executions answer it.
+ */
+export interface QuotaSeed {
+  countSince(accountId: string, since: Date): Promise<number>;
+}
+export const QUOTA_SEED = Symbol('QUOTA_SEED');
+
+/**
+ * The one admission decision for a tool call, whichever door it came through (REST invoke or MCP
+ * tools/call): the key's window for that tool (its `rate_limit`), then the account's monthly call
+ * quota (DESIGN §5.13). Called once the request is known to be a call: after input validation and
+ * after an idempotent replay was answered (a replay is the earlier call's answer, never admitted).
+ * A cache hit is a call answered cheaply: admitted like any other.
  */
 @Injectable()
-export class InvocationLimits {
+export class AdmissionGate {
   constructor(
     private readonly windows: WindowStore,
     private readonly quotas: QuotaStore,
-    private readonly executions: ExecutionsStore,
+    @Inject(QUOTA_SEED) private readonly seed: QuotaSeed,
   ) {}
 
   /**
@@ -46,9 +56,7 @@ export class InvocationLimits {
     const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
     const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
     const key = `${accountId}:${monthStart.toISOString().slice(0, 7)}`;
-    const use = await this.quotas.consume(key, limits.monthlyCalls, nextMonth.getTime() - now.getTime() + 86_400_000, () =>
-      this.executions.countSince(accountId, monthStart),
-    );
+    const use = await this.quotas.consume(key, limits.monthlyCalls, nextMonth.getTime() - now.getTime() + 86_400_000, () => this.seed.countSince(accountId, monthStart));
     if (!use.allowed) throw rateLimited('monthly call quota', limits.monthlyCalls, Math.ceil((nextMonth.getTime() - now.getTime()) / 1000), 'month');
   }
 }

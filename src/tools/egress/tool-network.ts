@@ -1,11 +1,11 @@
 import { promises as dnsPromises } from 'node:dns';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import { SERVICE_VERSION } from '../common/service-version';
-import { egressRefusals, observeOutbound } from '../observability/probes';
+import { SERVICE_VERSION } from '../../common/service-version';
+import { egressRefusals, observeOutbound } from '../../common/probes';
 import { fetch as undiciFetch, request as undiciRequest, type Dispatcher } from 'undici';
-import type { HttpRequestOptions, HttpResponse, ToolDns, ToolHttp, ToolNet } from '../tools/sdk/context';
-import { ToolError } from '../tools/sdk/tool-error';
+import type { HttpRequestOptions, HttpResponse, ToolDns, ToolHttp, ToolNet } from '../sdk/context';
+import { ToolError } from '../sdk/tool-error';
 import { EgressRefusedError, type Egress } from './egress';
 
 const MAX_REDIRECTS = 5;

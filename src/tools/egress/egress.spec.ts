@@ -3,8 +3,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createToolHttp, createToolNet } from './tool-network';
 import { Egress, type LookupFunction } from './egress';
 import { refusedClass } from './address-policy';
-import { ToolError } from '../tools/sdk';
-import { egressRefusals } from '../observability/probes';
+import { ToolError } from '../sdk';
+import { egressRefusals } from '../../common/probes';
 
 /** A resolver stub: every name resolves to `address`, so refusals are tested without a packet. */
 const answering = (address: string): LookupFunction => (_host, options, callback) =>

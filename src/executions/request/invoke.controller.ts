@@ -1,13 +1,13 @@
 import { Body, Controller, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
-import { AppException } from '../common/errors';
-import { IdempotencyService } from '../idempotency/idempotency.service';
-import { ToolRegistry } from '../tools/tool-registry';
-import { setCachedResultHeaders } from '../cache/http-cache';
-import { callerGone } from '../common/caller-gone';
-import { ExecutionRunner } from './execution-runner';
+import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators';
+import type { Principal } from '../../identity/principal';
+import { AppException } from '../../common/errors';
+import { IdempotencyService } from '../../idempotency/idempotency.service';
+import { ToolCatalogue } from '../../tools/tool-registry';
+import { setCachedResultHeaders } from '../../common/http-cache';
+import { callerGone } from '../../common/caller-gone';
+import { applyRateLimit } from '../../limits/rate-limit-headers';
 import { invocationAnswer, InvocationService } from './invocation.service';
 import { InvokeQuery, parseInvokeRequest } from './invoke-request';
 
@@ -15,8 +15,7 @@ import { InvokeQuery, parseInvokeRequest } from './invoke-request';
 @Controller()
 export class InvokeController {
   constructor(
-    private readonly registry: ToolRegistry,
-    private readonly runner: ExecutionRunner,
+    private readonly registry: ToolCatalogue,
     private readonly invocations: InvocationService,
     private readonly idempotency: IdempotencyService,
   ) {}
@@ -71,13 +70,15 @@ export class InvokeController {
     const validated = tool.validateInput(input);
     const run = { principal, tool, input: validated, options, requestId: request.id };
     if (options.async) {
-      const queued = await this.runner.submit(run);
+      const { execution: queued, window } = await this.invocations.submit(run);
+      if (window) applyRateLimit(request, reply, window.limit, window.hit.count, window.hit.resetAt);
       const statusUrl = `/v1/executions/${queued.id}`;
       reply.status(202).header('location', statusUrl);
       return { status: 'queued', execution_id: queued.id, message: `Execution queued; follow it at ${statusUrl} or ${statusUrl}/events`, status_url: statusUrl };
     }
     const outcome = await this.invocations.invokeSync({ ...run, callerGone: () => callerGone(reply) });
-    const { cache } = outcome;
+    const { cache, window } = outcome;
+    if (window) applyRateLimit(request, reply, window.limit, window.hit.count, window.hit.resetAt);
     if (cache && outcome.execution.status === 'success') setCachedResultHeaders(reply, cache.etag, cache.storedAt, cache.ttl);
     const answer = invocationAnswer(outcome, reply.elapsedTime);
     reply.status(answer.httpStatus);

@@ -1,6 +1,6 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
-import { Account } from '../keys/account.entity';
-import type { ErrorBody } from '../common/errors';
+import { Account } from '../../keys/account.entity';
+import type { ErrorBody } from '../../common/errors';
 
 export const EXECUTION_STATUSES = ['queued', 'running', 'success', 'error', 'cancelled'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
@@ -10,6 +10,8 @@ export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['success
 @Index('idx_executions_account_id', ['account_id', 'id'])
 @Index('idx_executions_account_status', ['account_id', 'status', 'id'])
 @Index('idx_executions_account_tool', ['account_id', 'tool_id', 'id'])
+// The sweeper looks for the few active rows among many finished ones.
+@Index('idx_executions_status', ['status'])
 @Index('idx_executions_created_at', ['created_at'])
 export class Execution {
   /** `exec_` + 24 base62, time-ordered: listing newest first is ordering by id. */
@@ -68,4 +70,8 @@ export class Execution {
 
   @Column('integer', { nullable: true })
   duration_ms: number | null;
+
+  /** The timeout the call ran (or will run) with: its deadline, for the sweeper and a re-queue. */
+  @Column('integer', { nullable: true })
+  timeout_seconds: number | null;
 }

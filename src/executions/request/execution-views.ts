@@ -1,5 +1,5 @@
-import { iso } from '../keys/key-view';
-import type { Execution } from './execution.entity';
+import { iso } from '../../keys/key-view';
+import type { Execution } from '../engine/execution.entity';
 
 /** A list entry (SPEC §4.6). */
 export function executionSummary(e: Execution) {

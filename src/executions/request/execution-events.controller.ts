@@ -1,10 +1,10 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
-import { openEventStream } from '../common/event-stream';
-import type { Principal } from '../auth/principal';
-import { ExecutionEvent, ExecutionEventBus } from './events/execution-events';
-import { TERMINAL_STATUSES } from './execution.entity';
+import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators';
+import { openEventStream } from '../../common/event-stream';
+import type { Principal } from '../../identity/principal';
+import { ExecutionEvent, ExecutionEventBus } from '../engine/events/execution-events';
+import { TERMINAL_STATUSES } from '../engine/execution.entity';
 import { executionView } from './execution-views';
 import { ExecutionsService } from './executions.service';
 

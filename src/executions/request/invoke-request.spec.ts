@@ -1,5 +1,5 @@
-import { AppException } from '../common/errors';
-import { thrownBy } from '../../test/support/thrown';
+import { AppException } from '../../common/errors';
+import { thrownBy } from '../../../test/support/thrown';
 import { parseInvokeRequest } from './invoke-request';
 
 

@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityNotFoundError, FindOptionsWhere, In, LessThan, MoreThanOrEqual, Repository } from 'typeorm';
-import { AppException } from '../common/errors';
-import { TIER_LIMITS } from '../keys/tiers';
+import { AppException, type ErrorBody } from '../../common/errors';
+import { TIER_LIMITS } from '../../identity/tiers';
 import { Execution, ExecutionStatus } from './execution.entity';
 import { GroupCommit } from './group-commit';
 
 const ACTIVE: ExecutionStatus[] = ['queued', 'running'];
+/** The longest timeout a call may ask for: the deadline of rows written before timeouts were stored. */
+const MAX_TIMEOUT_SECONDS = 300;
 
 /** Rows per batched statement: bounds a statement's size and the wait of its last caller. */
 const MAX_BATCH = 100;
@@ -99,6 +101,30 @@ export class ExecutionsStore {
       [now.toISOString()],
     );
     return (result as [unknown, number])[1] ?? 0;
+  }
+
+  /**
+   * Ends, as `error` (retryable) with `error`, every running execution past its deadline (start +
+   * its timeout + `graceSeconds`: its runner would have ended it by then, so its process stopped or
+   * could not write) and every queued one older than `maxQueueWaitSeconds`. Answers the ended rows.
+   */
+  async endOverdue(now: Date, graceSeconds: number, maxQueueWaitSeconds: number, errors: { running: ErrorBody; queued: ErrorBody }): Promise<Execution[]> {
+    const end = (condition: string, error: ErrorBody, limit: number) =>
+      this.executions.query(
+        `UPDATE executions
+            SET status = 'error', error = $2::jsonb, completed_at = $1::timestamptz,
+                duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM ($1::timestamptz - started_at)) * 1000)::integer END
+          WHERE ${condition}
+          RETURNING *`,
+        [now.toISOString(), JSON.stringify(error), limit],
+      ) as Promise<[Execution[], number]>;
+    const [running] = await end(
+      `status = 'running' AND started_at + make_interval(secs => COALESCE(timeout_seconds, ${MAX_TIMEOUT_SECONDS}) + $3) < $1::timestamptz`,
+      errors.running,
+      graceSeconds,
+    );
+    const [queued] = await end(`status = 'queued' AND created_at + make_interval(secs => $3) < $1::timestamptz`, errors.queued, maxQueueWaitSeconds);
+    return [...running, ...queued].map((row) => this.executions.create(row));
   }
 
   async recordProgress(id: string, progress: number, message: string | null): Promise<void> {

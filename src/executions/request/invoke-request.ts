@@ -1,13 +1,8 @@
-import { AppException } from '../common/errors';
+import { AppException } from '../../common/errors';
+import type { InvokeOptions } from '../engine/execution-runner';
 
 export const MAX_TIMEOUT_SECONDS = 300;
 
-export interface InvokeOptions {
-  /** Seconds; undefined = the tool's own timeout. */
-  timeout?: number;
-  async: boolean;
-  cache: boolean;
-}
 
 export interface InvokeRequest {
   input: Record<string, unknown>;

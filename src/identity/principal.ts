@@ -1,6 +1,6 @@
 import type { Scope } from './scopes';
-import type { KeyType } from '../keys/key-secret';
-import type { Tier, TierLimits } from '../keys/tiers';
+import type { KeyType } from './key-secret';
+import type { Tier, TierLimits } from './tiers';
 
 /** Who is calling: a verified API key and the account it belongs to. */
 export interface Principal {

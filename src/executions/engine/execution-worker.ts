@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AppConfig } from '../config/app-config';
-import { ToolRegistry } from '../tools/tool-registry';
+import { AppConfig } from '../../config/app-config';
+import { ToolCatalogue } from '../../tools/tool-registry';
 import { ExecutionEventBus } from './events/execution-events';
 import { ExecutionRunner, LOST_WORKER_ERROR, terminal } from './execution-runner';
 import { ExecutionsStore } from './executions.store';
@@ -26,7 +26,7 @@ export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicatio
     private readonly runner: ExecutionRunner,
     private readonly events: ExecutionEventBus,
     private readonly store: ExecutionsStore,
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolCatalogue,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -63,7 +63,7 @@ export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicatio
       const tool = this.registry.has(execution.tool_id) ? this.registry.get(execution.tool_id) : null;
       const rerunnable = execution.status === 'queued' && tool && !Object.values(tool.definition.inputs).some((input) => input.secret);
       if (rerunnable) {
-        await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: execution.input, timeoutSeconds: tool.definition.timeout });
+        await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: execution.input, timeoutSeconds: execution.timeout_seconds ?? tool.definition.timeout });
       } else {
         await this.store.finish(execution.id, terminal('error', null, { ...LOST_WORKER_ERROR, message: 'The service stopped before this execution finished; retry it.' }), execution.started_at);
       }

@@ -2,12 +2,12 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Controller, Delete, Get, Param, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
-import { CurrentPrincipal, RequireScopes } from '../auth/auth.decorators';
-import type { Principal } from '../auth/principal';
-import { AppException } from '../common/errors';
-import { EXECUTION_ID_PATTERN } from '../common/ids';
-import { PageQuery } from '../common/pagination';
-import { EXECUTION_STATUSES, ExecutionStatus } from './execution.entity';
+import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators';
+import type { Principal } from '../../identity/principal';
+import { AppException } from '../../common/errors';
+import { EXECUTION_ID_PATTERN } from '../../common/ids';
+import { PageQuery } from '../../common/pagination';
+import { EXECUTION_STATUSES, ExecutionStatus } from '../engine/execution.entity';
 import { executionSummary, executionView } from './execution-views';
 import { ExecutionsService } from './executions.service';
 

@@ -1,22 +1,22 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import type { Principal } from '../auth/principal';
-import { ErrorBody } from '../common/errors';
-import { newExecutionId } from '../common/ids';
-import { ToolError, ToolLogger, Workspace } from '../tools/sdk';
-import { ToolThreads } from '../tools/isolation/tool-threads';
-import { RegisteredTool, ToolRegistry } from '../tools/tool-registry';
-import { WORKSPACE } from '../tools/tools.module';
-import { AppConfig } from '../config/app-config';
-import { egressSettingsOf, type EgressSettings } from '../egress/egress';
-import { SecretsService } from '../secrets/secrets.service';
-import { createToolContext, type ToolContextParts } from '../tools/context/tool-context';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Principal } from '../../identity/principal';
+import { ErrorBody } from '../../common/errors';
+import { newExecutionId } from '../../common/ids';
+import { ToolError, ToolLogger, Workspace } from '../../tools/sdk';
+import { ToolThreads } from '../../tools/isolation/tool-threads';
+import { RegisteredTool, ToolCatalogue } from '../../tools/tool-registry';
+import { WORKSPACE } from '../../tools/tools.module';
+import { AppConfig } from '../../config/app-config';
+import { egressSettingsOf, type EgressSettings } from '../../tools/egress/egress';
+import { SecretsService } from '../../secrets/secrets.service';
+import { createToolContext, type ToolContextParts } from '../../tools/context/tool-context';
 import { ExecutionEventBus } from './events/execution-events';
 import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
-import type { InvokeOptions } from './invoke-request';
 import { ProgressThrottle } from './progress-throttle';
-import { captureTrace, observeExecution, resumeTrace } from '../observability/probes';
+import { captureTrace, observeExecution, resumeTrace } from '../../common/probes';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 
 /** Progress is persisted at most this often per execution. */
@@ -27,6 +27,17 @@ const PROGRESS_INTERVAL_MS = 250;
  * and cancellable while it runs); one that finishes sooner is written once, already finished.
  */
 export const RUNNING_ROW_DELAY_MS = 50;
+/** A sync execution's end is written this many times at most, 200 then 400 ms apart, when the database refuses. */
+const END_WRITE_ATTEMPTS = 3;
+const END_WRITE_RETRY_MS = 200;
+
+/** How a call was asked to run. */
+export interface InvokeOptions {
+  /** Seconds; undefined = the tool's own timeout. */
+  timeout?: number;
+  async: boolean;
+  cache: boolean;
+}
 
 export interface RunRequest {
   principal: Principal;
@@ -81,7 +92,7 @@ export class ExecutionRunner {
 
   constructor(
     private readonly store: ExecutionsStore,
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolCatalogue,
     private readonly queue: ExecutionQueue,
     private readonly events: ExecutionEventBus,
     @Inject(WORKSPACE) private readonly workspace: Workspace,
@@ -108,8 +119,7 @@ export class ExecutionRunner {
     const early = await settledWithin(run, RUNNING_ROW_DELAY_MS);
     if (early) {
       const finished = Object.assign(execution, terminalColumns(early.fields, execution.started_at));
-      await this.store.insert(finished);
-      this.publishStatus(finished);
+      if (await this.recordEnd(finished, () => this.store.insert(finished))) this.publishStatus(finished);
       return { execution: finished, executionMs: early.executionMs };
     }
     try {
@@ -119,7 +129,31 @@ export class ExecutionRunner {
       throw err;
     }
     const { fields, executionMs } = await run;
-    return { execution: await this.finish(execution.id, fields, execution.started_at), executionMs };
+    const ended = Object.assign(execution, terminalColumns(fields, execution.started_at));
+    let recorded: Execution | undefined;
+    await this.recordEnd(ended, async () => void (recorded = await this.store.finish(execution.id, fields, execution.started_at)));
+    if (recorded) this.publishStatus(recorded);
+    return { execution: recorded ?? ended, executionMs };
+  }
+
+  /**
+   * Writes a sync execution's end, trying again briefly when the database refuses. The tool has
+   * run and its effects are done, so the caller gets its outcome either way: a write that still
+   * fails is logged as a lost record (a row left running is ended later by the sweeper). True when written.
+   */
+  private async recordEnd(execution: Execution, write: () => Promise<void>): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await write();
+        return true;
+      } catch (err) {
+        if (attempt >= END_WRITE_ATTEMPTS) {
+          this.logger.error(`Execution ${execution.id} of '${execution.tool_id}' ended ${execution.status} but its record could not be written (${(err as Error).message}); the caller got its outcome`);
+          return false;
+        }
+        await sleep(END_WRITE_RETRY_MS * attempt);
+      }
+    }
   }
 
   /** Records the execution as queued and hands it to the queue; a queue failure ends it in error. */
@@ -208,6 +242,8 @@ export class ExecutionRunner {
       started_at: mode === 'sync' ? now : null,
       completed_at: null,
       duration_ms: null,
+      // Whole seconds (a timeout may be fractional): the deadline errs late, never early.
+      timeout_seconds: Math.ceil(this.timeoutOf(request)),
     });
   }
 

@@ -1,0 +1,73 @@
+/**
+ * The module layers of src/ run one way (README "Architecture"): a file may import its own module
+ * and the layers below its own, never a module beside it or above it. Reads every import of every
+ * source file, so a planted upward import fails here with the file and the edge named.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+
+/** Lowest first. A module is a folder of src/ (executions split in two), or a top-level file. */
+const LAYERS: readonly (readonly string[])[] = [
+  ['common'],
+  ['identity'],
+  ['config'],
+  ['database'],
+  ['tools'],
+  ['keys', 'idempotency'],
+  ['limits'],
+  ['auth'],
+  ['cache', 'secrets'],
+  ['executions/engine'],
+  ['executions/request'],
+  ['executions'],
+  ['mcp', 'openapi', 'observability'],
+  ['health'],
+  ['app.module', 'entities', 'cli'],
+  ['app.setup'],
+  ['service'],
+  ['main'],
+];
+
+const SRC = __dirname;
+const rank = new Map(LAYERS.flatMap((layer, index) => layer.map((module) => [module, index] as const)));
+
+function moduleOf(file: string): string {
+  const [first, second, third] = path.relative(SRC, file).split(path.sep);
+  if (second === undefined) return first.replace(/\.ts$/, '');
+  return first === 'executions' && third !== undefined ? `${first}/${second}` : first;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts'))
+    .map((entry) => path.join(entry.parentPath, entry.name));
+}
+
+/** Every `from '…'`, `import('…')` and `require('…')` of a relative path inside src/. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:from|import|require)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)]
+    .map((match) => path.resolve(path.dirname(file), match[1]))
+    .filter((target) => target.startsWith(SRC + path.sep));
+}
+
+describe('architecture', () => {
+  const files = sourceFiles(SRC);
+
+  it('places every module of src/ in a layer', () => {
+    const unplaced = [...new Set(files.map(moduleOf))].filter((module) => !rank.has(module));
+    expect(unplaced).toEqual([]);
+  });
+
+  it('imports only downward (or within a module)', () => {
+    const upward: string[] = [];
+    for (const file of files) {
+      const from = moduleOf(file);
+      for (const target of importsOf(file)) {
+        const to = moduleOf(target);
+        if (to !== from && !(rank.get(to)! < rank.get(from)!)) upward.push(`${path.relative(SRC, file)} (${from}) imports ${to}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+});

@@ -1,0 +1,46 @@
+/** A loopback HTTP server for tests that records every request and answers as the test says. */
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** Status, headers and body to answer with; null never answers (a hung upstream). */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string } | null;
+
+export interface RecordingServer {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  /** Everything received since start or the last `clear()`. */
+  readonly received: RecordedRequest[];
+  clear(): void;
+  close(): Promise<void>;
+}
+
+export async function startRecordingServer(answer: (request: RecordedRequest) => Answer): Promise<RecordingServer> {
+  const received: RecordedRequest[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk));
+    req.on('end', () => {
+      const request = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body };
+      received.push(request);
+      const reply = answer(request);
+      if (reply) res.writeHead(reply.status, reply.headers).end(reply.body ?? '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    clear: () => void received.splice(0),
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
