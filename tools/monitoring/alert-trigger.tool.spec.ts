@@ -4,7 +4,8 @@ import { runTool, toolFailure, type RunToolOverrides } from '../../src/tools/sdk
 import { freePort } from '../../test/support/free-port';
 import { makeCertificate, type KeyedCertificate } from '../../test/support/netmon/certificates';
 import { startPagerDutyReceiver, type PagerDutyReceiver } from '../../test/support/netmon/pagerduty';
-import { startAlertmanager, type HttpDaemon } from '../../test/support/netmon/prometheus';
+import { findAlertmanager, startAlertmanager, type HttpDaemon } from '../../test/support/netmon/prometheus';
+import { describeWith } from '../../test/support/netmon/requires';
 import { AlertTriggerTool } from './alert-trigger.tool';
 
 interface HeldAlert {
@@ -20,7 +21,7 @@ interface HeldAlert {
 const ROUTING_KEY = 'R0ut1ngKeyOfTheShopService000001';
 const ACCOUNT_KEY = 'AccountOwnRoutingKey000000000002';
 
-describe('alert-trigger', () => {
+describeWith(findAlertmanager(), 'prometheus-alertmanager')('alert-trigger', () => {
   let alertmanager: HttpDaemon;
   let ca: KeyedCertificate;
   let pagerduty: PagerDutyReceiver;

@@ -1,13 +1,15 @@
 import { createSocket, type Socket } from 'node:dgram';
 import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { freePort } from '../../test/support/free-port';
+import { findDnsmasq } from '../../test/support/example-world/world';
 import { caaRdata, startDnsmasq, wireName, type Dnsmasq } from '../../test/support/netmon/dnsmasq';
+import { describeWith } from '../../test/support/netmon/requires';
 import { DnsLookupTool } from './dns-lookup.tool';
 
 /** A root trust anchor (the real root KSK's DS): a validating dnsmasq then needs signatures nobody here makes. */
 const ROOT_TRUST_ANCHOR = '.,20326,8,2,E06D44B80B8F1D39A95C0B0D7C65D08458E880409BBC683457104237C7F8EC8D';
 
-describe('dns-lookup', () => {
+describeWith(findDnsmasq(), 'dnsmasq-base')('dns-lookup', () => {
   let zone: Dnsmasq;
   let upstream: Dnsmasq;
   let validating: Dnsmasq;

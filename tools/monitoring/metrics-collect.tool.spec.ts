@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { freePort } from '../../test/support/free-port';
 import { startExporter, type Exporter } from '../../test/support/netmon/exporter';
-import { startPrometheus, type HttpDaemon } from '../../test/support/netmon/prometheus';
+import { findPrometheus, startPrometheus, type HttpDaemon } from '../../test/support/netmon/prometheus';
+import { describeWith } from '../../test/support/netmon/requires';
 import { MetricsCollectTool } from './metrics-collect.tool';
 
 interface Sample {
@@ -25,7 +26,7 @@ interface Output {
 
 const collect = (input: Record<string, unknown>, config?: Record<string, string>) => runTool<Output>(MetricsCollectTool, input, { config });
 
-describe('metrics-collect', () => {
+describeWith(findPrometheus(), 'prometheus')('metrics-collect', () => {
   let exporter: Exporter;
   let textExporter: Exporter;
   let prometheus: HttpDaemon;
