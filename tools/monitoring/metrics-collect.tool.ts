@@ -175,8 +175,9 @@ async function scrape(input: MetricsCollectInput, ctx: ToolContext, keep: Sample
   const response = await ctx.http.request(input.url, { headers: { accept: SCRAPE_ACCEPT }, timeoutMs: input.timeout_ms, maxResponseBytes: MAX_EXPOSITION_BYTES, parameter: 'url' });
   if (response.status < 200 || response.status >= 300) throw ToolError.fromResponse('exporter', response);
   const openMetrics = (response.headers['content-type'] ?? '').startsWith(OPENMETRICS);
+  const body = response.text();
   // A cut body ends mid-line: parse the whole lines only.
-  const text = response.truncated ? response.text().slice(0, response.text().lastIndexOf('\n') + 1) : response.text();
+  const text = response.truncated ? body.slice(0, body.lastIndexOf('\n') + 1) : body;
   let parsed: ReturnType<typeof parseExposition>;
   try {
     parsed = parseExposition(text, openMetrics);
