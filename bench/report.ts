@@ -9,6 +9,8 @@ export interface ScenarioResult extends LoadResult {
   target: number | null;
   /** Req/s against another scenario of the same run, with the issue's target for that ratio. */
   versus: { scenario: string; ratio: number; target: number } | null;
+  /** Against raw Fastify answering exactly the bytes the service answered (status, headers, body). */
+  sameBytes: { requestsPerSecond: number; ratio: number; target: number | null };
   /** Set when a single request before the load run did not answer 2xx: status and body excerpt. */
   probeFailure: string | null;
 }
@@ -46,19 +48,23 @@ function problemOf(row: ScenarioResult): string | null {
 
 /** The printed tables, and one line per service row that did not get 2xx everywhere. */
 export function formatReport(report: BenchReport): { text: string; problems: string[] } {
-  const load: string[][] = [['configuration', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'target', 'vs REST', 'non-2xx', 'errors', 'bytes/resp']];
+  const load: string[][] = [['configuration', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'target', 'same-bytes req/s', 'same-bytes ratio', 'target', 'vs REST', 'non-2xx', 'errors', 'bytes/resp']];
   const startup: string[][] = [['configuration', 'start-up ms', 'RSS ready MiB', 'RSS after load MiB']];
   const problems: string[] = [];
   for (const c of report.configurations) {
     const b = c.baseline;
-    load.push([c.configuration, 'baseline GET /hello (raw Fastify)', String(b.requestsPerSecond), String(b.p50Ms), String(b.p99Ms), '1', '', '', String(b.non2xx), String(b.errors + b.timeouts), String(b.bytesPerResponse)]);
+    load.push([c.configuration, 'baseline GET /hello (raw Fastify)', String(b.requestsPerSecond), String(b.p50Ms), String(b.p99Ms), '1', '', '', '', '', '', String(b.non2xx), String(b.errors + b.timeouts), String(b.bytesPerResponse)]);
     for (const s of c.scenarios) {
       const problem = problemOf(s);
       if (problem) problems.push(`!!! ${c.configuration} / ${s.scenario}: ${problem}`);
       const target = s.target === null ? '' : verdict(s.ratio, s.target);
       const versus = s.versus ? `${s.versus.ratio.toFixed(2)} ${verdict(s.versus.ratio, s.versus.target)}` : '';
       const flag = problem ? '!! ' : '';
-      load.push([c.configuration, flag + s.scenario, String(s.requestsPerSecond), String(s.p50Ms), String(s.p99Ms), s.ratio.toFixed(3), target, versus, String(s.non2xx), String(s.errors + s.timeouts), String(s.bytesPerResponse)]);
+      const sameBytesTarget = s.sameBytes.target === null ? '' : verdict(s.sameBytes.ratio, s.sameBytes.target);
+      load.push([
+        c.configuration, flag + s.scenario, String(s.requestsPerSecond), String(s.p50Ms), String(s.p99Ms), s.ratio.toFixed(3), target,
+        String(s.sameBytes.requestsPerSecond), s.sameBytes.ratio.toFixed(3), sameBytesTarget, versus, String(s.non2xx), String(s.errors + s.timeouts), String(s.bytesPerResponse),
+      ]);
     }
     startup.push([c.configuration, String(c.startupMs), c.rssMbReady.toFixed(1), c.rssMbAfterLoad.toFixed(1)]);
   }

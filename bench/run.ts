@@ -16,6 +16,7 @@ import { runLoad, type LoadRequest, type LoadResult } from './load';
 import { startRedis } from '../test/support/redis-server';
 import { formatReport, type BenchReport, type ConfigurationResult, type ScenarioResult } from './report';
 import { provisionBenchKey } from './provision';
+import type { CapturedAnswer } from './replay-server';
 import { spawnBuiltService, spawnUntilReady } from './spawn-until-ready';
 
 const ROOT = path.join(__dirname, '..');
@@ -73,6 +74,8 @@ interface Scenario {
   body?: string;
   /** The issue's target ratios against raw Fastify, per configuration name. */
   targets: Record<string, number>;
+  /** The target ratio against raw Fastify answering the same bytes, in every configuration. */
+  sameBytesTarget?: number;
   /** A target relative to another scenario of the same run (MCP against REST). */
   versus?: { scenario: string; target: number };
   /** A problem with a 2xx answer's body, or null (MCP reports failures inside a 200). */
@@ -87,8 +90,8 @@ const MCP_CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', p
 const mcpProblem = (body: string) => (/"isError":true|"error":\{/.test(body) ? body.slice(0, 300) : null);
 
 const SCENARIOS: Scenario[] = [
-  { name: 'GET /v1/tools', method: 'GET', path: '/v1/tools', targets: { embedded: 0.4, 'postgres+redis': 0.3 } },
-  { name: 'GET /v1/tools/json-transform', method: 'GET', path: '/v1/tools/json-transform', targets: {} },
+  { name: 'GET /v1/tools', method: 'GET', path: '/v1/tools', targets: { embedded: 0.4, 'postgres+redis': 0.3 }, sameBytesTarget: 0.5 },
+  { name: 'GET /v1/tools/json-transform', method: 'GET', path: '/v1/tools/json-transform', targets: {}, sameBytesTarget: 0.5 },
   {
     name: REST_UNCACHED,
     method: 'POST',
@@ -108,6 +111,7 @@ const SCENARIOS: Scenario[] = [
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(TRANSFORM_INPUT),
     targets: { embedded: 0.3, postgres: 0.3, 'postgres+redis': 0.3 },
+    sameBytesTarget: 0.35,
   },
   {
     name: 'MCP tools/call json-transform (uncached, persisted)',
@@ -228,13 +232,15 @@ async function benchConfiguration(configuration: Configuration, signal: AbortSig
     const scenarios: ScenarioResult[] = [];
     for (const scenario of SCENARIOS.filter((s) => s.name.includes(ONLY_SCENARIOS))) {
       const request: LoadRequest = { url: base + scenario.path, method: scenario.method, headers: { ...auth, ...scenario.headers }, body: scenario.body };
-      const probeFailure = await probe(request, scenario.bodyProblem);
+      const { problem: probeFailure, answer } = await probe(request, scenario.bodyProblem);
       if (probeFailure) console.error(`!!! ${scenario.name}: a single request did not answer 2xx: ${probeFailure}`);
       const result = await measure(scenario.name, request, signal);
+      const replay = await measureReplay(scenario.name, answer, request, signal);
       const target = scenario.targets[configuration.name] ?? null;
       const other = scenario.versus && scenarios.find((done) => done.scenario === scenario.versus!.scenario);
       const versus = other ? { scenario: other.scenario, ratio: result.requestsPerSecond / other.requestsPerSecond, target: scenario.versus!.target } : null;
-      scenarios.push({ scenario: scenario.name, ...result, ratio: result.requestsPerSecond / baselineResult.requestsPerSecond, target, versus, probeFailure });
+      const sameBytes = { requestsPerSecond: replay.requestsPerSecond, ratio: result.requestsPerSecond / replay.requestsPerSecond, target: scenario.sameBytesTarget ?? null };
+      scenarios.push({ scenario: scenario.name, ...result, ratio: result.requestsPerSecond / baselineResult.requestsPerSecond, target, versus, sameBytes, probeFailure });
     }
 
     return {
@@ -265,12 +271,40 @@ async function answers2xx(url: string, headers: Record<string, string>): Promise
   return response.ok;
 }
 
-/** One request before the load: null when it answers 2xx with a good body, else its status and the start of its body. */
-async function probe(request: LoadRequest, bodyProblem?: (body: string) => string | null): Promise<string | null> {
+/**
+ * One request before the load, captured for the same-bytes baseline; `problem` is null when it
+ * answers 2xx with a good body, else its status and the start of its body.
+ */
+async function probe(request: LoadRequest, bodyProblem?: (body: string) => string | null): Promise<{ problem: string | null; answer: CapturedAnswer }> {
   const response = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body, signal: AbortSignal.timeout(10_000) });
   const body = await response.text();
-  if (!response.ok) return `${response.status} ${body.slice(0, 300)}`;
-  return bodyProblem?.(body) ?? null;
+  const answer = { status: response.status, headers: Object.fromEntries(response.headers), body };
+  if (!response.ok) return { problem: `${response.status} ${body.slice(0, 300)}`, answer };
+  return { problem: bodyProblem?.(body) ?? null, answer };
+}
+
+/** Raw Fastify answering `answer` (the service's own answer to `request`), loaded the same way. */
+async function measureReplay(name: string, answer: CapturedAnswer, request: LoadRequest, signal: AbortSignal): Promise<LoadResult> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tos-bench-replay-'));
+  const file = path.join(dir, 'answer.json');
+  await writeFile(file, JSON.stringify(answer));
+  const port = await freePort();
+  const replay = await spawnUntilReady({
+    name: 'same-bytes baseline',
+    command: process.execPath,
+    args: ['-r', 'ts-node/register/transpile-only', 'bench/replay-server.ts'],
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), REPLAY_FILE: file },
+    isReady: async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(1_000) })).status === answer.status,
+    signal,
+  });
+  try {
+    const url = new URL(request.url);
+    return await measure(`same-bytes baseline of ${name}`, { ...request, url: `http://127.0.0.1:${port}${url.pathname}${url.search}` }, signal);
+  } finally {
+    await replay.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 main().catch((error: unknown) => {

@@ -4,10 +4,11 @@
  * that a secret's value appears in no log line and no stored row, that start-up refuses secrets
  * it cannot open, and that a rotated key still opens what the old one sealed.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { generateSecret } from '../src/identity/key-secret';
 import { useTestApp, type TestAccount } from './support/app';
+import { IsolatedTestToolsModule } from './support/isolated-tools/isolated-tools.module';
 import { createTestDatabase, DATABASE_MODES, describeEachDatabase } from './support/databases';
 import { POSTGRES_URL_ENV } from './support/global-setup';
 import { freePort } from './support/free-port';
@@ -29,7 +30,7 @@ function receiver() {
 const signature = (secret: string, body: string) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 describeEachDatabase('Account secrets API', (mode) => {
-  const suite = useTestApp(mode, { env: { SECRETS_KEY: newKey(), EGRESS_ALLOW: '127.0.0.0/8' } });
+  const suite = useTestApp(mode, { extensions: [IsolatedTestToolsModule], env: { SECRETS_KEY: newKey(), EGRESS_ALLOW: '127.0.0.0/8', PROBE_TOKEN: 'operator-value' } });
   const hook = receiver();
   let other: TestAccount;
   beforeAll(async () => {
@@ -85,6 +86,16 @@ describeEachDatabase('Account secrets API', (mode) => {
     const call = await suite.t.request({ method: 'POST', url: '/v1/tools/webhook-trigger/invoke', key: other.key, payload: { url: `${hook.url()}/h`, payload: {}, secret_name: 'SHARED_NAME' } });
     expect(call.json()).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: "Secret 'SHARED_NAME' is not set" } });
     expect(call.json().error.suggestion).toContain('PUT /v1/secrets/SHARED_NAME');
+  });
+
+  it("gives an isolated tool (a worker thread) the caller's value of its declared secret setting, else the operator's", async () => {
+    const sha = (value: string) => createHash('sha256').update(value).digest('hex');
+    const probe = async (key: string) =>
+      (await suite.t.request({ method: 'POST', url: '/v1/tools/test-secret-isolated/invoke', key, headers: { 'cache-control': 'no-cache' }, payload: {} })).json().result;
+    expect(await probe(suite.acme.key)).toEqual({ sha256: sha('operator-value') });
+    await put('PROBE_TOKEN', 'acme-own-value');
+    expect(await probe(suite.acme.key)).toEqual({ sha256: sha('acme-own-value') });
+    expect(await probe(other.key)).toEqual({ sha256: sha('operator-value') });
   });
 
   it("signs a webhook with the caller's own secret, sync and async", async () => {

@@ -29,6 +29,8 @@ export interface RegisteredTool {
   outputSchema: JsonSchema;
   /** The tool's declared settings, read from the environment and typed once at boot. */
   config: Readonly<Record<string, ToolSettingValue | undefined>>;
+  /** Names of the declared settings marked `secret`: an account may hold its own value of each. */
+  secretSettings: readonly string[];
   summary: Record<string, unknown>;
   detail: Record<string, unknown>;
   /** Validates in place: applies defaults, strips unknown members; throws the DESIGN §5.2 errors. */
@@ -189,6 +191,7 @@ export class ToolRegistry extends ToolCatalogue implements OnModuleInit {
       inputSchema: inSchema,
       outputSchema: outSchema,
       config: readSettings(),
+      secretSettings: Object.entries(definition.config).filter(([, setting]) => setting.secret).map(([name]) => name),
       summary: toolSummaryView(definition),
       detail: toolDetailView(definition, documentation),
       validateInput,

@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
+import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
 interface WebhookInput {
   url: string;
@@ -30,12 +30,7 @@ const MAX_BACKOFF_MS = 10_000;
     payload: { type: 'object', maxProperties: 200, required: true, description: 'The JSON object to send.' },
     secret: { type: 'string', minLength: 8, maxLength: 256, secret: true, description: 'Signing secret given inline.' },
     secret_name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', maxLength: 64, description: 'Name of an account secret to sign with (PUT /v1/secrets/{name}).' },
-    headers: {
-      type: 'object',
-      maxProperties: 20,
-      additionalProperties: { type: 'string', maxLength: 4096 },
-      description: 'Extra request headers (the signature and content-type headers cannot be overridden); never logged.',
-    },
+    headers: requestHeadersInput('Extra request headers (the signature and content-type headers cannot be overridden); never logged.'),
     max_attempts: { type: 'integer', minimum: 1, maximum: 5, default: 3, description: 'Attempts in all, retries included.' },
     timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'Timeout of each attempt.' },
   },

@@ -1,4 +1,4 @@
-import { boundedRegexTest, compileRegex, Tool, ToolError, type HttpResponse, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
+import { boundedRegexTest, requestHeadersInput, compileRegex, Tool, ToolError, type HttpResponse, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
 interface HealthCheckInput {
   target: string;
@@ -60,12 +60,7 @@ const DAY_MS = 86_400_000;
     body_match: { type: 'string', minLength: 1, maxLength: 512, description: 'Text (or a regular expression, see body_match_type) the body must contain (HTTP targets; first 256 KiB).' },
     body_match_type: { type: 'string', enum: ['substring', 'regex'], default: 'substring', description: 'How body_match is read.' },
     follow_redirects: { type: 'boolean', default: true, description: 'Follow up to 5 redirects (each target checked by the egress policy again); false reports the 3xx itself.' },
-    headers: {
-      type: 'object',
-      maxProperties: 20,
-      additionalProperties: { type: 'string', maxLength: 4096 },
-      description: 'Extra request headers (an Authorization for a protected health page); never logged.',
-    },
+    headers: requestHeadersInput('Extra request headers (an Authorization for a protected health page); never logged.'),
     timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 5000, description: 'How long the check may take before it counts as unhealthy.' },
   },
   outputs: {

@@ -298,7 +298,7 @@ export class ExecutionRunner {
         accountId,
         accountSecrets: this.secrets,
       };
-      const run = tool.source ? this.threads.run(tool.source, input, parts) : tool.handler.execute(input, createToolContext(parts));
+      const run = tool.source ? this.threads.run(tool.source, input, parts, tool.secretSettings) : tool.handler.execute(input, createToolContext(parts));
       // A tool that ignores its signal still ends when the signal fires; its late outcome is dropped.
       run.catch(() => undefined);
       const result = await Promise.race([run, rejectOnAbort(controller.signal)]);

@@ -18,6 +18,8 @@ export interface ThreadTask {
   workspaceRoot: string;
   egress: EgressSettings;
   accountId: string | null;
+  /** The calling account's values of the tool's declared secret settings. */
+  accountSecrets: Record<string, string>;
 }
 
 /** Posted on the thread's parentPort, tagged with the execution it belongs to. */
@@ -48,6 +50,7 @@ export default async function runIsolated(task: ThreadTask): Promise<ThreadOutco
     workspace: workspaceAt(task.workspaceRoot),
     egress: task.egress,
     accountId: task.accountId,
+    accountSecrets: { find: async (_account, name) => (Object.hasOwn(task.accountSecrets, name) ? task.accountSecrets[name] : undefined) },
   });
   try {
     return { ok: true, output: await handlerFor(task.file, task.exportName).execute(task.input, ctx) };

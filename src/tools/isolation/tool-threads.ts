@@ -23,8 +23,19 @@ export class ToolThreads implements OnModuleDestroy {
 
   constructor(private readonly config: AppConfig) {}
 
-  /** Runs the tool in a thread, whose context the same factory makes from these parts. */
-  async run(source: ToolSource, input: Record<string, unknown>, ctx: ToolContextParts): Promise<unknown> {
+  /**
+   * Runs the tool in a thread, whose context the same factory makes from these parts. The thread
+   * has no database, so the calling account's values of the tool's declared secret settings
+   * (`secretNames`) are looked up here and travel with the task.
+   */
+  async run(source: ToolSource, input: Record<string, unknown>, ctx: ToolContextParts, secretNames: readonly string[] = []): Promise<unknown> {
+    const accountSecrets: Record<string, string> = {};
+    if (ctx.accountId && ctx.accountSecrets) {
+      for (const name of secretNames) {
+        const value = await ctx.accountSecrets.find(ctx.accountId, name);
+        if (value !== undefined) accountSecrets[name] = value;
+      }
+    }
     this.relays.set(ctx.executionId, (message) => {
       if (message.kind === 'progress') ctx.progress(message.percent, message.message);
       else ctx.logger[message.level](message.message, message.meta);
@@ -37,6 +48,7 @@ export class ToolThreads implements OnModuleDestroy {
       workspaceRoot: ctx.workspace.root,
       egress: ctx.egress,
       accountId: ctx.accountId,
+      accountSecrets,
     };
     try {
       // An abort rejects at once and terminates the thread if the task is running.

@@ -121,3 +121,8 @@ export const ToolMetadata = DiscoveryService.createDecorator<ToolDefinition>();
 export function Tool(definition: ToolDefinition): ClassDecorator {
   return applyDecorators(Injectable(), ToolMetadata(definition));
 }
+
+/** The input of extra HTTP request headers a tool sends upstream: at most 20, values bounded, never logged. */
+export function requestHeadersInput(description: string): ToolInputDefinition {
+  return { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 }, description };
+}

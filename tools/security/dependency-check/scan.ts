@@ -1,0 +1,178 @@
+/**
+ * dependency-check's work: lockfiles in, OSV findings out. The tool file holds the definition;
+ * this holds what it does, so it stays readable next to its long examples.
+ */
+import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { compareText, countBy, firstResults } from '../scan-shared';
+import { dependencyPaths, findLockfiles, normalisePypiName, readLockfile, type Lockfile, type LockfileFormat, type SkippedEntry } from '../lockfiles';
+import {
+  findAdvisories,
+  goOrdering,
+  OsvApiClient,
+  pep440Ordering,
+  rateSeverity,
+  semverOrdering,
+  severityRank,
+  SEVERITIES,
+  type AdvisorySource,
+  type EcosystemRules,
+  type PackageQuery,
+  type Severity,
+} from '../osv';
+
+export const MIN_SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
+/** Skipped lockfile entries listed in the output (the count is always whole). */
+export const MAX_SKIPPED_LISTED = 100;
+const MAX_SUMMARY_CHARS = 300;
+
+export interface DependencyCheckInput {
+  path: string;
+  include_dev: boolean;
+  min_severity: (typeof MIN_SEVERITIES)[number];
+  max_results: number;
+}
+
+export interface Vulnerability {
+  id: string;
+  aliases: string[];
+  summary: string;
+  severity: Severity;
+  cvss_score: number | null;
+  cvss_vector: string | null;
+  package: string;
+  ecosystem: string;
+  installed_version: string;
+  fixed_versions: string[];
+  file: string;
+  direct: boolean;
+  dev: boolean;
+  dependency_path: string[];
+}
+
+/** A type, not an interface: outputs must be assignable to a plain record. */
+export type DependencyCheckOutput = {
+  vulnerabilities: Vulnerability[];
+  count: number;
+  total: number;
+  truncated: boolean;
+  summary: Record<Severity, number>;
+  packages_scanned: number;
+  lockfiles: Array<{ file: string; format: LockfileFormat; ecosystem: string; packages: number; skipped: number }>;
+  skipped: Array<SkippedEntry & { file: string }>;
+  source: 'osv-data-dir' | 'osv-api';
+  warnings: string[];
+};
+
+/** How each ecosystem orders versions and compares names, and how its users spell a version. */
+const ECOSYSTEMS: Readonly<Record<string, EcosystemRules & { spell?: (version: string) => string }>> = {
+  npm: { ordering: semverOrdering },
+  PyPI: { ordering: pep440Ordering, normaliseName: normalisePypiName },
+  // OSV drops Go's `v`; go.mod and `go get` need it.
+  Go: { ordering: goOrdering, spell: (version) => (version.startsWith('v') ? version : `v${version}`) },
+};
+
+export async function dependencyCheck(input: DependencyCheckInput, ctx: ToolContext): Promise<DependencyCheckOutput> {
+  const source = advisorySource(ctx);
+  const files = await findLockfiles(ctx.workspace, input.path);
+  const lockfiles: Lockfile[] = [];
+  for (const file of files) {
+    ctx.signal.throwIfAborted();
+    lockfiles.push(await readLockfile(ctx.workspace, file));
+  }
+  ctx.progress(10, `${lockfiles.length} lockfile(s) read`);
+
+  // One query per distinct package version; each remembers where it was installed.
+  const queries: PackageQuery[] = [];
+  const installs: Array<Array<{ lockfile: Lockfile; key: string }>> = [];
+  const position = new Map<string, number>();
+  for (const lockfile of lockfiles) {
+    for (const entry of lockfile.packages) {
+      if (entry.dev && !input.include_dev) continue;
+      const id = `${lockfile.ecosystem}\0${entry.name}\0${entry.version}`;
+      let at = position.get(id);
+      if (at === undefined) {
+        at = queries.push({ ecosystem: lockfile.ecosystem, name: entry.name, version: entry.version }) - 1;
+        position.set(id, at);
+        installs.push([]);
+      }
+      installs[at].push({ lockfile, key: entry.key });
+    }
+  }
+
+  const lookup = await findAdvisories(queries, source, {
+    ecosystems: ECOSYSTEMS,
+    signal: ctx.signal,
+    onProgress: (share) => ctx.progress(10 + Math.round(share * 80), 'matching advisories'),
+  });
+
+  const paths = new Map(lockfiles.map((lockfile) => [lockfile, dependencyPaths(lockfile)]));
+  const packagesOf = new Map(lockfiles.map((lockfile) => [lockfile, new Map(lockfile.packages.map((entry) => [entry.key, entry]))]));
+  const threshold = severityRank(input.min_severity);
+  const found: Vulnerability[] = [];
+  for (const { query, record, match } of lookup.findings) {
+    const rated = rateSeverity(record, match.affected);
+    // Unknown severity cannot be said to be below the threshold: it is always reported.
+    if (rated.severity !== 'unknown' && severityRank(rated.severity) > threshold) continue;
+    for (const { lockfile, key } of installs[query]) {
+      const entry = packagesOf.get(lockfile)!.get(key)!;
+      found.push({
+        id: record.id,
+        aliases: [...(record.aliases ?? [])].sort(),
+        summary: (record.summary ?? firstLine(record.details) ?? '').slice(0, MAX_SUMMARY_CHARS),
+        ...rated,
+        package: entry.name,
+        ecosystem: lockfile.ecosystem,
+        installed_version: entry.version,
+        fixed_versions: match.fixed.map(ECOSYSTEMS[lockfile.ecosystem].spell ?? ((version) => version)),
+        file: lockfile.file,
+        direct: entry.direct,
+        dev: entry.dev,
+        dependency_path: paths.get(lockfile)!.get(key)!,
+      });
+    }
+  }
+  found.sort(bySeverityThenName);
+  const { items: vulnerabilities, ...page } = firstResults(found, input.max_results);
+  const skipped = lockfiles.flatMap((lockfile) => lockfile.skipped.map((entry) => ({ file: lockfile.file, ...entry })));
+  ctx.progress(100, `${found.length} vulnerable package version(s)`);
+  return {
+    vulnerabilities,
+    ...page,
+    summary: countBy(SEVERITIES, found, (entry) => entry.severity),
+    packages_scanned: queries.length,
+    lockfiles: lockfiles.map((lockfile) => ({
+      file: lockfile.file,
+      format: lockfile.format,
+      ecosystem: lockfile.ecosystem,
+      packages: lockfile.packages.length,
+      skipped: lockfile.skipped.length,
+    })),
+    skipped: skipped.slice(0, MAX_SKIPPED_LISTED),
+    source: source.kind === 'directory' ? 'osv-data-dir' : 'osv-api',
+    warnings: lookup.warnings,
+  };
+}
+
+/** OSV_DATA_DIR when the operator set one (offline), else the OSV API. */
+function advisorySource(ctx: ToolContext): AdvisorySource {
+  const directory = ctx.config.OSV_DATA_DIR;
+  if (typeof directory === 'string' && directory !== '') return { kind: 'directory', directory };
+  const url = ctx.config.OSV_API_URL;
+  if (typeof url !== 'string' || url === '') throw new ToolError('Neither OSV_DATA_DIR nor OSV_API_URL is set', { suggestion: 'Set one of them on the service' });
+  return { kind: 'api', client: new OsvApiClient(ctx.http, url) };
+}
+
+function bySeverityThenName(a: Vulnerability, b: Vulnerability): number {
+  return (
+    severityRank(a.severity) - severityRank(b.severity) ||
+    (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
+    compareText(a.package, b.package) ||
+    compareText(a.installed_version, b.installed_version) ||
+    compareText(a.id, b.id) ||
+    compareText(a.file, b.file)
+  );
+}
+
+function firstLine(text: string | undefined): string | undefined {
+  return text?.split('\n').find((line) => line.trim() !== '')?.trim();
+}

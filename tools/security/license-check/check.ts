@@ -1,0 +1,126 @@
+/** license-check's work: the licence of every locked package, judged by an allow/deny policy. */
+import type { ToolContext } from '../../../src/tools/sdk';
+import { installedLicenses, type KnownLicense, type LicenseSource } from '../licenses/installed';
+import { NpmRegistryLicenses } from '../licenses/npm-registry';
+import { checkPolicy, judge, LICENSE_STATUSES, type LicenseStatus } from '../licenses/policy';
+import { findLockfiles, readLockfile, type Lockfile, type LockfileFormat } from '../lockfiles';
+import { compareText, countBy, firstResults } from '../scan-shared';
+
+/** Distinct licences listed in the output, most used first. */
+export const MAX_LICENSES_LISTED = 100;
+/** Worst first in the list of violations. */
+const STATUS_ORDER: readonly LicenseStatus[] = ['denied', 'unapproved', 'invalid', 'unknown', 'allowed'];
+
+export interface LicenseCheckInput {
+  path: string;
+  allow?: string[];
+  deny?: string[];
+  include_dev: boolean;
+  registry_lookup: boolean;
+  max_results: number;
+}
+
+export interface LicenseFinding {
+  package: string;
+  version: string;
+  ecosystem: string;
+  license: string | null;
+  status: LicenseStatus;
+  reason: string;
+  source: LicenseSource | null;
+  file: string;
+  direct: boolean;
+  dev: boolean;
+}
+
+/** A type, not an interface: outputs must be assignable to a plain record. */
+export type LicenseCheckOutput = {
+  passed: boolean;
+  violations: LicenseFinding[];
+  count: number;
+  total: number;
+  truncated: boolean;
+  summary: Record<LicenseStatus, number>;
+  licenses: Array<{ license: string; packages: number }>;
+  packages_checked: number;
+  lockfiles: Array<{ file: string; format: LockfileFormat; ecosystem: string; packages: number }>;
+};
+
+export async function licenseCheck(input: LicenseCheckInput, ctx: ToolContext): Promise<LicenseCheckOutput> {
+  const policy = { allow: input.allow, deny: input.deny };
+  checkPolicy(policy);
+  const files = await findLockfiles(ctx.workspace, input.path);
+  const checked: Array<{ lockfile: Lockfile; known: Map<string, KnownLicense> }> = [];
+  for (const [index, file] of files.entries()) {
+    const lockfile = await readLockfile(ctx.workspace, file);
+    checked.push({ lockfile, known: await installedLicenses(ctx.workspace, lockfile, ctx.signal) });
+    ctx.progress(Math.round(((index + 1) / files.length) * 50), `${file} read`);
+  }
+  if (input.registry_lookup) await fillFromRegistry(checked, input, ctx);
+  ctx.progress(90, 'judging licences');
+
+  const findings: LicenseFinding[] = [];
+  for (const { lockfile, known } of checked) {
+    for (const entry of lockfile.packages) {
+      if (entry.dev && !input.include_dev) continue;
+      const found = known.get(entry.key);
+      findings.push({
+        package: entry.name,
+        version: entry.version,
+        ecosystem: lockfile.ecosystem,
+        license: found?.license ?? null,
+        ...judge(found?.license, policy),
+        source: found?.source ?? null,
+        file: lockfile.file,
+        direct: entry.direct,
+        dev: entry.dev,
+      });
+    }
+  }
+  const violations = findings
+    .filter((finding) => finding.status !== 'allowed')
+    .sort((a, b) => STATUS_ORDER.indexOf(a.status) - STATUS_ORDER.indexOf(b.status) || compareText(a.package, b.package) || compareText(a.version, b.version) || compareText(a.file, b.file));
+  const { items: returned, ...page } = firstResults(violations, input.max_results);
+  ctx.progress(100, `${violations.length} violation(s) in ${findings.length} package(s)`);
+  return {
+    passed: violations.length === 0,
+    violations: returned,
+    ...page,
+    summary: countBy(LICENSE_STATUSES, findings, (finding) => finding.status),
+    licenses: licenseCounts(findings),
+    packages_checked: findings.length,
+    lockfiles: checked.map(({ lockfile }) => ({ file: lockfile.file, format: lockfile.format, ecosystem: lockfile.ecosystem, packages: lockfile.packages.length })),
+  };
+}
+
+/** npm packages whose licence the workspace does not record, asked of the registry once each. */
+async function fillFromRegistry(checked: Array<{ lockfile: Lockfile; known: Map<string, KnownLicense> }>, input: LicenseCheckInput, ctx: ToolContext): Promise<void> {
+  const missing = new Map<string, { name: string; version: string }>();
+  for (const { lockfile, known } of checked) {
+    if (lockfile.ecosystem !== 'npm') continue;
+    for (const entry of lockfile.packages) {
+      if ((entry.dev && !input.include_dev) || known.has(entry.key)) continue;
+      missing.set(entry.key, { name: entry.name, version: entry.version });
+    }
+  }
+  if (missing.size === 0) return;
+  // The account's own token when it set one, else the operator's (a declared secret setting).
+  const token = await ctx.secrets.find('REGISTRY_TOKEN');
+  const registry = new NpmRegistryLicenses(ctx.http, String(ctx.config.REGISTRY_URL), token);
+  const published = await registry.licenses([...missing.values()]);
+  for (const { lockfile, known } of checked) {
+    for (const entry of lockfile.packages) {
+      const license = lockfile.ecosystem === 'npm' && !known.has(entry.key) ? published.get(entry.key) : undefined;
+      if (license) known.set(entry.key, { license, source: 'registry' });
+    }
+  }
+}
+
+function licenseCounts(findings: LicenseFinding[]): Array<{ license: string; packages: number }> {
+  const counts = new Map<string, number>();
+  for (const finding of findings) if (finding.license !== null) counts.set(finding.license, (counts.get(finding.license) ?? 0) + 1);
+  return [...counts.entries()]
+    .map(([license, packages]) => ({ license, packages }))
+    .sort((a, b) => b.packages - a.packages || compareText(a.license, b.license))
+    .slice(0, MAX_LICENSES_LISTED);
+}
