@@ -178,9 +178,9 @@ async function scrape(input: MetricsCollectInput, ctx: ToolContext, keep: Sample
   const body = response.text();
   // A cut body ends mid-line: parse the whole lines only.
   const text = response.truncated ? body.slice(0, body.lastIndexOf('\n') + 1) : body;
-  let parsed: ReturnType<typeof parseExposition>;
+  let parsed: Awaited<ReturnType<typeof parseExposition>>;
   try {
-    parsed = parseExposition(text, openMetrics);
+    parsed = await parseExposition(text, openMetrics, ctx.signal);
   } catch (err) {
     if (!(err instanceof ExpositionError)) throw err;
     throw new ToolError(`The exposition at url is malformed (${err.message})`, { details: { line: err.line }, suggestion: 'Check the exporter: Prometheus would fail this scrape too' });
