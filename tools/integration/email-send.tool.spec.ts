@@ -1,25 +1,35 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { runTool, toolFailure } from '../../src/tools/sdk/testing';
+import { certificateAuthority } from '../../test/support/test-ca';
 import { SMTP_PASS, SMTP_USER, startSmtpFake, type SmtpFake } from '../../test/support/smtp/smtp-fake';
 import { EmailSendTool } from './email-send.tool';
 
 describe('email-send', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'email-send-'));
+  const ca = certificateAuthority(dir, { name: 'Mail Test CA' });
   let smtp: SmtpFake;
-  const smtpUrl = (credentials = '') => `smtp://${credentials}127.0.0.1:${smtp.port}`;
+  const smtpUrl = (credentials = '') => `smtp://${credentials}localhost:${smtp.port}`;
   const send = (input: Record<string, unknown>, secrets: Record<string, string> = {}, extra = {}) =>
-    runTool(EmailSendTool, { to: ['ops@example.test'], subject: 'hello', text: 'body', ...input }, { config: { SMTP_URL: smtpUrl(), SMTP_FROM: 'ci@example.test' }, secrets, ...extra });
+    runTool(EmailSendTool, { to: ['ops@example.test'], subject: 'hello', text: 'body', ...input }, { config: { SMTP_URL: smtpUrl(), SMTP_FROM: 'ci@example.test' }, secrets, tlsCa: ca.certificate, ...extra });
 
   beforeAll(async () => {
-    smtp = await startSmtpFake();
+    smtp = await startSmtpFake(ca.issue(['localhost'], { days: 10 }));
   });
   beforeEach(() => smtp.received.splice(0));
-  afterAll(() => smtp.close());
+  afterAll(async () => {
+    await smtp.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
 
   it('sends text and html to to, cc and bcc, and reports what the server accepted', async () => {
     const out = await send({ to: ['a@example.test', 'b@example.test'], cc: ['c@example.test'], bcc: ['d@example.test'], html: '<p>body</p>', reply_to: 'r@example.test' });
     expect(out).toMatchObject({ accepted: ['a@example.test', 'b@example.test', 'c@example.test', 'd@example.test'], rejected: [], response: expect.stringMatching(/^250 /) });
     expect(out.message_id).toMatch(/^<.+@.+>$/);
     const [mail] = smtp.received;
+    expect(mail.tls).toBe(true); // upgraded with STARTTLS, the server's certificate verified
     expect(mail.from).toBe('ci@example.test');
     expect(mail.to).toEqual(['a@example.test', 'b@example.test', 'c@example.test', 'd@example.test']);
     expect(mail.raw).toMatch(/^Subject: hello$/m);
@@ -30,6 +40,7 @@ describe('email-send', () => {
 
   it("authenticates with the account's own SMTP_URL, which wins over the operator's", async () => {
     await expect(send({}, { SMTP_URL: smtpUrl(`${SMTP_USER}:${SMTP_PASS}@`) })).resolves.toMatchObject({ accepted: ['ops@example.test'] });
+    expect(smtp.received[0]).toMatchObject({ tls: true, user: SMTP_USER });
     expect(await toolFailure(send({}, { SMTP_URL: smtpUrl(`${SMTP_USER}:wrong@`) }))).toMatchObject({
       code: 'TOOL_ERROR',
       retryable: false,
@@ -49,6 +60,11 @@ describe('email-send', () => {
       code: 'TOOL_ERROR',
       retryable: true,
     });
+  });
+
+  it('refuses a server whose certificate it does not trust (no fallback to plain text)', async () => {
+    expect(await toolFailure(send({}, {}, { tlsCa: undefined }))).toMatchObject({ code: 'TOOL_ERROR', retryable: false, message: expect.stringContaining('certificate'), suggestion: expect.stringContaining('EGRESS_CA_FILE') });
+    expect(smtp.received).toEqual([]);
   });
 
   it('needs an SMTP server, and says how to set one', async () => {

@@ -86,7 +86,8 @@ export class EmailSendTool implements ToolHandler<EmailSendInput, EmailSendOutpu
       port: server.port,
       secure: server.secure,
       auth: server.user ? { user: server.user, pass: server.pass } : undefined,
-      tls: { servername: server.hostname },
+      // STARTTLS (or smtps) verifies the server's name against the certificates the service trusts.
+      tls: { servername: server.hostname, ...(ctx.net.trustedCa && { ca: [...ctx.net.trustedCa] }) },
       name: 'tool-orchestration-service',
       connectionTimeout: input.timeout_ms,
       greetingTimeout: input.timeout_ms,
@@ -165,6 +166,12 @@ function smtpFailure(err: unknown, signal: AbortSignal): unknown {
     return new ToolError(`The SMTP server refused every recipient: ${failure.response ?? ''}`.trim(), {
       code: 'INVALID_INPUT',
       details: { ...details, parameter: 'to', received: failure.rejected },
+    });
+  }
+  if (/certificate|self.signed|unable to verify/i.test((err as Error).message ?? '')) {
+    return new ToolError(`The SMTP server's TLS certificate failed verification: ${(err as Error).message}`, {
+      details,
+      suggestion: "Use the server's own name in SMTP_URL; a private CA must be in the operator's EGRESS_CA_FILE",
     });
   }
   if (failure.responseCode) {

@@ -186,6 +186,7 @@ export function createToolNet(egress: Egress, signal: AbortSignal): ToolNet {
     }
   };
   return {
+    trustedCa: egress.trustedCa,
     resolve,
     connect: async ({ host, port, tls: tlsOptions, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, parameter = 'host' }) => {
       const { address } = await resolve(host, { parameter });

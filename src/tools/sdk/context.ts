@@ -130,6 +130,11 @@ export interface ToolNet {
   connect(options: NetConnectOptions): Promise<Socket>;
   /** Resolves a host and checks every address; returns the one to connect to (pinned). */
   resolve(host: string, options?: { parameter?: string }): Promise<{ address: string; family: 4 | 6 }>;
+  /**
+   * The certificates outbound TLS trusts (the public roots plus EGRESS_CA_FILE's), for a library
+   * that negotiates TLS itself (STARTTLS); undefined means Node's defaults.
+   */
+  readonly trustedCa: readonly string[] | undefined;
 }
 
 export interface ToolDns {

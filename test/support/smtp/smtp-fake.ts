@@ -1,6 +1,7 @@
 /**
- * A real SMTP server on loopback (the `smtp-server` package), as a mail relay behaves: optional
- * AUTH, recipients refused with 550, a message refused with 451 (try later), every message kept.
+ * A real SMTP server on loopback (the `smtp-server` package), as a mail relay behaves: STARTTLS
+ * with the given certificate, AUTH only after it, recipients refused with 550, a message refused
+ * with 451 (try later), every message kept with whether it came over TLS.
  */
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -12,6 +13,9 @@ export interface ReceivedMail {
   from: string;
   to: string[];
   raw: string;
+  /** The session had been upgraded with STARTTLS. */
+  tls: boolean;
+  user?: string;
 }
 
 export interface SmtpFake {
@@ -20,12 +24,11 @@ export interface SmtpFake {
   close(): Promise<void>;
 }
 
-export async function startSmtpFake(address = '127.0.0.1', port = 0): Promise<SmtpFake> {
+export async function startSmtpFake(certificate: { cert: string; key: string }, address = '127.0.0.1', port = 0): Promise<SmtpFake> {
   const received: ReceivedMail[] = [];
   const server = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
+    ...certificate,
     authOptional: true,
-    allowInsecureAuth: true,
     logger: false,
     onAuth(auth, _session, callback) {
       if (auth.username === SMTP_USER && auth.password === SMTP_PASS) return callback(null, { user: auth.username });
@@ -40,7 +43,13 @@ export async function startSmtpFake(address = '127.0.0.1', port = 0): Promise<Sm
       stream.on('data', (chunk: Buffer) => (raw += chunk));
       stream.on('end', () => {
         if (/^Subject: try later/m.test(raw)) return callback(Object.assign(new Error('Mailbox busy, try later'), { responseCode: 451 }));
-        received.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw });
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+          tls: session.secure,
+          user: typeof session.user === 'string' ? session.user : undefined,
+        });
         callback();
       });
     },
