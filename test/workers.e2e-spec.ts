@@ -9,6 +9,7 @@ import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
 import { killProcess, ServiceProcess, startServiceProcess } from './support/processes';
 import { RedisServer, startRedis } from './support/redis-server';
+import { startRecordingServer } from './support/recording-server';
 import { TestToolsModule } from './support/test-tools.module';
 
 describeEachEngine('worker processes', (mode) => {
@@ -101,6 +102,23 @@ describeEachEngine('worker processes', (mode) => {
     await until('the worker to abort the tool', async () => (existsSync(path.join(api.workspaceRoot, `aborted-${id}`)) ? true : undefined), 1_000);
     expect(Date.now() - started).toBeLessThan(1_000);
     expect((await read(id)).status).toBe('cancelled');
+  });
+
+  it('cancelling a performance-profiling run in another process stops its load within a second', async () => {
+    const target = await startRecordingServer(() => ({ status: 200, body: 'ok' }));
+    try {
+      await worker({ EGRESS_ALLOW: '127.0.0.0/8' });
+      const id = await submit('performance-profiling', { url: `${target.url}/`, connections: 4, duration_seconds: 30 });
+      await until('the load to reach the target', async () => (target.received.length > 100 ? true : undefined), 20_000);
+      expect((await api.request({ method: 'DELETE', url: `/v1/executions/${id}`, key: acme.key })).json().status).toBe('cancelled');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const afterOneSecond = target.received.length;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(target.received.length - afterOneSecond).toBe(0);
+      expect((await read(id)).status).toBe('cancelled');
+    } finally {
+      await target.close();
+    }
   });
 
   it("a SIGKILLed worker's execution ends in a retryable error instead of staying running", async () => {
