@@ -1,6 +1,6 @@
 /** A loopback HTTP server for tests that records every request and answers as the test says. */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenHttp } from './http-listen';
 
 export interface RecordedRequest {
   method: string;
@@ -33,14 +33,5 @@ export async function startRecordingServer(answer: (request: RecordedRequest) =>
       if (reply) res.writeHead(reply.status, reply.headers).end(reply.body ?? '');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    received,
-    clear: () => void received.splice(0),
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { ...(await listenHttp(server)), received, clear: () => void received.splice(0) };
 }

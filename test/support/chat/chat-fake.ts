@@ -5,7 +5,7 @@
  * webhook names make it fail the ways the real services do.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenHttp } from '../http-listen';
 
 export const CHAT_FAKE_TOKEN = 'xoxb-example-token';
 
@@ -71,13 +71,5 @@ export async function startChatFake(address = '127.0.0.1', port = 0): Promise<Ch
       else webhook(path, body, res);
     });
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, address, resolve));
-  return {
-    url: `http://${address}:${(server.address() as AddressInfo).port}`,
-    requests,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { ...(await listenHttp(server, address, port)), requests };
 }

@@ -4,7 +4,7 @@
  * (`<name>.<namespace>.<domain>`). Functions: echo, slow (sleeps `ms` from the query), fail, huge.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenHttp } from '../http-listen';
 
 export interface GatewayFake {
   url: string;
@@ -43,13 +43,5 @@ export async function startGatewayFake(address = '127.0.0.1', port = 0): Promise
       run(routed, req, body, res);
     });
   });
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, address, resolve));
-  return {
-    url: `http://${address}:${(server.address() as AddressInfo).port}`,
-    calls,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { ...(await listenHttp(server, address, port)), calls };
 }
