@@ -10,18 +10,19 @@ import { generateSecret } from '../src/identity/key-secret';
 import { useTestApp, type TestAccount } from './support/app';
 import { IsolatedTestToolsModule } from './support/isolated-tools/isolated-tools.module';
 import { createTestDatabase, DATABASE_MODES, describeEachDatabase } from './support/databases';
-import { POSTGRES_URL_ENV } from './support/global-setup';
+import { POSTGRES_URL_ENV, REDIS_URL_ENV } from './support/global-setup';
+import Redis from 'ioredis';
 import { freePort } from './support/free-port';
 import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
 import { startRecordingServer, type RecordingServer } from './support/recording-server';
 
 const newKey = () => randomBytes(32).toString('base64');
 
-/** A webhook receiver on loopback for the suite: it records what it got; /fail answers 400. */
+/** A webhook receiver on loopback for the suite: it records what it got; /fail answers 400, /hang never. */
 function receiver() {
   let server: RecordingServer;
   beforeAll(async () => {
-    server = await startRecordingServer(({ url }) => ({ status: url === '/fail' ? 400 : 200, body: 'ok' }));
+    server = await startRecordingServer(({ url }) => (url === '/hang' ? null : { status: url === '/fail' ? 400 : 200, body: 'ok' }));
   });
   afterAll(() => server.close());
   return { received: { at: (index: number) => server.received.at(index) }, url: () => server.url };
@@ -111,6 +112,13 @@ describeEachDatabase('Account secrets API', (mode) => {
     const async = hook.received.at(-1)!;
     expect(async.body).toBe('{"n":2}');
     expect(async.headers['x-signature']).toBe(signature('whsec-acme-signing', async.body));
+
+    // An inline secret of a queued call travels sealed in the job and opens for the worker.
+    await suite.t.request({ method: 'POST', url: '/v1/tools/webhook-trigger/invoke?async=true', key: suite.acme.key, payload: { url: `${hook.url()}/i`, payload: { n: 3 }, secret: 'whsec-inline-queued' } });
+    for (let i = 0; i < 100 && hook.received.at(-1)!.body !== '{"n":3}'; i++) await new Promise((r) => setTimeout(r, 50));
+    const inline = hook.received.at(-1)!;
+    expect(inline.body).toBe('{"n":3}');
+    expect(inline.headers['x-signature']).toBe(signature('whsec-inline-queued', inline.body));
   });
 });
 
@@ -129,7 +137,25 @@ describe('Account secrets without SECRETS_KEY', () => {
   const secretValue = `whsec-${randomBytes(12).toString('hex')}`;
   const inlineValue = `inline-${randomBytes(12).toString('hex')}`;
   const apiKey = generateSecret('service');
+  const queuePrefix = `sec${randomBytes(4).toString('hex')}`;
   let database: { url: string; drop(): Promise<void> };
+  /** Every key and value this service's queue holds in Redis, as one text. */
+  const queueContents = async (): Promise<string> => {
+    const redis = new Redis(process.env[REDIS_URL_ENV]!);
+    try {
+      const parts: string[] = [];
+      for (const key of await redis.keys(`${queuePrefix}:*`)) {
+        const type = await redis.type(key);
+        if (type === 'hash') parts.push(key, JSON.stringify(await redis.hgetall(key)));
+        else if (type === 'list') parts.push(key, ...(await redis.lrange(key, 0, -1)));
+        else if (type === 'zset') parts.push(key, ...(await redis.zrange(key, 0, -1)));
+        else if (type === 'string') parts.push(key, (await redis.get(key)) ?? '');
+      }
+      return parts.join('\n');
+    } finally {
+      redis.disconnect();
+    }
+  };
   let env: Record<string, string>;
   let service: ServiceProcess | undefined;
   const outputs: string[] = [];
@@ -149,7 +175,15 @@ describe('Account secrets without SECRETS_KEY', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
-    env = { DATABASE_URL: database.url, BOOTSTRAP_API_KEY: apiKey, BOOTSTRAP_TIER: 'enterprise', EGRESS_ALLOW: '127.0.0.0/8', LOG_LEVEL: 'trace' };
+    env = {
+      DATABASE_URL: database.url,
+      // With Redis, async calls travel as Bull jobs: their payloads are checked for secrets too.
+      ...(process.env[REDIS_URL_ENV] && { REDIS_URL: process.env[REDIS_URL_ENV]!, QUEUE_PREFIX: queuePrefix }),
+      BOOTSTRAP_API_KEY: apiKey,
+      BOOTSTRAP_TIER: 'enterprise',
+      EGRESS_ALLOW: '127.0.0.0/8',
+      LOG_LEVEL: 'trace',
+    };
   });
   afterAll(async () => {
     await stop();
@@ -166,8 +200,18 @@ describe('Account secrets without SECRETS_KEY', () => {
     await call(base, 'POST', '/v1/tools/webhook-trigger/invoke', { url: `${hook.url()}/fail`, payload: { b: 2 }, secret: inlineValue });
     await call(base, 'POST', '/v1/tools/webhook-trigger/invoke?async=true', { url: 'http://10.0.0.1/', payload: {}, secret: inlineValue });
     await call(base, 'PUT', '/v1/secrets/bad name', { value: secretValue });
+    // A queued call whose delivery hangs: its job sits in the queue while the inline secret is in use.
+    const hanging = await call(base, 'POST', '/v1/tools/webhook-trigger/invoke?async=true', { url: `${hook.url()}/hang`, payload: { c: 3 }, secret: inlineValue, max_attempts: 1, timeout_ms: 2000 });
+    expect(hanging.status).toBe(202);
     await new Promise((r) => setTimeout(r, 500));
+    if (process.env[REDIS_URL_ENV]) {
+      const queued = await queueContents();
+      expect(queued).toContain(((await hanging.json()) as { execution_id: string }).execution_id); // the job is there…
+      expect(queued).not.toContain(inlineValue); // …without the secret in clear
+    }
+    await new Promise((r) => setTimeout(r, 2000));
     await stop();
+    if (process.env[REDIS_URL_ENV]) expect(await queueContents()).not.toContain(inlineValue); // failed jobs are kept
 
     const logs = outputs.join('\n');
     expect(logs.length).toBeGreaterThan(1000); // trace logging really ran

@@ -6,7 +6,7 @@ import { ConfigError } from '../config/app-config';
 import type { AccountSecretSource } from '../tools/context/secrets';
 import { ToolError } from '../tools/sdk';
 import { AccountSecret } from './account-secret.entity';
-import { SECRETS_KEY_HOWTO, SecretCipher } from './secret-cipher';
+import { SECRETS_KEY_HOWTO, SecretCipher, type Sealed } from './secret-cipher';
 
 /** Secrets one account may hold: they are credentials, not a key-value store. */
 export const MAX_SECRETS_PER_ACCOUNT = 100;
@@ -78,6 +78,19 @@ export class SecretsService implements OnModuleInit, AccountSecretSource {
         suggestion: `Set it again (PUT /v1/secrets/${name}), or ask the operator to restore the key it was sealed with in SECRETS_PREVIOUS_KEYS`,
       });
     }
+  }
+
+  /**
+   * The secret inputs of a queued call, sealed for the job payload (Redis holds it until a worker
+   * takes it), bound to the execution; null when SECRETS_KEY is unset (they then travel as given).
+   */
+  sealJobInputs(executionId: string, values: Record<string, string>): Sealed | null {
+    return this.cipher.configured ? this.cipher.seal('', `job:${executionId}`, JSON.stringify(values)) : null;
+  }
+
+  /** The values `sealJobInputs` sealed for this execution; throws when they do not open here. */
+  openJobInputs(executionId: string, sealed: Sealed): Record<string, string> {
+    return JSON.parse(this.cipher.open('', `job:${executionId}`, sealed)) as Record<string, string>;
   }
 
   private requireKey(): void {

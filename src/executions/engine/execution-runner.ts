@@ -162,7 +162,7 @@ export class ExecutionRunner {
     await this.store.insert(execution);
     this.publishStatus(execution); // before the enqueue: a fast worker's `running` must not precede it
     try {
-      await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: request.input, timeoutSeconds: this.timeoutOf(request), trace: captureTrace() });
+      await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, ...this.jobInput(execution.id, request.tool, request.input), timeoutSeconds: this.timeoutOf(request), trace: captureTrace() });
     } catch (err) {
       await this.finish(execution.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), null);
       throw err;
@@ -179,8 +179,28 @@ export class ExecutionRunner {
       await this.finish(job.executionId, terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${job.toolId}' is not installed on this worker`, retryable: true }), started.started_at);
       return;
     }
-    const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, this.registry.get(job.toolId), job.input, job.timeoutSeconds));
+    let input = job.input;
+    try {
+      if (job.sealedInputs) input = { ...input, ...this.secrets.openJobInputs(job.executionId, job.sealedInputs) };
+    } catch {
+      const error = { code: 'INTERNAL_ERROR' as const, message: "The call's secret inputs were sealed with a key this worker does not hold (SECRETS_KEY); submit it again", retryable: true };
+      await this.finish(job.executionId, terminal('error', null, error), started.started_at);
+      return;
+    }
+    const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, this.registry.get(job.toolId), input, job.timeoutSeconds));
     await this.finish(job.executionId, fields, started.started_at);
+  }
+
+  /** A queued call's input for its job: its secret inputs sealed when SECRETS_KEY is set, so the queue never holds them in clear. */
+  private jobInput(executionId: string, tool: RegisteredTool, input: Record<string, unknown>): Pick<ExecutionJob, 'input' | 'sealedInputs'> {
+    const secrets = Object.fromEntries(
+      Object.entries(tool.definition.inputs)
+        .filter(([name, definition]) => definition.secret && typeof input[name] === 'string')
+        .map(([name]) => [name, input[name] as string]),
+    );
+    if (Object.keys(secrets).length === 0) return { input };
+    const sealedInputs = this.secrets.sealJobInputs(executionId, secrets);
+    return sealedInputs ? { input: redactSecrets(tool, input), sealedInputs } : { input };
   }
 
   /**

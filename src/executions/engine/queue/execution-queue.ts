@@ -2,6 +2,8 @@ import { AppException } from '../../../common/errors';
 import type { TraceCarrier } from '../../../common/probes';
 
 /** What a worker needs to run an execution; the input is whole here (secrets included), never in the database. */
+import type { Sealed } from '../../../secrets/secret-cipher';
+
 export interface ExecutionJob {
   executionId: string;
   toolId: string;
@@ -9,6 +11,8 @@ export interface ExecutionJob {
   timeoutSeconds: number;
   /** The submitting request's trace context, when tracing is on. */
   trace?: TraceCarrier;
+  /** The call's secret inputs, sealed with SECRETS_KEY (then absent from `input`). */
+  sealedInputs?: Sealed;
 }
 
 export type JobHandler = (job: ExecutionJob) => Promise<void>;
