@@ -33,6 +33,8 @@ export interface ListOptions<R, T> {
   limit: number;
   /** The items of one page's body (for `{ total_count, check_runs }`-style answers). */
   items?: (data: R) => T[];
+  /** Stop following pages once an item satisfies this (a search). */
+  stopWhen?: (item: T) => boolean;
 }
 
 export interface Listed<T> {
@@ -79,7 +81,8 @@ export class ForgeClient {
     const perPage = Math.min(options.limit, MAX_PER_PAGE);
     let response = await this.send(method, { ...params, per_page: perPage }, options);
     const items = itemsOf(response.data);
-    for (let next = nextPage(response.headers.link); next && items.length < options.limit; next = nextPage(response.headers.link)) {
+    const found = () => options.stopWhen !== undefined && items.some(options.stopWhen);
+    for (let next = nextPage(response.headers.link); next && items.length < options.limit && !found(); next = nextPage(response.headers.link)) {
       const url = next;
       if (new URL(url).origin !== this.apiOrigin) throw new ToolError(`The forge's pagination link leaves ${this.apiOrigin}; not followed (it would carry the token)`);
       response = await this.send(() => this.octokit.request({ method: 'GET', url, request: this.call }) as ReturnType<Method<P, R>>, params, options);

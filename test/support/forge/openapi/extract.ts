@@ -89,7 +89,7 @@ function extract(description: JsonObject): ExtractedDescription {
     openapi: description.openapi as string,
     version: (description.info as JsonObject).version as string,
     operations,
-    components: { schemas: referencedSchemas(operations, (components.schemas as Record<string, JsonObject>)) },
+    components: { schemas: referencedSchemas(operations as unknown as Json, (components.schemas as Record<string, JsonObject>)) },
   };
 }
 

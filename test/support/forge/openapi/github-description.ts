@@ -27,7 +27,7 @@ export class GithubDescription {
 
   private constructor() {
     addFormats(this.ajv);
-    this.ajv.addSchema({ $id: DOCUMENT_ID, components: this.description.components });
+    this.ajv.addSchema({ $id: DOCUMENT_ID, components: nullableEnums(this.description.components) });
   }
 
   get source(): string {
@@ -83,7 +83,20 @@ export class GithubDescription {
   }
 }
 
+/**
+ * OpenAPI 3.0 `nullable: true` beside an `enum` that does not list null: GitHub means "one of these
+ * or null" (an unfinished check run's conclusion is null), but JSON Schema's enum would refuse
+ * null. The enum gets null added, which is what `nullable` says.
+ */
+function nullableEnums<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(nullableEnums) as T;
+  if (node === null || typeof node !== 'object') return node;
+  const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, nullableEnums(value)])) as Record<string, unknown>;
+  if (copy.nullable === true && Array.isArray(copy.enum) && !copy.enum.includes(null)) copy.enum = [...copy.enum, null];
+  return copy as T;
+}
+
 /** An operation's schema with its `#/components/...` references pointed at the loaded document. */
 function anchored(schema: object): object {
-  return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOCUMENT_ID}#/components/`)) as object;
+  return nullableEnums(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOCUMENT_ID}#/components/`)) as object);
 }
