@@ -122,14 +122,16 @@ export class VcsWorkflowTool implements ToolHandler<WorkflowInput> {
   /** Polls the workflow's dispatched runs, backing off, until a new one on `branch` shows up or the wait ends. */
   private async findStartedRun(forge: ForgeClient, input: WorkflowInput, branch: string, earlier: Set<number>, ctx: ToolContext): Promise<WorkflowRun | null> {
     const deadline = Date.now() + input.wait_seconds * 1000;
-    for (let pause = FIRST_POLL_MS; Date.now() + pause <= deadline; pause = Math.min(pause * 2, MAX_POLL_MS)) {
-      await wait(pause, ctx.signal);
+    for (let pause = FIRST_POLL_MS; ; pause = Math.min(pause * 2, MAX_POLL_MS)) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return null;
+      // The last look happens at the deadline, not a back-off step before it.
+      await wait(Math.min(pause, remaining), ctx.signal);
       const fresh = (await this.dispatchedRuns(forge, input)).filter((run) => !earlier.has(run.id) && run.head_branch === branch);
       // The earliest new run is the closest to this dispatch.
       if (fresh.length) return fresh.reduce((first, run) => (run.id < first.id ? run : first));
-      ctx.progress(20 + Math.round(70 * (1 - (deadline - Date.now()) / (input.wait_seconds * 1000))), 'waiting for the run to appear');
+      ctx.progress(20 + Math.round(70 * (1 - Math.max(deadline - Date.now(), 0) / (input.wait_seconds * 1000))), 'waiting for the run to appear');
     }
-    return null;
   }
 
   private async dispatchedRuns(forge: ForgeClient, input: WorkflowInput): Promise<WorkflowRun[]> {
