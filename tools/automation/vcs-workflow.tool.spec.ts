@@ -21,7 +21,7 @@ describe('vcs-workflow', () => {
   let server: StartedForge;
   const tool = new VcsWorkflowTool(new ForgeClients());
   const dispatch = (on: StartedForge, input: Record<string, unknown>, overrides: Parameters<typeof runTool>[2] = {}) =>
-    runTool<Dispatched>(tool, { owner: 'acme', repo: 'widgets', workflow: 'deploy.yml', inputs: { environment: 'staging' }, ...input }, { config: on.config, ...overrides });
+    runTool<Dispatched>(tool, { owner: 'acme', repo: 'widgets', workflow: 'deploy.yml', workflow_inputs: { environment: 'staging' }, ...input }, { config: on.config, ...overrides });
 
   beforeAll(async () => {
     cloud = await startForge({ tokens: { [OUTSIDER_TOKEN]: 'mallory' } });
@@ -33,7 +33,7 @@ describe('vcs-workflow', () => {
   });
 
   it('dispatches and reports the run the forge names (return_run_details)', async () => {
-    const out = await dispatch(cloud, { ref: 'main', inputs: { environment: 'staging', version: '1.4.2' } });
+    const out = await dispatch(cloud, { ref: 'main', workflow_inputs: { environment: 'staging', version: '1.4.2' } });
     const run = cloud.forge.model.runs.at(-1)!;
     expect(run).toMatchObject({ event: 'workflow_dispatch', head_branch: 'main', actor: 'tos-bot', inputs: { environment: 'staging', version: '1.4.2' } });
     expect(out).toEqual({
@@ -91,10 +91,10 @@ describe('vcs-workflow', () => {
     }
   });
 
-  it("turns the forge's 422s into INVALID_INPUT naming the ref, the inputs or the workflow", async () => {
+  it("turns the forge's 422s into INVALID_INPUT naming the ref, the workflow inputs or the workflow", async () => {
     expect(await toolFailure(dispatch(cloud, { ref: 'no-such-branch' }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'ref' }, message: expect.stringContaining('No ref found for: no-such-branch') });
-    expect(await toolFailure(dispatch(cloud, { inputs: { environment: 'prod', force: true } }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'inputs' }, message: expect.stringContaining('Unexpected inputs provided') });
-    expect(await toolFailure(dispatch(cloud, { inputs: {} }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'inputs' }, message: expect.stringContaining("Required input 'environment'") });
+    expect(await toolFailure(dispatch(cloud, { workflow_inputs: { environment: 'prod', force: true } }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'workflow_inputs' }, message: expect.stringContaining('Unexpected inputs provided') });
+    expect(await toolFailure(dispatch(cloud, { workflow_inputs: {} }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'workflow_inputs' }, message: expect.stringContaining("Required input 'environment'") });
     expect(await toolFailure(dispatch(cloud, { workflow: 'ci.yml' }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'workflow' }, message: expect.stringContaining('workflow_dispatch') });
     expect(await toolFailure(dispatch(cloud, { workflow: 'release.yml' }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'workflow' } });
   });
@@ -102,9 +102,9 @@ describe('vcs-workflow', () => {
   it('refuses bad input naming the parameter', async () => {
     const tooMany = Object.fromEntries(Array.from({ length: 26 }, (_, i) => [`input_${i}`, 'x']));
     for (const [input, parameter] of [
-      [{ inputs: tooMany }, 'inputs'],
-      [{ inputs: { environment: { nested: true } } }, 'inputs.environment'],
-      [{ inputs: { environment: 'x'.repeat(1025) } }, 'inputs.environment'],
+      [{ workflow_inputs: tooMany }, 'workflow_inputs'],
+      [{ workflow_inputs: { environment: { nested: true } } }, 'workflow_inputs.environment'],
+      [{ workflow_inputs: { environment: 'x'.repeat(1025) } }, 'workflow_inputs.environment'],
       [{ ref: 'has space' }, 'ref'],
       [{ wait_seconds: 121 }, 'wait_seconds'],
       [{ workflow: 'deploy' }, 'workflow'],

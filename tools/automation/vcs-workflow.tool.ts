@@ -21,7 +21,7 @@ interface WorkflowInput {
   repo: string;
   workflow: string;
   ref?: string;
-  inputs?: Record<string, string | number | boolean>;
+  workflow_inputs?: Record<string, string | number | boolean>;
   wait_seconds: number;
 }
 
@@ -43,7 +43,8 @@ interface WorkflowInput {
     repo: REPO_INPUT,
     workflow: WORKFLOW_INPUT,
     ref: { type: 'string', minLength: 1, maxLength: 255, pattern: REF_PATTERN, description: "Branch or tag to run the workflow on (refs/heads/… and refs/tags/… accepted); the repository's default branch when omitted." },
-    inputs: {
+    // Not `inputs`: a flat REST body with an `inputs` object is read as the invoke envelope (DESIGN §5.1).
+    workflow_inputs: {
       type: 'object',
       maxProperties: MAX_INPUTS,
       additionalProperties: { type: ['string', 'number', 'boolean'], maxLength: 1024 },
@@ -66,7 +67,7 @@ interface WorkflowInput {
   examples: [
     {
       name: 'Deploy main to staging',
-      input: { owner: 'acme', repo: 'widgets', workflow: 'deploy.yml', ref: 'main', inputs: { environment: 'staging' } },
+      input: { owner: 'acme', repo: 'widgets', workflow: 'deploy.yml', ref: 'main', workflow_inputs: { environment: 'staging' } },
       output: {
         dispatched: true,
         workflow: 'deploy.yml',
@@ -103,7 +104,7 @@ export class VcsWorkflowTool implements ToolHandler<WorkflowInput> {
     ctx.progress(10, 'dispatching');
     const dispatch = await forge.write(
       forge.rest.actions.createWorkflowDispatch,
-      { ...where, workflow_id: input.workflow, ref, inputs: input.inputs, return_run_details: true },
+      { ...where, workflow_id: input.workflow, ref, inputs: input.workflow_inputs, return_run_details: true },
       { subject, unprocessable: unprocessableParameter },
     );
     ctx.progress(20, 'dispatched');
@@ -152,11 +153,11 @@ function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]):
   return Object.fromEntries(keys.map((key) => [key, from[key]])) as Pick<T, K>;
 }
 
-/** Which input GitHub's 422 on a dispatch is about: the ref, the inputs, or the workflow (no dispatch trigger). */
+/** Which input GitHub's 422 on a dispatch is about: the ref, the workflow inputs, or the workflow (no dispatch trigger). */
 function unprocessableParameter(message: string): string | null {
   if (/workflow_dispatch/i.test(message)) return 'workflow';
   if (/\bref\b/i.test(message)) return 'ref';
-  if (/input/i.test(message)) return 'inputs';
+  if (/input/i.test(message)) return 'workflow_inputs';
   return null;
 }
 
