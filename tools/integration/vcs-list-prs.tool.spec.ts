@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { startForge, stopForge, type StartedForge } from '../../test/support/forge';
 import { cancelDuring } from '../../test/support/forge/cancel';
@@ -179,6 +181,22 @@ describe('vcs-list-prs', () => {
     expect(error).toEqual(new Error('cancelled by the caller'));
     expect(settledMs).toBeLessThan(1000);
     expect(abandoned).toBe(true);
+  });
+
+  it('does not follow a pagination link to another origin (it would carry the token)', async () => {
+    const seen: string[] = [];
+    const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+    const elsewhere = createServer((req, res) => (seen.push(String(req.headers.authorization)), res.writeHead(200, { 'content-type': 'application/json' }).end('[]')));
+    const elsewherePort = await listen(elsewhere);
+    const hostile = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json', link: `<http://127.0.0.1:${elsewherePort}/steal?page=2>; rel="next"` }).end('[]'));
+    const hostilePort = await listen(hostile);
+    try {
+      const failure = await toolFailure(list({}, { config: { FORGE_API_URL: `http://127.0.0.1:${hostilePort}`, FORGE_TOKEN: 'ghp_secret' } }));
+      expect(failure).toMatchObject({ code: 'TOOL_ERROR', retryable: false, message: expect.stringContaining('pagination link leaves') });
+      expect(seen).toEqual([]);
+    } finally {
+      for (const server of [hostile, elsewhere]) await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('refuses a forge on a loopback address through the egress policy', async () => {
