@@ -1,0 +1,4 @@
+export * from './accounts';
+export * from './actions';
+export type { ForgeUrls } from './common';
+export * from './pull-requests';
