@@ -171,7 +171,7 @@ describe('vcs-list-prs', () => {
     world.forge.fail({ operationId: 'pulls/list', status: 503, headers: { 'retry-after': '12' } });
     expect(await toolFailure(list({}))).toMatchObject({ retryable: true, retryAfter: 12 });
     world.forge.fail({ operationId: 'pulls/list', destroy: true });
-    expect(await toolFailure(list({}))).toMatchObject({ code: 'TOOL_ERROR', retryable: true, message: expect.stringContaining('Could not reach the forge') });
+    expect(await toolFailure(list({}))).toMatchObject({ code: 'TOOL_ERROR', retryable: true, message: expect.stringContaining(`Could not reach ${new URL(world.forge.url).origin}`) });
     world.forge.fail({ operationId: 'pulls/list', status: 403, message: 'Resource not accessible by integration' });
     expect(await toolFailure(list({}))).toMatchObject({ code: 'TOOL_ERROR', retryable: false, message: expect.stringContaining('Resource not accessible by integration') });
   });

@@ -1,5 +1,5 @@
 import { ToolError } from '../../../src/tools/sdk';
-import { forgeError, forgeMessage, isOctokitFailure, type OctokitFailure } from './forge-errors';
+import { forgeError, forgeMessage, isOctokitFailure, type FailureContext, type OctokitFailure } from './forge-errors';
 import type { OctokitInstance } from './octokit';
 
 /** Largest page GitHub serves. */
@@ -101,7 +101,11 @@ export class ForgeClient {
     }
   }
 
-  private async failure(failure: OctokitFailure, options: WriteOptions): Promise<ToolError> {
+  private get context(): FailureContext {
+    return { hadToken: this.hasToken, apiOrigin: this.apiOrigin, signal: this.signal };
+  }
+
+  private async failure(failure: OctokitFailure, options: WriteOptions): Promise<unknown> {
     const status = failure.response?.status;
     if (status === 404) return this.notFound(options.subject);
     if (status === 422 && options.unprocessable) {
@@ -109,7 +113,7 @@ export class ForgeClient {
       const parameter = options.unprocessable(said);
       if (parameter) return ToolError.invalidInput(parameter, 'a value the forge accepts', undefined, `The forge refused '${parameter}': ${said}`);
     }
-    return forgeError(failure, this.hasToken);
+    return forgeError(failure, this.context);
   }
 
   /**
@@ -141,7 +145,7 @@ export class ForgeClient {
     } catch (err) {
       this.signal.throwIfAborted();
       if (isOctokitFailure(err) && err.response?.status === 404) return false;
-      if (isOctokitFailure(err)) throw forgeError(err, this.hasToken);
+      if (isOctokitFailure(err)) throw forgeError(err, this.context);
       throw err;
     }
   }

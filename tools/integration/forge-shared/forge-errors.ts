@@ -1,4 +1,4 @@
-import { parseRetryAfter, ToolError } from '../../../src/tools/sdk';
+import { networkError, parseRetryAfter, ToolError } from '../../../src/tools/sdk';
 
 export const FORGE_SERVICE = 'forge';
 /** The longest a forge's message is quoted in an error (it is the forge's text, not ours). */
@@ -30,19 +30,28 @@ function upstream(status: number, extra: Record<string, unknown> = {}): Record<s
   return { upstream: { service: FORGE_SERVICE, status }, ...extra };
 }
 
+/** What a failure is judged against: whether a token was sent, and the forge's origin and the call's signal for connection failures. */
+export interface FailureContext {
+  hadToken: boolean;
+  apiOrigin: string;
+  signal: AbortSignal;
+}
+
 /**
- * The ToolError a careful client makes of a failed forge call that is not about a named input
- * (404s and 422s are mapped by the caller, who knows which input they concern).
+ * The error a careful client makes of a failed forge call that is not about a named input
+ * (404s and 422s are mapped by the caller, who knows which input they concern). A connection
+ * that failed goes through the SDK's networkError: a refusal by the egress policy is
+ * INVALID_INPUT naming FORGE_API_URL, anything else retryable; a cancelled call its abort reason.
  */
-export function forgeError(failure: OctokitFailure, hadToken: boolean): ToolError {
+export function forgeError(failure: OctokitFailure, context: FailureContext): unknown {
   const response = failure.response;
-  if (!response) return networkFailure(failure);
+  if (!response) return networkError(failure.cause ?? failure, context.apiOrigin, 'FORGE_API_URL', context.signal);
   const { status, headers } = response;
   const said = forgeMessage(failure);
   const limited = rateLimit(status, headers, said);
   if (limited) return limited;
   if (status === 401) {
-    return new ToolError(hadToken ? `The forge rejected the token (401${said ? ` ${said}` : ''})` : 'The forge requires a token (401)', {
+    return new ToolError(context.hadToken ? `The forge rejected the token (401${said ? ` ${said}` : ''})` : 'The forge requires a token (401)', {
       details: upstream(status),
       suggestion: 'Set your own token with PUT /v1/secrets/FORGE_TOKEN (or `tos secrets set FORGE_TOKEN`), or ask the operator to set FORGE_TOKEN',
     });
@@ -87,43 +96,4 @@ function rateLimit(status: number, headers: Record<string, string | undefined>, 
       },
     }),
   });
-}
-
-/** The connection failed: refused by the egress policy (the setting's fault), else retryable. */
-function networkFailure(failure: OctokitFailure): ToolError {
-  const refusal = egressRefusal(failure);
-  if (refusal) {
-    return new ToolError(`FORGE_API_URL names a ${refusal.label} address (${refusal.address}), which tools may not reach`, {
-      code: 'INVALID_INPUT',
-      details: { parameter: 'FORGE_API_URL', expected: 'a public address', received: refusal.host },
-      suggestion: 'Point FORGE_API_URL at a public host, or ask the operator to add it to EGRESS_ALLOW',
-    });
-  }
-  const code = errorCode(failure);
-  return new ToolError(`Could not reach the forge: ${code ?? failure.message ?? 'connection failed'}`, {
-    retryable: true,
-    details: { upstream: { service: FORGE_SERVICE }, ...(code && { error: code }) },
-  });
-}
-
-interface EgressRefusal {
-  host: string;
-  address: string;
-  label: string;
-}
-
-/** The egress policy's refusal somewhere in the cause chain (fetch wraps it twice). */
-function egressRefusal(err: unknown): EgressRefusal | null {
-  for (let current = err, depth = 0; current && depth < 6; current = (current as { cause?: unknown }).cause, depth++) {
-    if ((current as { code?: unknown }).code === 'EGRESS_REFUSED') return current as EgressRefusal;
-  }
-  return null;
-}
-
-function errorCode(err: unknown): string | undefined {
-  for (let current = err, depth = 0; current && depth < 6; current = (current as { cause?: unknown }).cause, depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return undefined;
 }
