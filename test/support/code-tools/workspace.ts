@@ -13,6 +13,7 @@ const REPO = path.resolve(__dirname, '../../..');
 const TREES: ReadonlyArray<[string, string]> = [
   ['tools/security/fixtures/projects', ''],
   ['tools/security/fixtures/iac', 'iac'],
+  ['tools/analysis/fixtures/test-reports', 'reports'],
 ];
 
 /** OSV records of the fixtures, in OSV's bulk-export layout (read in place). */
