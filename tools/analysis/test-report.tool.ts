@@ -1,4 +1,5 @@
 import { Tool, type ToolContext, type ToolHandler, textSource } from '../../src/tools/sdk';
+import { fileErrorsOutput } from '../security/scan-shared';
 import { TEST_REPORT_EXAMPLES } from './test-report/examples';
 import { MAX_REPORT_BYTES, MAX_REPORT_FILES, testReport, type TestReportInput, type TestReportOutput } from './test-report/report';
 
@@ -120,11 +121,7 @@ const counter = (what: string, nullable = false) => ({
         files_truncated: { type: 'integer' },
       },
     },
-    errors: {
-      type: 'array',
-      description: 'Files that could not be read (malformed XML, too large); the others are still summed up.',
-      items: { type: 'object', additionalProperties: false, required: ['file', 'message'], properties: { file: { type: 'string' }, message: { type: 'string' } } },
-    },
+    errors: fileErrorsOutput('Files that could not be read (malformed XML, too large); the others are still summed up.'),
   },
   examples: TEST_REPORT_EXAMPLES,
 })

@@ -1,7 +1,7 @@
 import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 import { IAC_SCAN_EXAMPLES } from './iac-scan/examples';
 import { IAC_RULE_IDS, IAC_SEVERITIES } from './iac-scan/rules';
-import { countsOutput, pageOutputs } from './scan-shared';
+import { countsOutput, fileErrorsOutput, pageOutputs } from './scan-shared';
 import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES, type IacScanInput, type IacScanOutput } from './iac-scan/scan';
 
 @Tool({
@@ -61,16 +61,7 @@ import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES, type Iac
     ...pageOutputs('Findings'),
     summary: countsOutput(IAC_SEVERITIES, 'Findings per severity (all of them).'),
     files_scanned: { type: 'integer', description: 'Dockerfiles and YAML files holding Kubernetes objects that were checked.' },
-    errors: {
-      type: 'array',
-      description: `Files that could not be parsed (e.g. Helm templates), at most ${MAX_ERRORS_LISTED}; the scan goes on without them.`,
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['file', 'message'],
-        properties: { file: { type: 'string' }, message: { type: 'string' } },
-      },
-    },
+    errors: fileErrorsOutput(`Files that could not be parsed (e.g. Helm templates), at most ${MAX_ERRORS_LISTED}; the scan goes on without them.`),
   },
   examples: IAC_SCAN_EXAMPLES,
 })

@@ -13,7 +13,9 @@ const REPO = path.resolve(__dirname, '../../..');
 const TREES: ReadonlyArray<[string, string]> = [
   ['tools/security/fixtures/projects', ''],
   ['tools/security/fixtures/iac', 'iac'],
+  ['tools/security/fixtures/sast', 'sast'],
   ['tools/analysis/fixtures/test-reports', 'reports'],
+  ['tools/analysis/fixtures/quality', 'quality'],
 ];
 
 /** OSV records of the fixtures, in OSV's bulk-export layout (read in place). */

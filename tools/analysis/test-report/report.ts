@@ -1,7 +1,7 @@
 /** test-report's work: find JUnit and coverage reports, read them, and sum them up. */
 import * as path from 'node:path';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { ToolError, type ToolContext, type TextSource } from '../../../src/tools/sdk';
+import { eachFileText, type FileErrors } from '../../security/scan-shared';
 import { COBERTURA_LIST_ELEMENTS, coberturaCoverage, lcovCoverage, looksLikeLcov, type Counter, type FileCoverage } from './coverage';
 import { JUNIT_LIST_ELEMENTS, junitSuites, type JunitCase, type JunitSuite } from './junit';
 import { parseXml } from './xml';
@@ -44,14 +44,14 @@ export type TestReportOutput = {
     files: Array<{ file: string; lines: Percent; branches: Percent; functions: Percent | null; uncovered_lines: string }>;
     files_truncated: number;
   };
-  errors: Array<{ file: string; message: string }>;
+  errors: FileErrors;
 };
 
 interface Collected {
   reports: TestReportOutput['reports'];
   suites: Array<JunitSuite & { report: string }>;
   coverage: FileCoverage[];
-  errors: TestReportOutput['errors'];
+  errors: FileErrors;
 }
 
 export async function testReport(input: TestReportInput, source: TextSource, ctx: ToolContext): Promise<TestReportOutput> {
@@ -64,16 +64,7 @@ export async function testReport(input: TestReportInput, source: TextSource, ctx
     if (candidates.length > MAX_REPORT_FILES) {
       throw ToolError.invalidInput('path', `at most ${MAX_REPORT_FILES} report files`, source.path, `More than ${MAX_REPORT_FILES} .xml/.info/.lcov files under '${source.path}'; narrow the path or list files`);
     }
-    for (const [index, file] of candidates.entries()) {
-      ctx.signal.throwIfAborted();
-      ctx.progress(Math.floor((index / candidates.length) * 100), `reading ${file.path}`);
-      await yieldToEventLoop();
-      if (file.size > MAX_REPORT_BYTES) {
-        collected.errors.push({ file: file.path, message: `Not read: ${file.size} bytes, over the limit of ${MAX_REPORT_BYTES}` });
-        continue;
-      }
-      await readReport(file.path, await ctx.workspace.readText(file.path, MAX_REPORT_BYTES, 'path'), collected);
-    }
+    for await (const { file, text } of eachFileText(ctx, candidates, MAX_REPORT_BYTES, collected.errors, 'read')) await readReport(file.path, text, collected);
   }
   if (collected.reports.length === 0) {
     const where = source.kind === 'content' ? 'content' : 'path';

@@ -1,8 +1,7 @@
 /** iac-scan's work: find manifests and Dockerfiles under a workspace path and run the rules. */
 import * as path from 'node:path';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { ToolError, type ToolContext } from '../../../src/tools/sdk';
-import { compareText, countBy, firstResults } from '../scan-shared';
+import { compareText, countBy, eachFileText, firstResults, type FileErrors } from '../scan-shared';
 import { scanDockerfile } from './dockerfile';
 import { scanManifest } from './kubernetes';
 import { IAC_SEVERITIES, type IacFinding, type IacSeverity } from './rules';
@@ -33,7 +32,7 @@ export type IacScanOutput = {
   truncated: boolean;
   summary: Record<IacSeverity, number>;
   files_scanned: number;
-  errors: Array<{ file: string; message: string }>;
+  errors: FileErrors;
 };
 
 export async function iacScan(input: IacScanInput, ctx: ToolContext): Promise<IacScanOutput> {
@@ -45,19 +44,9 @@ export async function iacScan(input: IacScanInput, ctx: ToolContext): Promise<Ia
   const skipped = new Set(input.skip_rules ?? []);
   const threshold = IAC_SEVERITIES.indexOf(input.min_severity);
   const found: IacFinding[] = [];
-  const errors: IacScanOutput['errors'] = [];
+  const errors: FileErrors = [];
   let scanned = 0;
-  for (const [index, file] of candidates.entries()) {
-    ctx.signal.throwIfAborted();
-    if (index % 20 === 0) {
-      ctx.progress(Math.floor((index / candidates.length) * 100), `${index} of ${candidates.length} files`);
-      await yieldToEventLoop();
-    }
-    if (file.size > MAX_FILE_BYTES) {
-      errors.push({ file: file.path, message: `Not scanned: ${file.size} bytes, over the limit of ${MAX_FILE_BYTES}` });
-      continue;
-    }
-    const text = await ctx.workspace.readText(file.path, MAX_FILE_BYTES, 'path');
+  for await (const { file, text } of eachFileText(ctx, candidates, MAX_FILE_BYTES, errors, 'scanned')) {
     let findings: IacFinding[];
     if (DOCKERFILE.test(path.posix.basename(file.path))) {
       findings = scanDockerfile(file.path, text);

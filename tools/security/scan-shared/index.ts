@@ -56,3 +56,4 @@ export function pageOutputs(what: string): Record<'count' | 'total' | 'truncated
     truncated: { type: 'boolean', description: 'True when total > count: the worst ones were kept.' },
   };
 }
+export * from './files';

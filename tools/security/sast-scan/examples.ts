@@ -1,0 +1,234 @@
+import type { ToolExample } from '../../../src/tools/sdk';
+
+/** Examples run against the fixture workspace of the example world (test/support/example-world/code.part.ts). */
+export const SAST_SCAN_EXAMPLES: ToolExample[] = [
+  {
+    name: 'Browser code with XSS sinks, a postMessage to any origin and weak randomness (medium and worse)',
+    input: { path: 'code/sast/src/ui', min_severity: 'medium' },
+    output: {
+      findings: [
+        {
+          rule: '@microsoft/sdl/no-inner-html',
+          severity: 'high',
+          file: 'code/sast/src/ui/render.ts',
+          line: 2,
+          column: 3,
+          end_line: 2,
+          end_column: 60,
+          message: 'Do not write to DOM directly using innerHTML/outerHTML property'
+        },
+        {
+          rule: 'no-unsanitized/property',
+          severity: 'high',
+          file: 'code/sast/src/ui/render.ts',
+          line: 2,
+          column: 3,
+          end_line: 2,
+          end_column: 60,
+          message: "Unsafe assignment to innerHTML (Variable 'comment' declared as function parameter, which is considered unsafe. 'FunctionDeclaration' at 1:7)"
+        },
+        {
+          rule: '@microsoft/sdl/no-document-write',
+          severity: 'high',
+          file: 'code/sast/src/ui/render.ts',
+          line: 6,
+          column: 3,
+          end_line: 6,
+          end_column: 23,
+          message: 'Do not write to DOM directly using document.write or document.writeln methods'
+        },
+        {
+          rule: 'no-unsanitized/method',
+          severity: 'high',
+          file: 'code/sast/src/ui/render.ts',
+          line: 6,
+          column: 3,
+          end_line: 6,
+          end_column: 23,
+          message: "Unsafe call to document.write for argument 0 (Variable 'html' declared as function parameter, which is considered unsafe. 'FunctionDeclaration' at 5:7)"
+        },
+        {
+          rule: '@microsoft/sdl/no-inner-html',
+          severity: 'high',
+          file: 'code/sast/src/ui/render.ts',
+          line: 7,
+          column: 3,
+          end_line: 7,
+          end_column: 35,
+          message: 'Do not write to DOM using insertAdjacentHTML method'
+        },
+        {
+          rule: 'no-unsanitized/method',
+          severity: 'high',
+          file: 'code/sast/src/ui/render.ts',
+          line: 7,
+          column: 3,
+          end_line: 7,
+          end_column: 54,
+          message: "Unsafe call to document.body.insertAdjacentHTML for argument 1 (Variable 'html' declared as function parameter, which is considered unsafe. 'FunctionDeclaration' at 5:7)"
+        },
+        {
+          rule: '@microsoft/sdl/no-postmessage-star-origin',
+          severity: 'medium',
+          file: 'code/sast/src/ui/render.ts',
+          line: 11,
+          column: 3,
+          end_line: 11,
+          end_column: 40,
+          message: 'Do not use * as target origin when sending data to other windows'
+        },
+        {
+          rule: '@microsoft/sdl/no-unsafe-alloc',
+          severity: 'medium',
+          file: 'code/sast/src/ui/render.ts',
+          line: 15,
+          column: 10,
+          end_line: 15,
+          end_column: 28,
+          message: 'Do not allocate uninitialized buffers in Node.js'
+        },
+        {
+          rule: '@microsoft/sdl/no-insecure-random',
+          severity: 'medium',
+          file: 'code/sast/src/ui/render.ts',
+          line: 19,
+          column: 10,
+          end_line: 19,
+          end_column: 21,
+          message: 'Do not use pseudo-random number generators for generating secret values such as tokens, passwords or keys.'
+        }
+      ],
+      count: 9,
+      total: 9,
+      truncated: false,
+      summary: { critical: 0, high: 6, medium: 3, low: 0 },
+      files_scanned: 2,
+      rules: [
+        'no-eval',
+        'no-implied-eval',
+        'no-new-func',
+        'security/detect-eval-with-expression',
+        'security/detect-child-process',
+        'security/detect-non-literal-require',
+        'security/detect-non-literal-fs-filename',
+        'security/detect-unsafe-regex',
+        'security/detect-non-literal-regexp',
+        'security/detect-disable-mustache-escape',
+        'security/detect-no-csrf-before-method-override',
+        'security/detect-possible-timing-attacks',
+        'security/detect-pseudoRandomBytes',
+        'security/detect-buffer-noassert',
+        'security/detect-new-buffer',
+        'security/detect-bidi-characters',
+        'no-unsanitized/method',
+        'no-unsanitized/property',
+        '@microsoft/sdl/no-inner-html',
+        '@microsoft/sdl/no-html-method',
+        '@microsoft/sdl/no-document-write',
+        '@microsoft/sdl/no-document-domain',
+        '@microsoft/sdl/no-insecure-random',
+        '@microsoft/sdl/no-postmessage-star-origin',
+        '@microsoft/sdl/no-unsafe-alloc',
+        '@microsoft/sdl/no-electron-node-integration',
+        '@microsoft/sdl/no-msapp-exec-unsafe'
+      ],
+      errors: []
+    },
+  },
+  {
+    name: 'Two chosen rules over a small Express app, with the SARIF log for code scanning',
+    input: { path: 'code/sast', rules: 'security/detect-child-process, no-eval', sarif: true },
+    output: {
+      findings: [
+        {
+          rule: 'security/detect-child-process',
+          severity: 'high',
+          file: 'code/sast/src/server.js',
+          line: 10,
+          column: 3,
+          end_line: 10,
+          end_column: 71,
+          message: 'Found child_process.exec() with non Literal first argument'
+        },
+        {
+          rule: 'no-eval',
+          severity: 'high',
+          file: 'code/sast/src/server.js',
+          line: 14,
+          column: 19,
+          end_line: 14,
+          end_column: 23,
+          message: 'eval can be harmful.'
+        }
+      ],
+      count: 2,
+      total: 2,
+      truncated: false,
+      summary: { critical: 0, high: 2, medium: 0, low: 0 },
+      files_scanned: 3,
+      rules: [ 'security/detect-child-process', 'no-eval' ],
+      errors: [],
+      sarif: {
+        '$schema': 'https://json.schemastore.org/sarif-2.1.0.json',
+        version: '2.1.0',
+        runs: [
+          {
+            tool: {
+              driver: {
+                name: 'sast-scan',
+                semanticVersion: '1.0.0',
+                rules: [
+                  {
+                    id: 'security/detect-child-process',
+                    shortDescription: { text: 'Detects instances of "child_process" & non-literal "exec()" calls.' },
+                    helpUri: 'https://github.com/eslint-community/eslint-plugin-security/blob/main/docs/rules/detect-child-process.md',
+                    defaultConfiguration: { level: 'error' },
+                    properties: { tags: [ 'security', 'external/cwe/cwe-78' ], 'security-severity': '8.0' }
+                  },
+                  {
+                    id: 'no-eval',
+                    shortDescription: { text: 'Disallow the use of `eval()`' },
+                    helpUri: 'https://eslint.org/docs/latest/rules/no-eval',
+                    defaultConfiguration: { level: 'error' },
+                    properties: { tags: [ 'security', 'external/cwe/cwe-95' ], 'security-severity': '8.0' }
+                  }
+                ]
+              }
+            },
+            columnKind: 'utf16CodeUnits',
+            results: [
+              {
+                ruleId: 'security/detect-child-process',
+                ruleIndex: 0,
+                level: 'error',
+                message: { text: 'Found child_process.exec() with non Literal first argument' },
+                locations: [
+                  {
+                    physicalLocation: {
+                      artifactLocation: { uri: 'code/sast/src/server.js' },
+                      region: { startLine: 10, startColumn: 3, endLine: 10, endColumn: 71 }
+                    }
+                  }
+                ]
+              },
+              {
+                ruleId: 'no-eval',
+                ruleIndex: 1,
+                level: 'error',
+                message: { text: 'eval can be harmful.' },
+                locations: [
+                  {
+                    physicalLocation: {
+                      artifactLocation: { uri: 'code/sast/src/server.js' },
+                      region: { startLine: 14, startColumn: 19, endLine: 14, endColumn: 23 }
+                    }
+                  }
+                ]
+              }
+            ]
+          }
+        ]
+      }
+    },
+  },
+];

@@ -1,0 +1,104 @@
+/** sast-scan's work: lint each JavaScript/TypeScript file of a workspace path with the security rules. */
+import * as path from 'node:path';
+import { Linter } from 'eslint';
+import tseslint from 'typescript-eslint';
+import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { compareText, countBy, eachFileText, firstResults, listSourceFiles, type FileErrors } from '../scan-shared';
+import { PLUGINS } from './plugins';
+import { SAST_RULES, SAST_SEVERITIES, selectRules, type SastSeverity } from './rules';
+import { sarifLog, type SarifLog } from './sarif';
+
+export const MAX_SCANNED_FILES = 5_000;
+export const MAX_FILE_BYTES = 1024 * 1024;
+const MAX_ERRORS_LISTED = 100;
+/** Where the linter believes files live: it never touches the disk, so any absolute root serves. */
+const VIRTUAL_ROOT = '/workspace';
+
+export interface SastScanInput {
+  path: string;
+  rules: string;
+  files?: string[];
+  min_severity: SastSeverity;
+  max_results: number;
+  sarif: boolean;
+}
+
+export interface SastFinding {
+  rule: string;
+  severity: SastSeverity;
+  file: string;
+  line: number;
+  column: number;
+  end_line: number;
+  end_column: number;
+  message: string;
+}
+
+export type SastScanOutput = {
+  findings: SastFinding[];
+  count: number;
+  total: number;
+  truncated: boolean;
+  summary: Record<SastSeverity, number>;
+  files_scanned: number;
+  rules: string[];
+  errors: FileErrors;
+  sarif?: SarifLog;
+};
+
+export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersion: string): Promise<SastScanOutput> {
+  const { ids, unknown } = selectRules(input.rules);
+  if (unknown.length > 0 || ids.length === 0) {
+    throw ToolError.invalidInput('rules', "'recommended', 'strict' or a comma-separated list of rule ids", input.rules, unknown.length > 0 ? `Unknown rule id(s): ${unknown.slice(0, 5).join(', ')}; GET this tool's documentation for the list` : 'No rule named');
+  }
+  const sources = await listSourceFiles(ctx, input, MAX_SCANNED_FILES);
+  const linter = new Linter({ configType: 'flat', cwd: VIRTUAL_ROOT });
+  const config = flatConfig(ids);
+  const threshold = SAST_SEVERITIES.indexOf(input.min_severity);
+  const found: SastFinding[] = [];
+  const errors: FileErrors = [];
+  let scanned = 0;
+  for await (const { file, text } of eachFileText(ctx, sources, MAX_FILE_BYTES, errors, 'scanned')) {
+    // The linter reads nothing itself: it gets the text read through the workspace sandbox.
+    const messages = linter.verify(text, config, { filename: path.posix.join(VIRTUAL_ROOT, file.path) });
+    // An error without a rule is the linter's own: a parse error, or a file no config matched. (Its
+    // warnings about ignored eslint-disable comments are not: scanned code cannot switch rules off.)
+    const own = messages.find((message) => !message.ruleId && message.severity === 2);
+    if (own) {
+      errors.push({ file: file.path, message: `Not parsed: ${own.message} (line ${own.line}, column ${own.column})` });
+      continue;
+    }
+    scanned += 1;
+    for (const message of messages) {
+      if (!message.ruleId || !(message.ruleId in SAST_RULES)) continue;
+      const severity = SAST_RULES[message.ruleId].severity;
+      if (SAST_SEVERITIES.indexOf(severity) > threshold) continue;
+      found.push({ rule: message.ruleId, severity, file: file.path, line: message.line, column: message.column, end_line: message.endLine ?? message.line, end_column: message.endColumn ?? message.column, message: message.message });
+    }
+  }
+  found.sort((a, b) => SAST_SEVERITIES.indexOf(a.severity) - SAST_SEVERITIES.indexOf(b.severity) || compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.rule, b.rule));
+  const { items: findings, ...page } = firstResults(found, input.max_results);
+  ctx.progress(100, `${found.length} finding(s) in ${scanned} file(s)`);
+  return {
+    findings,
+    ...page,
+    summary: countBy(SAST_SEVERITIES, found, (entry) => entry.severity),
+    files_scanned: scanned,
+    rules: ids,
+    errors: errors.slice(0, MAX_ERRORS_LISTED),
+    ...(input.sarif && { sarif: sarifLog(found, ids, toolVersion) }),
+  };
+}
+
+/** Every source type parsed by typescript-eslint's parser (JSX on), without type information. */
+function flatConfig(ids: string[]): Linter.Config[] {
+  return [
+    {
+      files: ['**/*.{js,jsx,mjs,cjs,ts,tsx,mts,cts}'],
+      plugins: PLUGINS,
+      languageOptions: { parser: tseslint.parser as Linter.Parser, ecmaVersion: 'latest', sourceType: 'module', parserOptions: { ecmaFeatures: { jsx: true } } },
+      linterOptions: { reportUnusedDisableDirectives: 'off', noInlineConfig: true },
+      rules: Object.fromEntries(ids.map((id) => [id, 'error'])),
+    },
+  ];
+}
