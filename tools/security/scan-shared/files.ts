@@ -43,7 +43,7 @@ export function sourceFilesInputs(verb: string, maxFiles: number, maxBytes: numb
       type: 'string',
       maxLength: 1024,
       default: '.',
-      description: `A source file or a directory in the workspace: .js, .jsx, .mjs, .cjs, .ts, .tsx, .mts and .cts files are ${verb} (not .d.ts or .min.js; at most ${maxFiles} files of up to ${maxBytes / 1024 / 1024} MiB; node_modules is never walked).`,
+      description: `A source file or a directory in the workspace: .js, .jsx, .mjs, .cjs, .ts, .tsx, .mts and .cts files are ${verb} (not .d.ts or .min.js; at most ${maxFiles} files of up to ${maxBytes / 1024 / 1024} MiB; installed dependencies and .git are skipped).`,
     },
     files: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 1024 }, description: 'Only these files, relative to the directory given as path.' },
   };
