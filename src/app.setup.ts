@@ -19,6 +19,7 @@ import { OpenApiDocument } from './openapi/openapi-document';
 import { installRequestObservability } from './observability/request-observability';
 import { applyRateLimit, ipWindowKey } from './limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from './limits/window-store';
+import { installArchiveUploads } from './workspaces/archive-upload';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** SPEC §8: idle connections close after 60 s. */
@@ -94,6 +95,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const fastify = app.getHttpAdapter().getInstance();
   // Bodies are JSON only (DESIGN §5.15): Fastify's built-in text/plain parser would let others through.
   fastify.removeContentTypeParser('text/plain');
+  installArchiveUploads(fastify, app.get(AppConfig).WORKSPACE_MAX_BYTES);
   // Depth, NUL and surrogate checks run on the text before it is parsed (src/common/json-limits.ts).
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');

@@ -16,7 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['keys', 'idempotency'],
   ['limits'],
   ['auth'],
-  ['cache', 'secrets'],
+  ['cache', 'secrets', 'workspaces'],
   ['executions/engine'],
   ['executions/request'],
   ['executions'],

@@ -3,6 +3,7 @@ import { ApiKey } from './keys/api-key.entity';
 import { Execution } from './executions/engine/execution.entity';
 import { IdempotencyRecord } from './idempotency/idempotency-record.entity';
 import { AccountSecret } from './secrets/account-secret.entity';
+import { WorkspaceRecord } from './workspaces/workspace.entity';
 
 /** Every entity of the service, for the TypeORM CLI (ormconfig.ts); the migrations create exactly these tables. */
-export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret];
+export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord];

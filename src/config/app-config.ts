@@ -1,4 +1,5 @@
-import { availableParallelism } from 'node:os';
+import * as path from 'node:path';
+import { availableParallelism, tmpdir } from 'node:os';
 import { plainToInstance, Transform } from 'class-transformer';
 import {
   IsIn,
@@ -49,6 +50,26 @@ export class AppConfig {
 
   @IsString() @MinLength(1)
   WORKSPACE_ROOT = './workspace';
+
+  /** Largest workspace upload (the compressed archive), bytes. */
+  @Transform(toInt) @IsInt() @Min(1024) @Max(1024 * 1024 * 1024)
+  WORKSPACE_MAX_BYTES = 50 * 1024 * 1024;
+
+  /** Most bytes one workspace may unpack to (a zip or gzip bomb stops here). */
+  @Transform(toInt) @IsInt() @Min(1024) @Max(16 * 1024 * 1024 * 1024)
+  WORKSPACE_MAX_UNPACKED_BYTES = 500 * 1024 * 1024;
+
+  /** Most files one workspace may hold. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  WORKSPACE_MAX_FILES = 50_000;
+
+  /** How long an uploaded workspace lives. */
+  @Transform(toInt) @IsInt() @Min(60) @Max(30 * 24 * 3600)
+  WORKSPACE_TTL_SECONDS = 3600;
+
+  /** Where each process unpacks the workspaces its tools read (one folder per archive digest). */
+  @IsString() @MinLength(1)
+  WORKSPACE_CACHE_DIR = path.join(tmpdir(), 'tos-workspaces');
 
   /** Exceptions to the egress policy of tools: hosts, `*.suffix` patterns and CIDRs, comma-separated. */
   @IsString()

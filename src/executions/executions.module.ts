@@ -10,6 +10,7 @@ import { LimitsModule } from '../limits/limits.module';
 import { AdmissionGate, QUOTA_SEED } from '../limits/admission-gate';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
+import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { ExecutionEventBus, InMemoryEventBus } from './engine/events/execution-events';
 import { RedisEventBus } from './engine/events/redis-event-bus';
 import { Execution } from './engine/execution.entity';
@@ -43,6 +44,7 @@ export class ExecutionsModule {
         TypeOrmModule.forFeature([Execution]),
         ToolsModule,
         SecretsModule,
+        WorkspacesModule,
         LimitsModule.forRoot(config),
         CacheModule.forRoot(config),
         IdempotencyModule,

@@ -1,4 +1,4 @@
-export const SCOPES = ['tools:read', 'tools:invoke', 'executions:read', 'executions:cancel', 'keys:manage', 'secrets:manage'] as const;
+export const SCOPES = ['tools:read', 'tools:invoke', 'executions:read', 'executions:cancel', 'keys:manage', 'secrets:manage', 'workspaces:read', 'workspaces:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Scopes that manage the account's credentials: never held by temporary keys. */

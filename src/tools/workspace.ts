@@ -5,6 +5,7 @@
  * and symlinks whose real path leaves the root are refused with INVALID_INPUT, checked on the
  * real path (fs.realpath) of the target and of every file a listing returns.
  */
+import type { ToolInputDefinition } from './sdk/definition';
 import { constants as fsConstants, type Dirent } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -189,6 +190,23 @@ function compareStrings(a: string, b: string): number {
 }
 
 /** Where a tool's text comes from: inline `content` or a workspace file `path`. */
+/** An uploaded workspace's id: `ws_` + 20 base62 characters. */
+export const WORKSPACE_ID_PATTERN = /^ws_[0-9A-Za-z]{20}$/;
+
+/**
+ * The optional `workspace` input of a tool that reads files: an uploaded workspace of the
+ * caller's account (POST /v1/workspaces). The service opens it as the tool's ctx.workspace, so
+ * `path` and `files` are relative to it; without it they are relative to WORKSPACE_ROOT.
+ */
+export function workspaceInput(): ToolInputDefinition {
+  return {
+    type: 'string',
+    pattern: WORKSPACE_ID_PATTERN.source,
+    maxLength: 23,
+    description: "An uploaded workspace of your account (ws_…, from POST /v1/workspaces): path and files are read inside it. Without it, the service's shared workspace.",
+  };
+}
+
 export type TextSource = { kind: 'content'; content: string } | { kind: 'path'; path: string };
 
 /**

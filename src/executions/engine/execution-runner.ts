@@ -2,12 +2,14 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Principal } from '../../identity/principal';
-import { ErrorBody } from '../../common/errors';
+import { AppException, ErrorBody } from '../../common/errors';
 import { newExecutionId } from '../../common/ids';
 import { ToolError, ToolLogger, Workspace } from '../../tools/sdk';
 import { ToolThreads } from '../../tools/isolation/tool-threads';
 import { RegisteredTool, ToolCatalogue } from '../../tools/tool-registry';
 import { WORKSPACE } from '../../tools/tools.module';
+import { createWorkspace } from '../../tools/workspace';
+import { WorkspacesService } from '../../workspaces/workspaces.service';
 import { AppConfig } from '../../config/app-config';
 import { egressSettingsOf, type EgressSettings } from '../../tools/egress/egress';
 import { SecretsService } from '../../secrets/secrets.service';
@@ -98,6 +100,7 @@ export class ExecutionRunner {
     @Inject(WORKSPACE) private readonly workspace: Workspace,
     private readonly threads: ToolThreads,
     private readonly secrets: SecretsService,
+    private readonly workspaces: WorkspacesService,
     appConfig: AppConfig,
   ) {
     this.egress = egressSettingsOf(appConfig);
@@ -281,6 +284,18 @@ export class ExecutionRunner {
     this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
   }
 
+  /** The account's uploaded workspace a call names, unpacked in this process; else the shared WORKSPACE_ROOT. */
+  private async workspaceFor(accountId: string, tool: RegisteredTool, input: Record<string, unknown>): Promise<Workspace> {
+    const id = input.workspace;
+    if (typeof id !== 'string' || !tool.definition.inputs.workspace) return this.workspace;
+    const root = await this.workspaces.open(accountId, id).catch((error: unknown) => {
+      // Admitted while it lived: it expired or was deleted before a worker took the call.
+      if (error instanceof AppException && error.code === 'NOT_FOUND') throw ToolError.invalidInput('workspace', 'a live workspace of your account', id, `Workspace ${id} not found: it expired or was deleted`);
+      throw error;
+    });
+    return createWorkspace(root);
+  }
+
   /** Every tool run, sync or queued, passes here once: the one place metrics and traces observe it. */
   private execute(...args: Parameters<ExecutionRunner['executeTool']>): Promise<TerminalFields> {
     return observeExecution({ executionId: args[0], toolId: args[2].definition.id }, () => this.executeTool(...args));
@@ -313,7 +328,7 @@ export class ExecutionRunner {
         progress: (percent, message) => progress.report(percent, message),
         logger: toolLogger(new Logger(`tool:${definition.id}`), id),
         config: tool.config,
-        workspace: this.workspace,
+        workspace: await this.workspaceFor(accountId, tool, input),
         egress: this.egress,
         accountId,
         accountSecrets: this.secrets,

@@ -6,6 +6,8 @@ import type { Execution } from '../engine/execution.entity';
 import { ExecutionRunner, RunRequest } from '../engine/execution-runner';
 import { cacheLookups } from '../../common/probes';
 import { AdmissionGate, type ToolWindow } from '../../limits/admission-gate';
+import { WorkspacesService } from '../../workspaces/workspaces.service';
+import type { Principal } from '../../identity/principal';
 
 /** The result cache's part in an answer (DESIGN §5.11). */
 export interface CacheUse {
@@ -44,19 +46,30 @@ export class InvocationService {
     private readonly runner: ExecutionRunner,
     private readonly cache: ResultCache,
     private readonly gate: AdmissionGate,
+    private readonly workspaces: WorkspacesService,
   ) {}
 
   /** Admits and queues an async call; the tool window it was counted in comes back for the headers. */
   async submit(run: RunRequest): Promise<{ execution: Execution; window: ToolWindow | null }> {
+    await this.workspaceDigest(run.principal, run.input);
     const window = await this.gate.admit(run.principal, run.tool.definition);
     return { execution: await this.runner.submit(run), window };
+  }
+
+  /**
+   * The content digest of the account's workspace a call names (NOT_FOUND before anything is
+   * counted or queued when it names none of its own); it enters the result-cache key.
+   */
+  private async workspaceDigest(principal: Principal, input: Record<string, unknown>): Promise<string | undefined> {
+    return typeof input.workspace === 'string' ? this.workspaces.digestOf(principal.accountId, input.workspace) : undefined;
   }
 
   async invokeSync({ callerGone, ...run }: SyncRun): Promise<SyncInvocation> {
     const { principal, tool, input, options } = run;
     const { definition } = tool;
+    const digest = await this.workspaceDigest(principal, input);
     const window = await this.gate.admit(principal, definition);
-    const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, definition.id, definition.version, input) : null;
+    const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, definition.id, definition.version, digest ? { ...input, workspace: { id: input.workspace, digest } } : input) : null;
     if (cacheKey && options.cache) {
       const hit = await this.cache.get(cacheKey);
       if (cacheLookups.hasSubscribers) cacheLookups.publish({ hit: !!hit });

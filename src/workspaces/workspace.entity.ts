@@ -1,0 +1,47 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../keys/account.entity';
+
+/**
+ * An uploaded workspace. The archive itself is kept here, in the database every process shares,
+ * so whichever worker runs an execution can unpack it (DESIGN §4: workers on any machine).
+ */
+@Entity('workspaces')
+@Index('ix_workspaces_account_created', ['account_id', 'created_at'])
+@Index('ix_workspaces_expires', ['expires_at'])
+export class WorkspaceRecord {
+  @PrimaryColumn('text', { primaryKeyConstraintName: 'pk_workspaces' })
+  id: string;
+
+  @Column('text')
+  account_id: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'fk_workspaces_account' })
+  account?: Account;
+
+  @Column('text')
+  format: string;
+
+  /** SHA-256 (hex) of the archive: names the unpacked copy and enters result-cache keys. */
+  @Column('text')
+  digest: string;
+
+  @Column('integer')
+  files: number;
+
+  /** Unpacked size. */
+  @Column('bigint', { transformer: { to: (value: number) => value, from: (value: string) => Number(value) } })
+  bytes: number;
+
+  @Column('integer')
+  archive_bytes: number;
+
+  @Column('bytea', { select: false })
+  archive?: Buffer;
+
+  @Column('timestamptz')
+  created_at: Date;
+
+  @Column('timestamptz')
+  expires_at: Date;
+}

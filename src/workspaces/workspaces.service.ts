@@ -1,0 +1,181 @@
+/**
+ * Workspaces of an account: an uploaded archive checked and stored in the database, and unpacked
+ * on demand into this process's cache (one folder per archive digest, shared by every execution
+ * that reads it) — the same for an API process running a sync call and a worker on another machine.
+ */
+import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { In, LessThan, type Repository } from 'typeorm';
+import { AppException } from '../common/errors';
+import { randomBase62 } from '../common/ids';
+import { AppConfig } from '../config/app-config';
+import { WORKSPACE_ID_PATTERN } from '../tools/workspace';
+import { ArchiveRefused, readArchive, type ArchiveFormat } from './archive';
+import { WorkspaceRecord } from './workspace.entity';
+
+const SWEEP_INTERVAL_MS = 60_000;
+
+export interface WorkspaceView {
+  id: string;
+  format: string;
+  files: number;
+  bytes: number;
+  archive_bytes: number;
+  digest: string;
+  created_at: string;
+  expires_at: string;
+}
+
+@Injectable()
+export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(WorkspacesService.name);
+  private sweeper?: NodeJS.Timeout;
+  /** Unpacks in flight per digest, so two executions never unpack the same archive twice at once. */
+  private readonly unpacking = new Map<string, Promise<string>>();
+
+  constructor(
+    @InjectRepository(WorkspaceRecord) private readonly records: Repository<WorkspaceRecord>,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    this.sweeper = setInterval(() => void this.sweep().catch((error: Error) => this.logger.warn(`workspace sweep failed: ${error.message}`)), SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
+  }
+
+  onApplicationShutdown(): void {
+    clearInterval(this.sweeper);
+  }
+
+  /** Checks the whole archive (without writing it anywhere) and stores it. */
+  async create(accountId: string, archive: Buffer, format: ArchiveFormat): Promise<WorkspaceView> {
+    let counted: { files: number; bytes: number };
+    try {
+      counted = await readArchive(archive, format, this.limits(), async (entry) => {
+        if (entry.kind === 'file') for await (const _chunk of entry.content) void _chunk;
+      });
+    } catch (error) {
+      throw refused(error);
+    }
+    const now = new Date();
+    const record = this.records.create({
+      id: `ws_${randomBase62(20)}`,
+      account_id: accountId,
+      format,
+      digest: createHash('sha256').update(archive).digest('hex'),
+      files: counted.files,
+      bytes: counted.bytes,
+      archive_bytes: archive.length,
+      archive,
+      created_at: now,
+      expires_at: new Date(now.getTime() + this.config.WORKSPACE_TTL_SECONDS * 1000),
+    });
+    await this.records.insert(record);
+    return view(record);
+  }
+
+  async list(accountId: string, limit: number, offset: number): Promise<{ workspaces: WorkspaceView[]; total: number }> {
+    const [rows, total] = await this.records.findAndCount({ where: { account_id: accountId }, order: { created_at: 'DESC', id: 'DESC' }, take: limit, skip: offset });
+    return { workspaces: rows.map(view), total };
+  }
+
+  async get(accountId: string, id: string): Promise<WorkspaceView> {
+    return view(await this.find(accountId, id));
+  }
+
+  async delete(accountId: string, id: string): Promise<void> {
+    const record = await this.find(accountId, id);
+    await this.records.delete({ id: record.id, account_id: accountId });
+  }
+
+  /** The digest of a live workspace of this account (for result-cache keys); NOT_FOUND otherwise. */
+  async digestOf(accountId: string, id: string): Promise<string> {
+    return (await this.find(accountId, id)).digest;
+  }
+
+  /** The folder holding the workspace's files, unpacked into this process's cache when first needed. */
+  async open(accountId: string, id: string): Promise<string> {
+    const record = await this.find(accountId, id);
+    const folder = path.join(this.config.WORKSPACE_CACHE_DIR, record.digest);
+    if (await exists(folder)) return folder;
+    let pending = this.unpacking.get(record.digest);
+    if (!pending) {
+      pending = this.unpack(record, folder).finally(() => this.unpacking.delete(record.digest));
+      this.unpacking.set(record.digest, pending);
+    }
+    return pending;
+  }
+
+  /** Removes expired workspaces, and the unpacked copies no live workspace names. */
+  async sweep(now = new Date()): Promise<number> {
+    const { affected } = await this.records.delete({ expires_at: LessThan(now) });
+    if (affected) this.logger.log(`removed ${affected} expired workspace(s)`);
+    const unpacked = (await readdir(this.config.WORKSPACE_CACHE_DIR).catch(() => [] as string[])).filter((name) => /^[0-9a-f]{64}$/.test(name));
+    if (unpacked.length > 0) {
+      const live = new Set((await this.records.find({ where: { digest: In(unpacked) }, select: { digest: true } })).map((record) => record.digest));
+      for (const digest of unpacked.filter((name) => !live.has(name))) await rm(path.join(this.config.WORKSPACE_CACHE_DIR, digest), { recursive: true, force: true });
+    }
+    return affected ?? 0;
+  }
+
+  private async find(accountId: string, id: string): Promise<WorkspaceRecord> {
+    const record = WORKSPACE_ID_PATTERN.test(id) ? await this.records.findOne({ where: { id, account_id: accountId } }) : null;
+    // Another account's workspace is as unknown as a missing one.
+    if (!record || record.expires_at.getTime() <= Date.now()) throw AppException.notFound('Workspace', id);
+    return record;
+  }
+
+  private async unpack(record: WorkspaceRecord, folder: string): Promise<string> {
+    const { archive } = await this.records.findOneOrFail({ where: { id: record.id }, select: { id: true, archive: true } });
+    await mkdir(this.config.WORKSPACE_CACHE_DIR, { recursive: true });
+    const staging = await mkdtemp(path.join(this.config.WORKSPACE_CACHE_DIR, '.unpacking-'));
+    try {
+      await readArchive(archive as Buffer, record.format as ArchiveFormat, this.limits(), async (entry) => {
+        const target = path.join(staging, entry.path);
+        await mkdir(path.dirname(target), { recursive: true });
+        if (entry.kind === 'symlink') await symlink(entry.target, target);
+        else await pipeline(entry.content, createWriteStream(target, { mode: 0o644, flags: 'wx' }));
+      });
+      // Whole or not at all: a reader never sees a half-unpacked folder.
+      await rename(staging, folder).catch(async (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+        await rm(staging, { recursive: true, force: true }); // another process unpacked it first
+      });
+      return folder;
+    } catch (error) {
+      await rm(staging, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  private limits() {
+    return { maxFiles: this.config.WORKSPACE_MAX_FILES, maxBytes: this.config.WORKSPACE_MAX_UNPACKED_BYTES };
+  }
+}
+
+function refused(error: unknown): unknown {
+  if (!(error instanceof ArchiveRefused)) return error;
+  return new AppException('INVALID_INPUT', error.message, { details: { parameter: 'body', expected: 'a .tar.gz or .zip archive of a source tree' } });
+}
+
+function view(record: WorkspaceRecord): WorkspaceView {
+  return {
+    id: record.id,
+    format: record.format,
+    files: record.files,
+    bytes: record.bytes,
+    archive_bytes: record.archive_bytes,
+    digest: `sha256:${record.digest}`,
+    created_at: record.created_at.toISOString(),
+    expires_at: record.expires_at.toISOString(),
+  };
+}
+
+async function exists(folder: string): Promise<boolean> {
+  return stat(folder).then(() => true, () => false);
+}

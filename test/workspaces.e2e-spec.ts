@@ -1,0 +1,186 @@
+/**
+ * Workspaces a remote client uploads (POST /v1/workspaces): checked archives stored per account in
+ * the database, opened as a code tool's workspace by whichever process runs the call — in the
+ * distributed engine, a worker process that unpacks the archive from PostgreSQL itself.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { pack, type Header as TarHeader } from 'tar-stream';
+import { ZipFile } from 'yazl';
+import { WorkspacesService } from '../src/workspaces/workspaces.service';
+import { useTestApp, type TestAccount } from './support/app';
+import { describeEachEngine, ENGINE_MODES } from './support/engines';
+import { until } from './support/poll';
+import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
+
+const LIMITS = { WORKSPACE_MAX_BYTES: String(256 * 1024), WORKSPACE_MAX_UNPACKED_BYTES: String(1024 * 1024), WORKSPACE_MAX_FILES: '50' };
+
+type TarEntry = Partial<TarHeader> & { name: string; body?: string | Buffer };
+
+async function tarGz(entries: TarEntry[]): Promise<Buffer> {
+  const archive = pack();
+  for (const { body, ...header } of entries) archive.entry({ ...header, size: body === undefined ? 0 : Buffer.byteLength(body) }, body ?? '');
+  archive.finalize();
+  const chunks: Buffer[] = [];
+  for await (const chunk of archive) chunks.push(chunk as Buffer);
+  return gzipSync(Buffer.concat(chunks));
+}
+
+/** A zip of the entries; `..` in a name is written as yazl refuses to, by patching a same-length placeholder. */
+async function zip(entries: Array<{ name: string; body: string | Buffer; mode?: number }>): Promise<Buffer> {
+  const file = new ZipFile();
+  for (const entry of entries) file.addBuffer(Buffer.from(entry.body), entry.name.replaceAll('..', '__'), { mode: entry.mode ?? 0o100644 });
+  file.end();
+  const chunks: Buffer[] = [];
+  for await (const chunk of file.outputStream) chunks.push(chunk as Buffer);
+  let text = Buffer.concat(chunks).toString('latin1');
+  for (const entry of entries) text = text.replaceAll(entry.name.replaceAll('..', '__'), entry.name);
+  return Buffer.from(text, 'latin1');
+}
+
+const DOCKERFILE = 'FROM node:latest\nRUN curl -fsSL https://example.test/install.sh | sh\n';
+const PROJECT: TarEntry[] = [
+  { name: 'app/', type: 'directory' },
+  { name: 'app/Dockerfile', body: DOCKERFILE },
+  { name: 'app/src/index.js', body: 'module.exports = (req) => eval(req.query.code);\n' },
+  { name: 'app/current', type: 'symlink', linkname: 'src' },
+];
+
+describeEachEngine('workspaces', (mode) => {
+  const suite = useTestApp(mode, { env: LIMITS });
+  let other: TestAccount;
+  beforeAll(async () => (other = await suite.t.createAccount('globex')));
+
+  const upload = (body: Buffer, contentType = 'application/gzip', key = suite.acme.key) =>
+    suite.t.request({ method: 'POST', url: '/v1/workspaces', key, headers: { 'content-type': contentType }, payload: body });
+  const invoke = (tool: string, inputs: Record<string, unknown>, key = suite.acme.key) =>
+    suite.t.request({ method: 'POST', url: `/v1/tools/${tool}/invoke`, key, payload: { inputs } });
+
+  it('takes a .tar.gz, lists it, and a code tool reads it by id (symlinks inside the tree kept)', async () => {
+    const res = await upload(await tarGz(PROJECT));
+    expect(res.statusCode).toBe(201);
+    const workspace = res.json();
+    expect(workspace).toMatchObject({ id: expect.stringMatching(/^ws_[0-9A-Za-z]{20}$/), format: 'tar.gz', files: 3, digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    expect(workspace.bytes).toBe(Buffer.byteLength(DOCKERFILE) + Buffer.byteLength('module.exports = (req) => eval(req.query.code);\n'));
+    expect(Date.parse(workspace.expires_at) - Date.parse(workspace.created_at)).toBe(3600_000);
+
+    const listed = await suite.t.request({ method: 'GET', url: '/v1/workspaces', key: suite.acme.key });
+    expect(listed.json()).toMatchObject({ workspaces: [workspace], total: 1, limit: 50, offset: 0 });
+    expect((await suite.t.request({ method: 'GET', url: `/v1/workspaces/${workspace.id}`, key: suite.acme.key })).json()).toEqual(workspace);
+
+    const iac = await invoke('iac-scan', { workspace: workspace.id, path: 'app' });
+    expect(iac.statusCode).toBe(200);
+    expect(iac.json().result.findings.map((finding: { rule: string; file: string }) => `${finding.rule} ${finding.file}`)).toEqual(
+      expect.arrayContaining(['dockerfile/curl-pipe-shell app/Dockerfile', 'dockerfile/base-image-latest-or-untagged app/Dockerfile']),
+    );
+    const sast = await invoke('sast-scan', { workspace: workspace.id, path: 'app/current' });
+    expect(sast.json().result).toMatchObject({ files_scanned: 1, findings: [{ rule: 'security/detect-eval-with-expression', file: 'app/current/index.js' }, { rule: 'no-eval' }] });
+    // The shared WORKSPACE_ROOT has no `app`: the id, not the path, chose where to read.
+    expect((await invoke('iac-scan', { path: 'app' })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
+  });
+
+  it('takes a .zip (and tells an octet-stream body by its magic bytes)', async () => {
+    const body = await zip([{ name: 'reports/junit.xml', body: '<testsuite name="s"><testcase name="a"/><testcase name="b"><failure message="no"/></testcase></testsuite>' }]);
+    const res = await upload(body, 'application/octet-stream');
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toMatchObject({ format: 'zip', files: 1 });
+    const report = await invoke('test-report', { workspace: res.json().id, path: 'reports' });
+    expect(report.json().result.totals).toMatchObject({ tests: 2, passed: 1, failed: 1 });
+  });
+
+  it.each([
+    ['a path with ..', () => tarGz([{ name: '../evil.sh', body: 'x' }]), /climbs out of the workspace/],
+    ['an absolute path', () => tarGz([{ name: '/etc/cron.d/evil', body: 'x' }]), /absolute path/],
+    ['a symlink out of the tree', () => tarGz([{ name: 'a/passwd', type: 'symlink', linkname: '../../etc/passwd' }]), /points out of the workspace/],
+    ['an absolute symlink', () => tarGz([{ name: 'passwd', type: 'symlink', linkname: '/etc/passwd' }]), /points out of the workspace/],
+    ['a hard link', () => tarGz([{ name: 'a', body: 'x' }, { name: 'b', type: 'link', linkname: 'a' }]), /is a link/],
+    ['a character device', () => tarGz([{ name: 'null', type: 'character-device', devmajor: 1, devminor: 3 }]), /is a character-device/],
+    ['a FIFO', () => tarGz([{ name: 'pipe', type: 'fifo' }]), /is a fifo/],
+    ['a gzip bomb (5 MiB of zeros in 5 KiB)', () => tarGz([{ name: 'zeros', body: Buffer.alloc(5 * 1024 * 1024) }]), /More than 1048576 bytes unpacked/],
+    ['too many files', () => tarGz(Array.from({ length: 51 }, (_, index) => ({ name: `f${index}`, body: 'x' }))), /More than 50 files/],
+    ['a zip bomb', () => zip([{ name: 'zeros', body: Buffer.alloc(5 * 1024 * 1024) }]), /More than 1048576 bytes unpacked/],
+    ['a zip entry climbing out', () => zip([{ name: 'a/../../evil', body: 'x' }]), /Not a readable \.zip|climbs out/],
+    ['a zip symlink out of the tree', () => zip([{ name: 'link', body: '../../etc/passwd', mode: 0o120777 }]), /points out of the workspace/],
+    ['a corrupt archive', async () => Buffer.concat([Buffer.from([0x1f, 0x8b]), Buffer.alloc(64, 7)]), /Not a readable \.tar\.gz/],
+  ])('refuses %s with INVALID_INPUT and stores nothing', async (_name, build, message) => {
+    const before = (await suite.t.request({ method: 'GET', url: '/v1/workspaces', key: suite.acme.key })).json().total;
+    const body = await build();
+    const res = await upload(body, body[0] === 0x50 ? 'application/zip' : 'application/gzip');
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(message), details: { parameter: 'body' } });
+    expect((await suite.t.request({ method: 'GET', url: '/v1/workspaces', key: suite.acme.key })).json().total).toBe(before);
+  });
+
+  it('refuses a body over WORKSPACE_MAX_BYTES (413), a body that is no archive, JSON, and archives elsewhere (415)', async () => {
+    const big = await upload(Buffer.alloc(300 * 1024, 1), 'application/zip');
+    expect(big.statusCode).toBe(413);
+    expect(big.json().error.code).toBe('INVALID_REQUEST');
+    expect((await upload(Buffer.from('plain text here'), 'application/octet-stream')).json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('neither') });
+    const json = await suite.t.request({ method: 'POST', url: '/v1/workspaces', key: suite.acme.key, payload: { git_url: 'x' } });
+    expect(json.statusCode).toBe(400);
+    const elsewhere = await suite.t.request({ method: 'POST', url: '/v1/tools/iac-scan/invoke', key: suite.acme.key, headers: { 'content-type': 'application/gzip' }, payload: await tarGz(PROJECT) });
+    expect(elsewhere.statusCode).toBe(415);
+  });
+
+  it('keeps each account to its own workspaces, and honours the scopes', async () => {
+    const id = (await upload(await tarGz(PROJECT))).json().id;
+    expect((await suite.t.request({ method: 'GET', url: `/v1/workspaces/${id}`, key: other.key })).statusCode).toBe(404);
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/workspaces/${id}`, key: other.key })).statusCode).toBe(404);
+    const borrowed = await invoke('iac-scan', { workspace: id, path: 'app' }, other.key);
+    expect(borrowed.statusCode).toBe(404);
+    expect(borrowed.json().error).toMatchObject({ code: 'NOT_FOUND', message: `Workspace not found: ${id}` });
+    expect((await suite.t.request({ method: 'GET', url: '/v1/workspaces', key: other.key })).json().total).toBe(0);
+
+    const readOnly = await suite.t.createKey(suite.acme.id, { name: 'reader', type: 'service', scopes: ['tools:invoke', 'workspaces:read'] });
+    expect((await upload(await tarGz(PROJECT), 'application/gzip', readOnly)).statusCode).toBe(403);
+    expect((await suite.t.request({ method: 'GET', url: `/v1/workspaces/${id}`, key: readOnly })).statusCode).toBe(200);
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/workspaces/${id}`, key: readOnly })).statusCode).toBe(403);
+
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/workspaces/${id}`, key: suite.acme.key })).statusCode).toBe(204);
+    expect((await suite.t.request({ method: 'GET', url: `/v1/workspaces/${id}`, key: suite.acme.key })).statusCode).toBe(404);
+    expect((await invoke('iac-scan', { workspace: id, path: 'app' })).statusCode).toBe(404);
+    expect((await invoke('iac-scan', { workspace: 'ws_short', path: 'app' })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'workspace' } });
+  });
+
+  it('caches a result per workspace content, and the sweeper removes expired workspaces', async () => {
+    const id = (await upload(await tarGz(PROJECT))).json().id;
+    const first = await invoke('iac-scan', { workspace: id, path: 'app' });
+    const second = await invoke('iac-scan', { workspace: id, path: 'app' });
+    expect([first.json().cache.hit, second.json().cache.hit]).toEqual([false, true]);
+    const changed = (await upload(await tarGz([{ name: 'app/Dockerfile', body: 'FROM scratch\n' }]))).json().id;
+    expect((await invoke('iac-scan', { workspace: changed, path: 'app' })).json().cache.hit).toBe(false);
+
+    const removed = await suite.t.app.get(WorkspacesService).sweep(new Date(Date.now() + 3601_000));
+    expect(removed).toBeGreaterThanOrEqual(2);
+    expect((await suite.t.request({ method: 'GET', url: `/v1/workspaces/${id}`, key: suite.acme.key })).statusCode).toBe(404);
+  });
+});
+
+describe('workspaces read by a worker process [distributed]', () => {
+  const mode = ENGINE_MODES.find((entry) => entry.name === 'distributed')!;
+  const cacheDir = mkdtempSync(path.join(tmpdir(), 'tos-worker-workspaces-'));
+  const suite = useTestApp(mode, { env: { ...LIMITS, ROLE: 'api' } });
+  let worker: ServiceProcess | undefined;
+  beforeAll(async () => {
+    worker = await startServiceProcess('worker', { ...suite.env, WORKSPACE_CACHE_DIR: cacheDir, PORT: '0', WORKSPACE_ROOT: suite.t.workspaceRoot });
+  }, 90_000);
+  afterAll(async () => {
+    await killProcess(worker);
+    rmSync(cacheDir, { recursive: true, force: true });
+  });
+
+  it('runs an async scan of an uploaded workspace in the worker, which unpacks it from the database', async () => {
+    const workspace = (await suite.t.request({ method: 'POST', url: '/v1/workspaces', key: suite.acme.key, headers: { 'content-type': 'application/gzip' }, payload: await tarGz(PROJECT) })).json();
+    const accepted = await suite.t.request({ method: 'POST', url: '/v1/tools/iac-scan/invoke?async=true', key: suite.acme.key, payload: { inputs: { workspace: workspace.id, path: 'app' } } });
+    expect(accepted.statusCode).toBe(202);
+    const done = await until('the worker to finish', async () => {
+      const execution = (await suite.t.request({ method: 'GET', url: `/v1/executions/${accepted.json().execution_id}`, key: suite.acme.key })).json();
+      return ['success', 'error'].includes(execution.status) ? execution : undefined;
+    }, 60_000, 200);
+    expect(done).toMatchObject({ status: 'success', result: { files_scanned: 1 } });
+    expect(readdirSync(cacheDir)).toEqual([workspace.digest.slice('sha256:'.length)]);
+    expect(existsSync(path.join(cacheDir, workspace.digest.slice('sha256:'.length), 'app/Dockerfile'))).toBe(true);
+  }, 90_000);
+});
