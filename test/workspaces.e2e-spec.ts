@@ -3,7 +3,8 @@
  * the database, opened as a code tool's workspace by whichever process runs the call — in the
  * distributed engine, a worker process that unpacks the archive from PostgreSQL itself.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -47,6 +48,26 @@ const PROJECT: TarEntry[] = [
   { name: 'app/src/index.js', body: 'module.exports = (req) => eval(req.query.code);\n' },
   { name: 'app/current', type: 'symlink', linkname: 'src' },
 ];
+
+/** A git repository with two commits of app/Dockerfile (tag v1 on the first), as a .tar.gz with its .git. */
+function gitProject(tweak?: (dir: string) => void): Buffer {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tos-git-project-'));
+  const run = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.test', '-c', 'init.defaultBranch=main', ...args], { cwd: dir, stdio: 'pipe' });
+  try {
+    run('init', '-q');
+    mkdirSync(path.join(dir, 'app'));
+    writeFileSync(path.join(dir, 'app/Dockerfile'), DOCKERFILE);
+    run('add', '.');
+    run('commit', '-qm', 'first');
+    run('tag', 'v1');
+    writeFileSync(path.join(dir, 'app/Dockerfile'), 'FROM scratch\nCOPY app /app\nUSER 10001\nHEALTHCHECK CMD ["/app", "--health"]\n');
+    run('commit', '-qam', 'second');
+    tweak?.(dir);
+    return execFileSync('tar', ['czf', '-', '-C', dir, '.']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 describeEachEngine('workspaces', (mode) => {
   const suite = useTestApp(mode, { env: LIMITS });
@@ -142,6 +163,46 @@ describeEachEngine('workspaces', (mode) => {
     expect((await suite.t.request({ method: 'GET', url: `/v1/workspaces/${id}`, key: suite.acme.key })).statusCode).toBe(404);
     expect((await invoke('iac-scan', { workspace: id, path: 'app' })).statusCode).toBe(404);
     expect((await invoke('iac-scan', { workspace: 'ws_short', path: 'app' })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'workspace' } });
+  });
+
+  it('reads files at a git ref of the workspace without touching its work tree', async () => {
+    const id = (await upload(gitProject())).json().id;
+    const rules = async (ref?: string) => {
+      const res = await invoke('iac-scan', { workspace: id, path: 'app', ...(ref && { ref }) });
+      expect(res.statusCode).toBe(200);
+      return res.json().result.findings.map((finding: { rule: string }) => finding.rule);
+    };
+    expect(await rules('HEAD~1')).toContain('dockerfile/curl-pipe-shell');
+    expect(await rules('v1')).toContain('dockerfile/curl-pipe-shell');
+    expect(await rules('main')).not.toContain('dockerfile/curl-pipe-shell');
+    expect(await rules()).not.toContain('dockerfile/curl-pipe-shell'); // the work tree is still the second commit
+
+    for (const ref of ['no-such-branch', '--output=/tmp/x', 'a b']) {
+      const res = await invoke('iac-scan', { workspace: id, path: 'app', ref });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'ref' } });
+    }
+    const plain = (await upload(await tarGz(PROJECT))).json().id;
+    expect((await invoke('iac-scan', { workspace: plain, path: 'app', ref: 'HEAD' })).json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('not a git repository') });
+  });
+
+  it("never runs a workspace repository's own git config, and refuses one that borrows objects", async () => {
+    const marker = path.join(tmpdir(), `tos-smudge-ran-${process.pid}-${Date.now()}`);
+    const hostile = gitProject((dir) => {
+      writeFileSync(path.join(dir, '.gitattributes'), '* filter=evil\n');
+      execFileSync('git', ['add', '.gitattributes'], { cwd: dir });
+      execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.test', 'commit', '-qm', 'attributes'], { cwd: dir });
+      execFileSync('git', ['config', 'filter.evil.smudge', `touch ${marker}; cat`], { cwd: dir });
+      execFileSync('git', ['config', 'core.fsmonitor', `touch ${marker}`], { cwd: dir });
+    });
+    rmSync(marker, { force: true });
+    const id = (await upload(hostile)).json().id;
+    const res = await invoke('iac-scan', { workspace: id, path: 'app', ref: 'HEAD~2' });
+    expect(res.json().result.findings.map((finding: { rule: string }) => finding.rule)).toContain('dockerfile/curl-pipe-shell');
+    expect(existsSync(marker)).toBe(false);
+
+    const borrowing = (await upload(gitProject((dir) => writeFileSync(path.join(dir, '.git/objects/info/alternates'), '/tmp/elsewhere/objects\n')))).json().id;
+    expect((await invoke('iac-scan', { workspace: borrowing, path: 'app', ref: 'HEAD' })).json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('alternates') });
   });
 
   it('caches a result per workspace content, and the sweeper removes expired workspaces', async () => {

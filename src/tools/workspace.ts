@@ -207,6 +207,23 @@ export function workspaceInput(): ToolInputDefinition {
   };
 }
 
+/**
+ * The optional `ref` input of a tool that reads files: a branch, tag or commit of the git
+ * repository at the workspace's root. The service opens the files as they are at that commit
+ * (never touching the work tree) as the tool's ctx.workspace. Only a tool that also declares
+ * `workspaceInput()` gets this meaning for `ref`.
+ */
+export function refInput(): ToolInputDefinition {
+  return {
+    type: 'string',
+    minLength: 1,
+    maxLength: 255,
+    // git's ref syntax plus revision suffixes (HEAD~1, v1.2^{commit}); no leading '-' or spaces.
+    pattern: '^[A-Za-z0-9_./@{}^~][A-Za-z0-9_./@{}^~+-]*$',
+    description: 'A branch, tag or commit (HEAD~1 works) of the git repository at the root of the workspace: files are read as they are at that commit.',
+  };
+}
+
 export type TextSource = { kind: 'content'; content: string } | { kind: 'path'; path: string };
 
 /**

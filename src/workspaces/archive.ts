@@ -11,7 +11,8 @@ import * as path from 'node:path';
 import { extract as tarExtract } from 'tar-stream';
 import * as yauzl from 'yauzl';
 
-export const ARCHIVE_FORMATS = ['tar.gz', 'zip'] as const;
+/** What an upload may be; plain `tar` is what `git archive` gives the workspaces themselves. */
+export const ARCHIVE_FORMATS = ['tar.gz', 'zip', 'tar'] as const;
 export type ArchiveFormat = (typeof ARCHIVE_FORMATS)[number];
 
 export interface ArchiveLimits {
@@ -35,7 +36,7 @@ const MAX_LINK_TARGET = 4096;
 export async function readArchive(data: Buffer, format: ArchiveFormat, limits: ArchiveLimits, sink: EntrySink): Promise<{ files: number; bytes: number }> {
   const budget = new Budget(limits);
   if (format === 'zip') await readZip(data, budget, sink);
-  else await readTarGz(data, budget, sink);
+  else await readTar(data, format === 'tar.gz', budget, sink);
   return { files: budget.files, bytes: budget.bytes };
 }
 
@@ -80,10 +81,11 @@ function linkTarget(at: string, target: string): string {
 
 const printable = (text: string) => text.replace(/[^\x20-\x7e]/g, '?').slice(0, 200);
 
-async function readTarGz(data: Buffer, budget: Budget, sink: EntrySink): Promise<void> {
+async function readTar(data: Buffer, gzipped: boolean, budget: Budget, sink: EntrySink): Promise<void> {
   const extract = tarExtract();
-  const done = pipeline(Readable.from([data]), createGunzip(), extract).catch((error: Error) => {
-    throw unreadable(error, '.tar.gz');
+  const name = gzipped ? '.tar.gz' : '.tar';
+  const done = (gzipped ? pipeline(Readable.from([data]), createGunzip(), extract) : pipeline(Readable.from([data]), extract)).catch((error: Error) => {
+    throw unreadable(error, name);
   });
   try {
     for await (const entry of extract) {
@@ -110,7 +112,7 @@ async function readTarGz(data: Buffer, budget: Budget, sink: EntrySink): Promise
   } catch (error) {
     extract.destroy();
     await done.catch(() => undefined);
-    throw unreadable(error, '.tar.gz');
+    throw unreadable(error, name);
   }
   await done;
 }

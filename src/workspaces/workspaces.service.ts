@@ -1,24 +1,29 @@
 /**
  * Workspaces of an account: an uploaded archive checked and stored in the database, and unpacked
  * on demand into this process's cache (one folder per archive digest, shared by every execution
- * that reads it) — the same for an API process running a sync call and a worker on another machine.
+ * that reads it; one per commit for a `ref`) — the same for an API process running a sync call and a worker on another machine.
  */
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import { copyFile, lstat, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { In, LessThan, type Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { randomBase62 } from '../common/ids';
 import { AppConfig } from '../config/app-config';
+import { ToolError } from '../tools/sdk';
 import { WORKSPACE_ID_PATTERN } from '../tools/workspace';
 import { ArchiveRefused, readArchive, type ArchiveFormat } from './archive';
+import { git } from './git';
+import { TreeCache } from './tree-cache';
 import { WorkspaceRecord } from './workspace.entity';
 
 const SWEEP_INTERVAL_MS = 60_000;
+const GIT_TIMEOUT_MS = 60_000;
+/** Unpacked trees of git commits are named `git-<sha>`; those of uploads by the archive's digest. */
+const COMMIT_TREE = /^git-[0-9a-f]{40,64}$/;
 
 export interface WorkspaceView {
   id: string;
@@ -35,13 +40,14 @@ export interface WorkspaceView {
 export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(WorkspacesService.name);
   private sweeper?: NodeJS.Timeout;
-  /** Unpacks in flight per digest, so two executions never unpack the same archive twice at once. */
-  private readonly unpacking = new Map<string, Promise<string>>();
+  private readonly trees: TreeCache;
 
   constructor(
     @InjectRepository(WorkspaceRecord) private readonly records: Repository<WorkspaceRecord>,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.trees = new TreeCache(config.WORKSPACE_CACHE_DIR, this.limits());
+  }
 
   onModuleInit(): void {
     this.sweeper = setInterval(() => void this.sweep().catch((error: Error) => this.logger.warn(`workspace sweep failed: ${error.message}`)), SWEEP_INTERVAL_MS);
@@ -101,17 +107,45 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
   /** The folder holding the workspace's files, unpacked into this process's cache when first needed. */
   async open(accountId: string, id: string): Promise<string> {
     const record = await this.find(accountId, id);
-    const folder = path.join(this.config.WORKSPACE_CACHE_DIR, record.digest);
-    if (await exists(folder)) return folder;
-    let pending = this.unpacking.get(record.digest);
-    if (!pending) {
-      pending = this.unpack(record, folder).finally(() => this.unpacking.delete(record.digest));
-      this.unpacking.set(record.digest, pending);
-    }
-    return pending;
+    return this.trees.open(record.digest, async () => {
+      const { archive } = await this.records.findOneOrFail({ where: { id: record.id }, select: { id: true, archive: true } });
+      return { archive: archive as Buffer, format: record.format as ArchiveFormat };
+    });
   }
 
-  /** Removes expired workspaces, and the unpacked copies no live workspace names. */
+  /**
+   * The files of the git repository at `root` as they are at `ref`, unpacked beside the uploads
+   * (`git archive` of the resolved commit: the work tree is never touched). git reads the objects
+   * and refs through a git directory of our own with an empty config, so a hostile repository's
+   * config (filter drivers, fsmonitor, archive commands) never runs, and one with alternates or a
+   * .git file pointing elsewhere is refused: it could read objects outside the workspace.
+   */
+  async openAtRef(root: string, ref: string): Promise<string> {
+    const refused = (why: string) => ToolError.invalidInput('ref', 'a branch, tag or commit of the workspace repository', ref, why);
+    const gitDir = path.join(root, '.git');
+    const entry = await lstat(gitDir).catch(() => undefined);
+    if (!entry?.isDirectory()) throw refused(`The workspace is not a git repository (no .git folder at its root), so '${ref}' names nothing`);
+    for (const pointer of ['objects/info/alternates', 'commondir']) {
+      if (await lstat(path.join(gitDir, pointer)).then(() => true, () => false)) throw refused(`The workspace repository borrows objects from elsewhere (.git/${pointer}); send a self-contained clone`);
+    }
+    const sealed = await mkdtemp(path.join(tmpdir(), 'tos-gitdir-'));
+    try {
+      // Folders linked, small files copied (git reads a linked HEAD as a legacy symbolic ref).
+      await symlink(path.join(gitDir, 'objects'), path.join(sealed, 'objects'));
+      await symlink(path.join(gitDir, 'refs'), path.join(sealed, 'refs'));
+      for (const file of ['HEAD', 'packed-refs']) await copyFile(path.join(gitDir, file), path.join(sealed, file)).catch(() => undefined);
+      await writeFile(path.join(sealed, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
+      const run = (args: string[]) => git([`--git-dir=${sealed}`, ...args], { cwd: root, timeoutMs: GIT_TIMEOUT_MS, maxBytes: this.config.WORKSPACE_MAX_UNPACKED_BYTES });
+      const commit = (await run(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]).catch(() => {
+        throw refused(`No commit '${ref}' in the workspace repository`);
+      })).toString('utf8').trim();
+      return await this.trees.open(`git-${commit}`, async () => ({ archive: await run(['archive', '--format=tar', commit]), format: 'tar' }));
+    } finally {
+      await rm(sealed, { recursive: true, force: true });
+    }
+  }
+
+  /** Removes expired workspaces, the unpacked copies no live workspace names, and commit trees older than the TTL. */
   async sweep(now = new Date()): Promise<number> {
     const { affected } = await this.records.delete({ expires_at: LessThan(now) });
     if (affected) this.logger.log(`removed ${affected} expired workspace(s)`);
@@ -119,6 +153,11 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
     if (unpacked.length > 0) {
       const live = new Set((await this.records.find({ where: { digest: In(unpacked) }, select: { digest: true } })).map((record) => record.digest));
       for (const digest of unpacked.filter((name) => !live.has(name))) await rm(path.join(this.config.WORKSPACE_CACHE_DIR, digest), { recursive: true, force: true });
+    }
+    for (const name of (await readdir(this.config.WORKSPACE_CACHE_DIR).catch(() => [] as string[])).filter((entry) => COMMIT_TREE.test(entry))) {
+      const folder = path.join(this.config.WORKSPACE_CACHE_DIR, name);
+      const { mtimeMs } = await stat(folder);
+      if (now.getTime() - mtimeMs > this.config.WORKSPACE_TTL_SECONDS * 1000) await rm(folder, { recursive: true, force: true });
     }
     return affected ?? 0;
   }
@@ -128,29 +167,6 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
     // Another account's workspace is as unknown as a missing one.
     if (!record || record.expires_at.getTime() <= Date.now()) throw AppException.notFound('Workspace', id);
     return record;
-  }
-
-  private async unpack(record: WorkspaceRecord, folder: string): Promise<string> {
-    const { archive } = await this.records.findOneOrFail({ where: { id: record.id }, select: { id: true, archive: true } });
-    await mkdir(this.config.WORKSPACE_CACHE_DIR, { recursive: true });
-    const staging = await mkdtemp(path.join(this.config.WORKSPACE_CACHE_DIR, '.unpacking-'));
-    try {
-      await readArchive(archive as Buffer, record.format as ArchiveFormat, this.limits(), async (entry) => {
-        const target = path.join(staging, entry.path);
-        await mkdir(path.dirname(target), { recursive: true });
-        if (entry.kind === 'symlink') await symlink(entry.target, target);
-        else await pipeline(entry.content, createWriteStream(target, { mode: 0o644, flags: 'wx' }));
-      });
-      // Whole or not at all: a reader never sees a half-unpacked folder.
-      await rename(staging, folder).catch(async (error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
-        await rm(staging, { recursive: true, force: true }); // another process unpacked it first
-      });
-      return folder;
-    } catch (error) {
-      await rm(staging, { recursive: true, force: true });
-      throw error;
-    }
   }
 
   private limits() {
@@ -176,6 +192,3 @@ function view(record: WorkspaceRecord): WorkspaceView {
   };
 }
 
-async function exists(folder: string): Promise<boolean> {
-  return stat(folder).then(() => true, () => false);
-}

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, refInput, workspaceInput } from '../../src/tools/sdk';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../security/lockfiles';
 import { lockfilesOutput } from '../security/scan-shared';
 import { SPEC_VERSIONS } from './sbom-generate/build';
@@ -21,6 +21,7 @@ const VERSION = '1.0.0';
   rate_limit: 30,
   inputs: {
     workspace: workspaceInput(),
+    ref: refInput(),
     path: {
       type: 'string',
       maxLength: 1024,

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, textSource, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, textSource, refInput, workspaceInput } from '../../src/tools/sdk';
 import { fileErrorsOutput } from '../security/scan-shared';
 import { TEST_REPORT_EXAMPLES } from './test-report/examples';
 import { MAX_REPORT_BYTES, MAX_REPORT_FILES, testReport, type TestReportInput, type TestReportOutput } from './test-report/report';
@@ -26,6 +26,7 @@ const counter = (what: string, nullable = false) => ({
   rate_limit: 60,
   inputs: {
     workspace: workspaceInput(),
+    ref: refInput(),
     path: {
       type: 'string',
       maxLength: 1024,

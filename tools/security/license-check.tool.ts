@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, refInput, workspaceInput } from '../../src/tools/sdk';
 import { LICENSE_CHECK_EXAMPLES } from './license-check/examples';
 import { licenseCheck, MAX_LICENSES_LISTED, type LicenseCheckInput, type LicenseCheckOutput } from './license-check/check';
 import { LICENSE_STATUSES } from './licenses/policy';
@@ -31,6 +31,7 @@ const spdxList = (what: string) => ({
   },
   inputs: {
     workspace: workspaceInput(),
+    ref: refInput(),
     path: {
       type: 'string',
       maxLength: 1024,

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, refInput, workspaceInput } from '../../src/tools/sdk';
 import { countsOutput, fileErrorsOutput, pageOutputs, sourceFilesInputs } from './scan-shared';
 import { SAST_SCAN_EXAMPLES } from './sast-scan/examples';
 import { SAST_RULE_IDS, SAST_RULES, SAST_SEVERITIES } from './sast-scan/rules';
@@ -21,6 +21,7 @@ const recommended = SAST_RULE_IDS.filter((id) => SAST_RULES[id].recommended);
   rate_limit: 30,
   inputs: {
     workspace: workspaceInput(),
+    ref: refInput(),
     ...sourceFilesInputs('scanned', MAX_SCANNED_FILES, MAX_FILE_BYTES),
     rules: {
       type: 'string',

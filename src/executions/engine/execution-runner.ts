@@ -284,16 +284,24 @@ export class ExecutionRunner {
     this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
   }
 
-  /** The account's uploaded workspace a call names, unpacked in this process; else the shared WORKSPACE_ROOT. */
+  /**
+   * The files a call reads: the account's uploaded workspace it names (unpacked in this process),
+   * else the shared WORKSPACE_ROOT; at the git `ref` it names, when the tool takes one.
+   */
   private async workspaceFor(accountId: string, tool: RegisteredTool, input: Record<string, unknown>): Promise<Workspace> {
-    const id = input.workspace;
-    if (typeof id !== 'string' || !tool.definition.inputs.workspace) return this.workspace;
-    const root = await this.workspaces.open(accountId, id).catch((error: unknown) => {
-      // Admitted while it lived: it expired or was deleted before a worker took the call.
-      if (error instanceof AppException && error.code === 'NOT_FOUND') throw ToolError.invalidInput('workspace', 'a live workspace of your account', id, `Workspace ${id} not found: it expired or was deleted`);
-      throw error;
-    });
-    return createWorkspace(root);
+    const { workspace: id, ref } = input;
+    const { inputs } = tool.definition;
+    let root = this.workspace.root;
+    if (typeof id === 'string' && inputs.workspace) {
+      root = await this.workspaces.open(accountId, id).catch((error: unknown) => {
+        // Admitted while it lived: it expired or was deleted before a worker took the call.
+        if (error instanceof AppException && error.code === 'NOT_FOUND') throw ToolError.invalidInput('workspace', 'a live workspace of your account', id, `Workspace ${id} not found: it expired or was deleted`);
+        throw error;
+      });
+    }
+    // `ref` is a workspace ref only for tools that read workspaces (vcs-workflow's `ref` is a forge branch).
+    if (typeof ref === 'string' && inputs.ref && inputs.workspace) root = await this.workspaces.openAtRef(root, ref);
+    return root === this.workspace.root ? this.workspace : createWorkspace(root);
   }
 
   /** Every tool run, sync or queued, passes here once: the one place metrics and traces observe it. */
