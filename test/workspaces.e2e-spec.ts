@@ -13,6 +13,7 @@ import { ZipFile } from 'yazl';
 import { WorkspacesService } from '../src/workspaces/workspaces.service';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine, ENGINE_MODES } from './support/engines';
+import { startGitServer, type GitServer } from './support/git-server';
 import { until } from './support/poll';
 import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
 
@@ -49,20 +50,26 @@ const PROJECT: TarEntry[] = [
   { name: 'app/current', type: 'symlink', linkname: 'src' },
 ];
 
-/** A git repository with two commits of app/Dockerfile (tag v1 on the first), as a .tar.gz with its .git. */
-function gitProject(tweak?: (dir: string) => void): Buffer {
+/** A git repository with two commits of app/Dockerfile (tag v1 on the first), in a new temp folder. */
+function gitRepository(tweak?: (dir: string) => void): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'tos-git-project-'));
   const run = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.test', '-c', 'init.defaultBranch=main', ...args], { cwd: dir, stdio: 'pipe' });
+  run('init', '-q');
+  mkdirSync(path.join(dir, 'app'));
+  writeFileSync(path.join(dir, 'app/Dockerfile'), DOCKERFILE);
+  run('add', '.');
+  run('commit', '-qm', 'first');
+  run('tag', 'v1');
+  writeFileSync(path.join(dir, 'app/Dockerfile'), 'FROM scratch\nCOPY app /app\nUSER 10001\nHEALTHCHECK CMD ["/app", "--health"]\n');
+  run('commit', '-qam', 'second');
+  tweak?.(dir);
+  return dir;
+}
+
+/** That repository as a .tar.gz with its .git. */
+function gitProject(tweak?: (dir: string) => void): Buffer {
+  const dir = gitRepository(tweak);
   try {
-    run('init', '-q');
-    mkdirSync(path.join(dir, 'app'));
-    writeFileSync(path.join(dir, 'app/Dockerfile'), DOCKERFILE);
-    run('add', '.');
-    run('commit', '-qm', 'first');
-    run('tag', 'v1');
-    writeFileSync(path.join(dir, 'app/Dockerfile'), 'FROM scratch\nCOPY app /app\nUSER 10001\nHEALTHCHECK CMD ["/app", "--health"]\n');
-    run('commit', '-qam', 'second');
-    tweak?.(dir);
     return execFileSync('tar', ['czf', '-', '-C', dir, '.']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -205,6 +212,23 @@ describeEachEngine('workspaces', (mode) => {
     expect((await invoke('iac-scan', { workspace: borrowing, path: 'app', ref: 'HEAD' })).json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('alternates') });
   });
 
+  it('refuses a clone the egress policy forbids before git sends anything, and URLs it cannot take', async () => {
+    const server = await startGitServer(tmpdir());
+    try {
+      const clone = (payload: Record<string, unknown>) => suite.t.request({ method: 'POST', url: '/v1/workspaces', key: suite.acme.key, payload });
+      const loopback = await clone({ git_url: `${server.url}/app.git` });
+      expect(loopback.statusCode).toBe(400);
+      expect(loopback.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('loopback'), details: { parameter: 'git_url' } });
+      expect(server.requests).toEqual([]);
+      expect((await clone({ git_url: 'ssh://git@example.test/app.git' })).json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('ssh:') });
+      expect((await clone({ git_url: 'https://user:token@example.test/app.git' })).json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('credentials') });
+      expect((await clone({ git_url: `${server.url}/app.git`, ref: '--upload-pack=touch /tmp/x' })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'ref' } });
+      expect((await clone({ ref: 'main' })).json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'git_url' } });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('caches a result per workspace content, and the sweeper removes expired workspaces', async () => {
     const id = (await upload(await tarGz(PROJECT))).json().id;
     const first = await invoke('iac-scan', { workspace: id, path: 'app' });
@@ -216,6 +240,48 @@ describeEachEngine('workspaces', (mode) => {
     const removed = await suite.t.app.get(WorkspacesService).sweep(new Date(Date.now() + 3601_000));
     expect(removed).toBeGreaterThanOrEqual(2);
     expect((await suite.t.request({ method: 'GET', url: `/v1/workspaces/${id}`, key: suite.acme.key })).statusCode).toBe(404);
+  });
+});
+
+describe('workspaces cloned from a git server (smart HTTP, egress allowed to loopback)', () => {
+  const suite = useTestApp(ENGINE_MODES[0], { env: { ...LIMITS, EGRESS_ALLOW: '127.0.0.0/8' } });
+  const root = mkdtempSync(path.join(tmpdir(), 'tos-git-server-'));
+  let server: GitServer;
+  beforeAll(async () => {
+    const work = gitRepository();
+    execFileSync('git', ['clone', '-q', '--bare', work, path.join(root, 'app.git')]);
+    rmSync(work, { recursive: true, force: true });
+    server = await startGitServer(root);
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const clone = (payload: Record<string, unknown>) => suite.t.request({ method: 'POST', url: '/v1/workspaces', key: suite.acme.key, payload });
+  const rules = async (id: string, ref?: string) =>
+    (await suite.t.request({ method: 'POST', url: '/v1/tools/iac-scan/invoke', key: suite.acme.key, payload: { inputs: { workspace: id, path: 'app', ...(ref && { ref }) } } })).json().result.findings.map((finding: { rule: string }) => finding.rule);
+
+  it('clones the default branch shallowly, or the branch or tag named; the clone keeps its .git for ref', async () => {
+    const head = await clone({ git_url: `${server.url}/app.git` });
+    expect(head.statusCode).toBe(201);
+    expect(head.json()).toMatchObject({ id: expect.stringMatching(/^ws_/), format: 'tar.gz' });
+    expect(await rules(head.json().id)).not.toContain('dockerfile/curl-pipe-shell');
+    expect(await rules(head.json().id, 'HEAD')).not.toContain('dockerfile/curl-pipe-shell');
+    const tagged = await clone({ git_url: `${server.url}/app.git`, ref: 'v1' });
+    expect(await rules(tagged.json().id)).toContain('dockerfile/curl-pipe-shell');
+    expect(server.requests.some((request) => request.endsWith('/git-upload-pack'))).toBe(true);
+  });
+
+  it('tells a wrong branch or repository (400) from a server that fails (502, retryable)', async () => {
+    expect((await clone({ git_url: `${server.url}/app.git`, ref: 'no-such-branch' })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'ref' } });
+    expect((await clone({ git_url: `${server.url}/missing.git` })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'git_url' } });
+    const down = await startGitServer(root);
+    const url = down.url;
+    await down.close();
+    const failed = await clone({ git_url: `${url}/app.git` });
+    expect(failed.statusCode).toBe(502);
+    expect(failed.json().error).toMatchObject({ code: 'TOOL_ERROR', retryable: true });
   });
 });
 

@@ -67,6 +67,10 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(60) @Max(30 * 24 * 3600)
   WORKSPACE_TTL_SECONDS = 3600;
 
+  /** How long a `git_url` workspace's shallow clone may take. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3600)
+  WORKSPACE_CLONE_TIMEOUT_SECONDS = 60;
+
   /** Where each process unpacks the workspaces its tools read (one folder per archive digest). */
   @IsString() @MinLength(1)
   WORKSPACE_CACHE_DIR = path.join(tmpdir(), 'tos-workspaces');

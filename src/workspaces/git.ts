@@ -21,8 +21,9 @@ export function git(args: readonly string[], options: { cwd: string; timeoutMs: 
       },
       (error, stdout, stderr) => {
         if (!error) return resolve(stdout);
-        const said = stderr.toString('utf8').trim().split('\n')[0] ?? '';
-        reject(new GitFailed(error.killed ? `git ${args[0]} took longer than ${options.timeoutMs / 1000}s` : said || error.message));
+        const lines = stderr.toString('utf8').trim().split('\n');
+        const said = (lines.find((line) => line.startsWith('fatal:')) ?? lines[0] ?? '').replace(/^fatal: /, '');
+        reject(new GitFailed(error.killed ? `git took longer than ${options.timeoutMs / 1000}s` : said || error.message));
       },
     );
   });

@@ -5,6 +5,7 @@
  */
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFile, lstat, mkdtemp, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,8 @@ import { AppConfig } from '../config/app-config';
 import { ToolError } from '../tools/sdk';
 import { WORKSPACE_ID_PATTERN } from '../tools/workspace';
 import { ArchiveRefused, readArchive, type ArchiveFormat } from './archive';
-import { git } from './git';
+import { egressFor, EgressRefusedError, egressSettingsOf, type Egress } from '../tools/egress/egress';
+import { git, GitFailed } from './git';
 import { TreeCache } from './tree-cache';
 import { WorkspaceRecord } from './workspace.entity';
 
@@ -41,12 +43,14 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(WorkspacesService.name);
   private sweeper?: NodeJS.Timeout;
   private readonly trees: TreeCache;
+  private readonly egress: Egress;
 
   constructor(
     @InjectRepository(WorkspaceRecord) private readonly records: Repository<WorkspaceRecord>,
     private readonly config: AppConfig,
   ) {
     this.trees = new TreeCache(config.WORKSPACE_CACHE_DIR, this.limits());
+    this.egress = egressFor(egressSettingsOf(config));
   }
 
   onModuleInit(): void {
@@ -83,6 +87,34 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
     });
     await this.records.insert(record);
     return view(record);
+  }
+
+  /**
+   * A workspace from a shallow clone (`--depth 1`, one branch, no tags) of a repository over HTTP(S).
+   * The host is resolved and checked by the egress policy first, and git is pinned to that address
+   * (curl's resolve list) with redirects off and every other protocol refused, so neither DNS
+   * rebinding nor a redirect takes it elsewhere. The clone is then stored like an upload, with the
+   * same limits; the clone itself is bounded by WORKSPACE_CLONE_TIMEOUT_SECONDS.
+   */
+  async clone(accountId: string, gitUrl: string, ref: string | undefined): Promise<WorkspaceView> {
+    const url = cloneUrl(gitUrl);
+    const target = await this.egress.resolve(url.hostname).catch((error: Error) => {
+      throw invalid('git_url', 'an http(s) URL of a repository the egress policy allows', error instanceof EgressRefusedError ? error.message : `${url.hostname} cannot be resolved: ${error.message}`);
+    });
+    const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+    const pinned = target.address.includes(':') ? `[${target.address}]` : target.address;
+    const dir = await mkdtemp(path.join(tmpdir(), 'tos-clone-'));
+    try {
+      const options = { cwd: dir, timeoutMs: this.config.WORKSPACE_CLONE_TIMEOUT_SECONDS * 1000, maxBytes: 1024 * 1024 };
+      const settings = ['protocol.allow=never', 'protocol.http.allow=always', 'protocol.https.allow=always', 'http.followRedirects=false', `http.curloptResolve=${url.hostname}:${port}:${pinned}`];
+      await git([...settings.flatMap((setting) => ['-c', setting]), 'clone', '--quiet', '--depth', '1', '--single-branch', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url.href, 'tree'], options).catch((error: GitFailed) => {
+        throw cloneFailure(error.message, url.href);
+      });
+      const archive = await tarGz(path.join(dir, 'tree'), this.config.WORKSPACE_MAX_BYTES);
+      return await this.create(accountId, archive, 'tar.gz');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }
 
   async list(accountId: string, limit: number, offset: number): Promise<{ workspaces: WorkspaceView[]; total: number }> {
@@ -172,6 +204,41 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
   private limits() {
     return { maxFiles: this.config.WORKSPACE_MAX_FILES, maxBytes: this.config.WORKSPACE_MAX_UNPACKED_BYTES };
   }
+}
+
+function invalid(parameter: string, expected: string, message: string): AppException {
+  return new AppException('INVALID_INPUT', message, { details: { parameter, expected } });
+}
+
+function cloneUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalid('git_url', 'an http(s) URL', `'${text.slice(0, 200)}' is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('git_url', 'an http(s) URL', `Only http and https clones are supported, not ${url.protocol}`);
+  // Credentials would end up in git's messages: private repositories are not supported yet.
+  if (url.username || url.password) throw invalid('git_url', 'a URL without credentials', 'The URL carries credentials; they are not accepted');
+  return url;
+}
+
+/** git's word on a failed clone: what the caller named wrong, a timeout, or an upstream failure (retryable). */
+function cloneFailure(message: string, url: string): AppException {
+  if (/Remote branch .* not found/i.test(message)) return invalid('ref', 'a branch or tag of the repository', message);
+  if (/repository .* not found|not found|404/i.test(message)) return invalid('git_url', 'a repository that exists', message);
+  if (/took longer than/.test(message)) return new AppException('TOOL_TIMEOUT', `Cloning ${url}: ${message}`, { retryable: true });
+  return new AppException('TOOL_ERROR', `Cloning ${url} failed: ${message}`, { status: 502, retryable: true });
+}
+
+/** The tree (with its shallow .git, so `ref` works on it) as a .tar.gz of at most maxBytes. */
+function tarGz(dir: string, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    execFile('tar', ['czf', '-', '-C', dir, '.'], { encoding: 'buffer', maxBuffer: maxBytes }, (error, stdout) => {
+      if (!error) return resolve(stdout);
+      reject(invalid('git_url', 'a repository of at most WORKSPACE_MAX_BYTES compressed', `The clone is larger than WORKSPACE_MAX_BYTES (${maxBytes} bytes compressed)`));
+    }),
+  );
 }
 
 function refused(error: unknown): unknown {
