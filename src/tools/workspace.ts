@@ -224,6 +224,11 @@ export function refInput(): ToolInputDefinition {
   };
 }
 
+/** `workspace` and `ref` together: what every tool that reads the workspace declares. */
+export function workspaceInputs(): Record<'workspace' | 'ref', ToolInputDefinition> {
+  return { workspace: workspaceInput(), ref: refInput() };
+}
+
 export type TextSource = { kind: 'content'; content: string } | { kind: 'path'; path: string };
 
 /**

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, refInput, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
 import { fileErrorsOutput, sourceFilesInputs } from '../security/scan-shared';
 import { CODE_QUALITY_EXAMPLES } from './code-quality/examples';
 import { COGNITIVE_LIMIT, CYCLOMATIC_LIMIT, DUPLICATION_LIMIT, GRADE_FLOORS, GRADES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES, codeQuality, type CodeQualityInput, type CodeQualityOutput } from './code-quality/quality';
@@ -20,8 +20,7 @@ const gradeScale = `${GRADE_FLOORS.map(([grade, floor]) => `${grade} ≥ ${floor
   timeout: 120,
   rate_limit: 30,
   inputs: {
-    workspace: workspaceInput(),
-    ref: refInput(),
+    ...workspaceInputs(),
     ...sourceFilesInputs('measured', MAX_SOURCE_FILES, MAX_SOURCE_BYTES),
     max_files: { type: 'integer', minimum: 1, maximum: 1000, default: 50, description: 'Most files listed, least maintainable first.' },
     max_functions: { type: 'integer', minimum: 1, maximum: 500, default: 20, description: 'Most functions listed, most complex first.' },

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, refInput, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../security/lockfiles';
 import { lockfilesOutput } from '../security/scan-shared';
 import { SPEC_VERSIONS } from './sbom-generate/build';
@@ -20,8 +20,7 @@ const VERSION = '1.0.0';
   timeout: 120,
   rate_limit: 30,
   inputs: {
-    workspace: workspaceInput(),
-    ref: refInput(),
+    ...workspaceInputs(),
     path: {
       type: 'string',
       maxLength: 1024,

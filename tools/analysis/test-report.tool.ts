@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, textSource, refInput, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../src/tools/sdk';
 import { fileErrorsOutput } from '../security/scan-shared';
 import { TEST_REPORT_EXAMPLES } from './test-report/examples';
 import { MAX_REPORT_BYTES, MAX_REPORT_FILES, testReport, type TestReportInput, type TestReportOutput } from './test-report/report';
@@ -25,8 +25,7 @@ const counter = (what: string, nullable = false) => ({
   timeout: 60,
   rate_limit: 60,
   inputs: {
-    workspace: workspaceInput(),
-    ref: refInput(),
+    ...workspaceInputs(),
     path: {
       type: 'string',
       maxLength: 1024,

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, refInput, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
 import { dependencyCheck, MAX_SKIPPED_LISTED, MIN_SEVERITIES, type DependencyCheckInput, type DependencyCheckOutput } from './dependency-check/scan';
 import { DEPENDENCY_CHECK_EXAMPLES } from './dependency-check/examples';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILE_BYTES, MAX_LOCKFILES } from './lockfiles';
@@ -30,8 +30,7 @@ import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
     },
   },
   inputs: {
-    workspace: workspaceInput(),
-    ref: refInput(),
+    ...workspaceInputs(),
     path: {
       type: 'string',
       maxLength: 1024,

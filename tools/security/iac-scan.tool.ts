@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, refInput, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
 import { IAC_SCAN_EXAMPLES } from './iac-scan/examples';
 import { IAC_RULE_IDS, IAC_SEVERITIES } from './iac-scan/rules';
 import { countsOutput, fileErrorsOutput, pageOutputs } from './scan-shared';
@@ -17,8 +17,7 @@ import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES, type Iac
   timeout: 120,
   rate_limit: 60,
   inputs: {
-    workspace: workspaceInput(),
-    ref: refInput(),
+    ...workspaceInputs(),
     path: {
       type: 'string',
       maxLength: 1024,

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, refInput, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
 import { LICENSE_CHECK_EXAMPLES } from './license-check/examples';
 import { licenseCheck, MAX_LICENSES_LISTED, type LicenseCheckInput, type LicenseCheckOutput } from './license-check/check';
 import { LICENSE_STATUSES } from './licenses/policy';
@@ -30,8 +30,7 @@ const spdxList = (what: string) => ({
     REGISTRY_TOKEN: { type: 'string', secret: true, description: "Bearer token for a private registry; an account's own secret of that name wins." },
   },
   inputs: {
-    workspace: workspaceInput(),
-    ref: refInput(),
+    ...workspaceInputs(),
     path: {
       type: 'string',
       maxLength: 1024,

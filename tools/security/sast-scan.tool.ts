@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, refInput, workspaceInput } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
 import { countsOutput, fileErrorsOutput, pageOutputs, sourceFilesInputs } from './scan-shared';
 import { SAST_SCAN_EXAMPLES } from './sast-scan/examples';
 import { SAST_RULE_IDS, SAST_RULES, SAST_SEVERITIES } from './sast-scan/rules';
@@ -20,8 +20,7 @@ const recommended = SAST_RULE_IDS.filter((id) => SAST_RULES[id].recommended);
   timeout: 180,
   rate_limit: 30,
   inputs: {
-    workspace: workspaceInput(),
-    ref: refInput(),
+    ...workspaceInputs(),
     ...sourceFilesInputs('scanned', MAX_SCANNED_FILES, MAX_FILE_BYTES),
     rules: {
       type: 'string',

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import * as vm from 'node:vm';
 import type { lintSource as LintSource } from '@secretlint/core';
-import { Tool, ToolError, type ToolContext, type ToolHandler, textSource, refInput, workspaceInput } from '../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../src/tools/sdk';
 
 const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
 type Severity = (typeof SEVERITIES)[number];
@@ -88,8 +88,7 @@ const exampleGithubToken = 'ghp_EXAMPLEexampleEXAMPLEexample00000000';
   timeout: 120,
   rate_limit: 60,
   inputs: {
-    workspace: workspaceInput(),
-    ref: refInput(),
+    ...workspaceInputs(),
     content: { type: 'string', maxLength: 1_000_000, description: 'Inline text to scan; give this or path.' },
     path: {
       type: 'string',

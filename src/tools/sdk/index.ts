@@ -10,5 +10,5 @@ export * from './definition';
 export * from './context';
 export * from './tool-error';
 export { boundedRegexTest, compileRegex } from './bounded-regex';
-export { refInput, textSource, workspaceInput, type TextSource } from '../workspace';
+export { refInput, textSource, workspaceInputs, type TextSource } from '../workspace';
 export { networkError } from '../egress/tool-network';
