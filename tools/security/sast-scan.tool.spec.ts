@@ -82,6 +82,15 @@ describe('SastScanTool', () => {
     expect(where(await scan({ path: code }))).toEqual(['security/detect-eval-with-expression a.js:2', 'no-eval a.js:2']);
   });
 
+  it('scans a file again without a rule that crashes on it, and says so', async () => {
+    // SDL's no-insecure-random throws on require() of a variable; the other rules still report.
+    const code = folder('crash', { 'plugin.js': 'const name = process.argv[2];\nmodule.exports = require(name);\neval(name);\n' });
+    const output = await scan({ path: code });
+    expect(where(output)).toEqual(['security/detect-eval-with-expression plugin.js:3', 'security/detect-non-literal-require plugin.js:2', 'no-eval plugin.js:3']);
+    expect(output.errors).toEqual([{ file: 'crash/plugin.js', message: expect.stringContaining('@microsoft/sdl/no-insecure-random') }]);
+    expect(output.files_scanned).toBe(1);
+  });
+
   it('lists a file that does not parse and scans the rest', async () => {
     const code = folder('broken', { 'bad.ts': 'export function (', 'ok.js': 'eval(window.name);\n' });
     const output = await scan({ path: code });

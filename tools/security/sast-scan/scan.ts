@@ -53,14 +53,13 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
   }
   const sources = await listSourceFiles(ctx, input, MAX_SCANNED_FILES);
   const linter = new Linter({ configType: 'flat', cwd: VIRTUAL_ROOT });
-  const config = flatConfig(ids);
   const threshold = SAST_SEVERITIES.indexOf(input.min_severity);
   const found: SastFinding[] = [];
   const errors: FileErrors = [];
   let scanned = 0;
   for await (const { file, text } of eachFileText(ctx, sources, MAX_FILE_BYTES, errors, 'scanned')) {
-    // The linter reads nothing itself: it gets the text read through the workspace sandbox.
-    const messages = linter.verify(text, config, { filename: path.posix.join(VIRTUAL_ROOT, file.path) });
+    const { messages, crashed } = lintFile(linter, ids, text, path.posix.join(VIRTUAL_ROOT, file.path));
+    if (crashed.length > 0) errors.push({ file: file.path, message: `Scanned without ${crashed.join(', ')}: the rule failed on this file (${crashed.length === 1 ? 'a bug in the rule' : 'bugs in the rules'})` });
     // An error without a rule is the linter's own: a parse error, or a file no config matched. (Its
     // warnings about ignored eslint-disable comments are not: scanned code cannot switch rules off.)
     const own = messages.find((message) => !message.ruleId && message.severity === 2);
@@ -88,6 +87,25 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
     errors: errors.slice(0, MAX_ERRORS_LISTED),
     ...(input.sarif && { sarif: sarifLog(found, ids, toolVersion) }),
   };
+}
+
+/**
+ * The linter's messages for one file. The linter reads nothing itself: it gets the text read
+ * through the workspace sandbox. A third-party rule that throws on some code (as SDL's
+ * no-insecure-random does on `require(name)`) would end the whole scan: the file is linted again
+ * without it, and the rule is named so the caller knows what was not checked there.
+ */
+function lintFile(linter: Linter, ids: string[], text: string, filename: string): { messages: Linter.LintMessage[]; crashed: string[] } {
+  const crashed: string[] = [];
+  for (;;) {
+    try {
+      return { messages: linter.verify(text, flatConfig(ids.filter((id) => !crashed.includes(id))), { filename }), crashed };
+    } catch (error) {
+      const rule = (error as { ruleId?: unknown }).ruleId;
+      if (typeof rule !== 'string' || crashed.includes(rule)) throw error;
+      crashed.push(rule);
+    }
+  }
 }
 
 /** Every source type parsed by typescript-eslint's parser (JSX on), without type information. */
