@@ -3,6 +3,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool } from '../../src/tools/sdk/testing';
+import { startForge, stopForge } from '../../test/support/forge';
 import { buildCodeWorkspace } from '../../test/support/code-tools/workspace';
 import { SastScanTool } from './sast-scan.tool';
 import { SAST_RULE_IDS, SAST_RULES } from './sast-scan/rules';
@@ -89,6 +90,34 @@ describe('SastScanTool', () => {
     expect(where(output)).toEqual(['security/detect-eval-with-expression plugin.js:3', 'security/detect-non-literal-require plugin.js:2', 'no-eval plugin.js:3']);
     expect(output.errors).toEqual([{ file: 'crash/plugin.js', message: expect.stringContaining('@microsoft/sdl/no-insecure-random') }]);
     expect(output.files_scanned).toBe(1);
+  });
+
+  it('scans only the files a pull request adds or changes, as the forge lists them', async () => {
+    // acme/widgets#1 in the loopback forge changes src/webhooks/client.ts, src/webhooks/backoff.ts and test/webhooks/client.spec.ts.
+    const forge = await startForge();
+    const repository = mkdtempSync(path.join(tmpdir(), 'sast-pr-'));
+    const write = (file: string, text: string) => {
+      mkdirSync(path.dirname(path.join(repository, file)), { recursive: true });
+      writeFileSync(path.join(repository, file), text);
+    };
+    write('src/webhooks/client.ts', 'export const run = (code: string) => eval(code);\n');
+    write('src/webhooks/backoff.ts', 'export const jitter = () => Math.random();\n');
+    write('src/render.ts', 'export const show = (el: HTMLElement, html: string) => { el.innerHTML = html; };\n');
+    try {
+      const viaPr = (input: Record<string, unknown>, config = forge.config) => runTool<SastScanOutput>(SastScanTool, { rules: 'recommended', ...input }, { workspaceRoot: repository, config });
+      const output = await viaPr({ pr: 1, owner: 'acme', repo: 'widgets' });
+      expect(new Set(output.findings.map((finding) => finding.file))).toEqual(new Set(['src/webhooks/client.ts', 'src/webhooks/backoff.ts']));
+      expect(output).toMatchObject({ files_scanned: 2, pull_request: { number: 1, changed_files: 3 } });
+      expect((await viaPr({})).files_scanned).toBe(3); // without pr, everything under path
+
+      await expect(viaPr({ pr: 1 })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'owner' } });
+      await expect(viaPr({ pr: 999, owner: 'acme', repo: 'widgets' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'pr' } });
+      await stopForge(forge);
+      await expect(viaPr({ pr: 1, owner: 'acme', repo: 'widgets' })).rejects.toMatchObject({ code: 'TOOL_ERROR', retryable: true });
+    } finally {
+      await stopForge(forge).catch(() => undefined);
+      rmSync(repository, { recursive: true, force: true });
+    }
   });
 
   it('lists a file that does not parse and scans the rest', async () => {

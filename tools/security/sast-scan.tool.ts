@@ -1,5 +1,8 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
+import { FORGE_SETTINGS, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from '../integration/forge-shared/forge-definitions';
+import { ForgeClients } from '../integration/forge-shared/forge-clients';
 import { countsOutput, fileErrorsOutput, pageOutputs, sourceFilesInputs } from './scan-shared';
+import { pullRequestFiles, pullRequestTarget } from './sast-scan/pull-request';
 import { SAST_SCAN_EXAMPLES } from './sast-scan/examples';
 import { SAST_RULE_IDS, SAST_RULES, SAST_SEVERITIES } from './sast-scan/rules';
 import { MAX_FILE_BYTES, MAX_SCANNED_FILES, sastScan, type SastScanInput, type SastScanOutput } from './sast-scan/scan';
@@ -31,7 +34,11 @@ const recommended = SAST_RULE_IDS.filter((id) => SAST_RULES[id].recommended);
     min_severity: { type: 'string', enum: [...SAST_SEVERITIES].reverse(), default: 'low', description: 'Report findings of at least this severity.' },
     max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most findings returned, worst first.' },
     sarif: { type: 'boolean', default: false, description: 'Also return every finding (not only the first max_results) as a SARIF 2.1.0 log, for code-scanning services.' },
+    pr: { ...PULL_NUMBER_INPUT, required: false, description: 'Scan only the files this pull request adds or changes (listed by the forge at FORGE_API_URL; paths from the workspace root, which must be the repository root). Needs owner and repo.' },
+    owner: { ...OWNER_INPUT, required: false, description: 'With pr: owner of the forge repository.' },
+    repo: { ...REPO_INPUT, required: false, description: 'With pr: name of the forge repository.' },
   },
+  config: FORGE_SETTINGS,
   outputs: {
     findings: {
       type: 'array',
@@ -58,11 +65,24 @@ const recommended = SAST_RULE_IDS.filter((id) => SAST_RULES[id].recommended);
     rules: { type: 'array', items: { type: 'string' }, description: 'The rule ids that ran.' },
     errors: fileErrorsOutput('Files that could not be parsed or were too large; the scan goes on without them.'),
     sarif: { type: 'object', optional: true, description: 'With sarif: true, a SARIF 2.1.0 log of every finding, with the rules that ran and their CWE tags.' },
+    pull_request: {
+      type: 'object',
+      optional: true,
+      description: 'With pr: the pull request and how many files it adds or changes (the scan covers those under path).',
+      additionalProperties: false,
+      properties: { number: { type: 'integer' }, changed_files: { type: 'integer' } },
+    },
   },
   examples: SAST_SCAN_EXAMPLES,
 })
 export class SastScanTool implements ToolHandler<SastScanInput, SastScanOutput> {
-  execute(input: SastScanInput, ctx: ToolContext): Promise<SastScanOutput> {
-    return sastScan(input, ctx, VERSION);
+  // Made here rather than injected: an isolated tool is also constructed, without arguments, in its worker thread.
+  private readonly forges = new ForgeClients();
+
+  async execute(input: SastScanInput, ctx: ToolContext): Promise<SastScanOutput> {
+    const target = pullRequestTarget(input);
+    if (!target) return sastScan(input, ctx, VERSION);
+    const changed = await pullRequestFiles(this.forges, target, ctx);
+    return { ...(await sastScan(input, ctx, VERSION, changed)), pull_request: { number: target.pr, changed_files: changed.size } };
   }
 }

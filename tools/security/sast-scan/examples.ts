@@ -1,4 +1,7 @@
 import type { ToolExample } from '../../../src/tools/sdk';
+import { SAST_RULE_IDS, SAST_RULES } from './rules';
+
+const RECOMMENDED = SAST_RULE_IDS.filter((id) => SAST_RULES[id].recommended);
 
 /** Examples run against the fixture workspace of the example world (test/support/example-world/code.part.ts). */
 export const SAST_SCAN_EXAMPLES: ToolExample[] = [
@@ -230,5 +233,10 @@ export const SAST_SCAN_EXAMPLES: ToolExample[] = [
         ]
       }
     },
+  },
+  {
+    name: 'Only the files of pull request acme/widgets#1 (it changes none under code/sast: nothing to scan)',
+    input: { path: 'code/sast', pr: 1, owner: 'acme', repo: 'widgets' },
+    output: { findings: [], count: 0, total: 0, truncated: false, summary: { critical: 0, high: 0, medium: 0, low: 0 }, files_scanned: 0, rules: RECOMMENDED, errors: [], pull_request: { number: 1, changed_files: 3 } },
   },
 ];

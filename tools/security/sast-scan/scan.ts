@@ -6,6 +6,7 @@ import { ToolError, type ToolContext } from '../../../src/tools/sdk';
 import { compareText, countBy, eachFileText, firstResults, listSourceFiles, type FileErrors } from '../scan-shared';
 import { PLUGINS } from './plugins';
 import { SAST_RULES, SAST_SEVERITIES, selectRules, type SastSeverity } from './rules';
+import type { PullRequestInput } from './pull-request';
 import { sarifLog, type SarifLog } from './sarif';
 
 export const MAX_SCANNED_FILES = 5_000;
@@ -14,7 +15,7 @@ const MAX_ERRORS_LISTED = 100;
 /** Where the linter believes files live: it never touches the disk, so any absolute root serves. */
 const VIRTUAL_ROOT = '/workspace';
 
-export interface SastScanInput {
+export interface SastScanInput extends PullRequestInput {
   path: string;
   rules: string;
   files?: string[];
@@ -44,14 +45,16 @@ export type SastScanOutput = {
   rules: string[];
   errors: FileErrors;
   sarif?: SarifLog;
+  pull_request?: { number: number; changed_files: number };
 };
 
-export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersion: string): Promise<SastScanOutput> {
+/** `only`: workspace-relative paths to keep (a pull request's files); all sources under path otherwise. */
+export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersion: string, only?: ReadonlySet<string>): Promise<SastScanOutput> {
   const { ids, unknown } = selectRules(input.rules);
   if (unknown.length > 0 || ids.length === 0) {
     throw ToolError.invalidInput('rules', "'recommended', 'strict' or a comma-separated list of rule ids", input.rules, unknown.length > 0 ? `Unknown rule id(s): ${unknown.slice(0, 5).join(', ')}; GET this tool's documentation for the list` : 'No rule named');
   }
-  const sources = await listSourceFiles(ctx, input, MAX_SCANNED_FILES);
+  const sources = (await listSourceFiles(ctx, input, MAX_SCANNED_FILES)).filter((file) => !only || only.has(file.path));
   const linter = new Linter({ configType: 'flat', cwd: VIRTUAL_ROOT });
   const threshold = SAST_SEVERITIES.indexOf(input.min_severity);
   const found: SastFinding[] = [];
