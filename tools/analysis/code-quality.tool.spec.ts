@@ -83,6 +83,17 @@ describe('CodeQualityTool', () => {
     await expect(measure({ path: 'code/quality', min_clone_lines: 1 })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'min_clone_lines' } });
   });
 
+  it("measures this repository's own sources, bounded, in a stable shape", async () => {
+    const output = await runTool<CodeQualityOutput>(CodeQualityTool, { path: 'src' }, { workspaceRoot: path.resolve(__dirname, '../..') });
+    expect(output.summary.files).toBeGreaterThan(100);
+    expect(output.summary.functions).toBeGreaterThan(500);
+    expect(output.files).toHaveLength(50);
+    expect(output.files_truncated).toBe(output.summary.files - 50);
+    expect(output.functions).toHaveLength(20);
+    expect(Object.values(output.summary.grades).reduce((sum, value) => sum + value, 0)).toBe(output.summary.files);
+    expect(output.errors).toEqual([]);
+  }, 60_000);
+
   it('stops when cancelled between files', async () => {
     const many = path.join(root, 'many');
     mkdirSync(many);

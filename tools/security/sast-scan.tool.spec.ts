@@ -135,6 +135,15 @@ describe('SastScanTool', () => {
     await expect(scan({ path: 'code/sast', min_severity: 'severe' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'min_severity' } });
   });
 
+  it("scans this repository's own sources, bounded, in a stable shape", async () => {
+    const output = await runTool<SastScanOutput>(SastScanTool, { path: 'src', rules: 'strict', max_results: 50 }, { workspaceRoot: path.resolve(__dirname, '../..') });
+    expect(output.files_scanned).toBeGreaterThan(100);
+    expect(output.count).toBe(Math.min(50, output.total));
+    expect(output.truncated).toBe(output.total > 50);
+    expect(Object.values(output.summary).reduce((sum, value) => sum + value, 0)).toBe(output.total);
+    for (const finding of output.findings) expect(Object.keys(finding).sort()).toEqual(['column', 'end_column', 'end_line', 'file', 'line', 'message', 'rule', 'severity']);
+  }, 60_000);
+
   it('stops when cancelled between files', async () => {
     const many = path.join(root, 'many');
     mkdirSync(many);

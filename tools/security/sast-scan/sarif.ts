@@ -38,9 +38,13 @@ export function sarifLog(findings: SastFinding[], ruleIds: string[], toolVersion
 
 function ruleDescriptor(id: string) {
   const meta = ruleMeta(id);
+  // Plugins write paragraphs with markdown links; SARIF's short description is one plain sentence.
+  const full = (meta?.docs?.description ?? id).replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/\s+/g, ' ').trim();
+  const short = /^.*?[.!?](?=\s+[A-Z]|$)/.exec(full)?.[0] ?? full; // a sentence ends before a capital, not at 'e.g.'
   return {
     id,
-    shortDescription: { text: meta?.docs?.description ?? id },
+    shortDescription: { text: short },
+    ...(short !== full && { fullDescription: { text: full } }),
     ...(meta?.docs?.url && { helpUri: meta.docs.url }),
     defaultConfiguration: { level: LEVELS[SAST_RULES[id].severity] },
     properties: { tags: ['security', `external/cwe/cwe-${SAST_RULES[id].cwe}`], 'security-severity': SEVERITY_SCORES[SAST_RULES[id].severity] },
