@@ -1,0 +1,133 @@
+/**
+ * Workspaces from git: a shallow clone over HTTP(S) under the egress policy, and the tree of a
+ * commit of a workspace repository. git runs without a shell, without system or user config,
+ * without prompts, bounded in time and output, with refs after `--end-of-options`.
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, lstat, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { AppException } from '../common/errors';
+import { ToolError } from '../tools/sdk';
+import { EgressRefusedError, type Egress } from '../tools/egress/egress';
+import type { TreeCache } from './tree-cache';
+
+const GIT_TIMEOUT_MS = 60_000;
+
+class GitFailed extends Error {}
+
+/**
+ * A shallow clone (`--depth 1`, one branch, no tags) of a repository over HTTP(S), as an archive.
+ * The host is resolved and checked by the egress policy first, and git is pinned to that address
+ * (curl's resolve list) with redirects off and every other protocol refused, so neither DNS
+ * rebinding nor a redirect takes it elsewhere. The tree, with its shallow .git,
+ * comes back as a .tar.gz of at most `maxBytes`, to be stored like an upload.
+ */
+export async function cloneArchive(gitUrl: string, ref: string | undefined, options: { egress: Egress; timeoutMs: number; maxBytes: number }): Promise<Buffer> {
+  const url = cloneUrl(gitUrl);
+  const target = await options.egress.resolve(url.hostname).catch((error: Error) => {
+    throw invalid('git_url', 'an http(s) URL of a repository the egress policy allows', error instanceof EgressRefusedError ? error.message : `${url.hostname} cannot be resolved: ${error.message}`);
+  });
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const pinned = target.address.includes(':') ? `[${target.address}]` : target.address;
+  const dir = await mkdtemp(path.join(tmpdir(), 'tos-clone-'));
+  try {
+    const settings = ['protocol.allow=never', 'protocol.http.allow=always', 'protocol.https.allow=always', 'http.followRedirects=false', `http.curloptResolve=${url.hostname}:${port}:${pinned}`];
+    await git([...settings.flatMap((setting) => ['-c', setting]), 'clone', '--quiet', '--depth', '1', '--single-branch', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url.href, 'tree'], { cwd: dir, timeoutMs: options.timeoutMs, maxBytes: 1024 * 1024 }).catch((error: GitFailed) => {
+      throw cloneFailure(error.message, url.href);
+    });
+    return await tarGz(path.join(dir, 'tree'), options.maxBytes);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The files of the git repository at `root` as they are at `ref`, unpacked beside the uploads
+ * (`git archive` of the resolved commit: the work tree is never touched). git reads the objects
+ * and refs through a git directory of our own with an empty config, so a hostile repository's
+ * config (filter drivers, fsmonitor, archive commands) never runs, and one with alternates or a
+ * .git file pointing elsewhere is refused: it could read objects outside the workspace.
+ */
+export async function commitTree(root: string, ref: string, trees: TreeCache, maxBytes: number): Promise<string> {
+  const refused = (why: string) => ToolError.invalidInput('ref', 'a branch, tag or commit of the workspace repository', ref, why);
+  const gitDir = path.join(root, '.git');
+  const entry = await lstat(gitDir).catch(() => undefined);
+  if (!entry?.isDirectory()) throw refused(`The workspace is not a git repository (no .git folder at its root), so '${ref}' names nothing`);
+  for (const pointer of ['objects/info/alternates', 'commondir']) {
+    if (await lstat(path.join(gitDir, pointer)).then(() => true, () => false)) throw refused(`The workspace repository borrows objects from elsewhere (.git/${pointer}); send a self-contained clone`);
+  }
+  const sealed = await mkdtemp(path.join(tmpdir(), 'tos-gitdir-'));
+  try {
+    // Folders linked, small files copied (git reads a linked HEAD as a legacy symbolic ref).
+    await symlink(path.join(gitDir, 'objects'), path.join(sealed, 'objects'));
+    await symlink(path.join(gitDir, 'refs'), path.join(sealed, 'refs'));
+    for (const file of ['HEAD', 'packed-refs']) await copyFile(path.join(gitDir, file), path.join(sealed, file)).catch(() => undefined);
+    await writeFile(path.join(sealed, 'config'), '[core]\n\trepositoryformatversion = 0\n\tbare = true\n');
+    const run = (args: string[]) => git([`--git-dir=${sealed}`, ...args], { cwd: root, timeoutMs: GIT_TIMEOUT_MS, maxBytes });
+    const commit = (await run(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]).catch(() => {
+      throw refused(`No commit '${ref}' in the workspace repository`);
+    })).toString('utf8').trim();
+    return await trees.open(`git-${commit}`, async () => ({ archive: await run(['archive', '--format=tar', commit]), format: 'tar' }));
+  } finally {
+    await rm(sealed, { recursive: true, force: true });
+  }
+}
+
+function invalid(parameter: string, expected: string, message: string): AppException {
+  return new AppException('INVALID_INPUT', message, { details: { parameter, expected } });
+}
+
+function cloneUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalid('git_url', 'an http(s) URL', `'${text.slice(0, 200)}' is not a URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('git_url', 'an http(s) URL', `Only http and https clones are supported, not ${url.protocol}`);
+  // Credentials would end up in git's messages: private repositories are not supported yet.
+  if (url.username || url.password) throw invalid('git_url', 'a URL without credentials', 'The URL carries credentials; they are not accepted');
+  return url;
+}
+
+/** git's word on a failed clone: what the caller named wrong, a timeout, or an upstream failure (retryable). */
+function cloneFailure(message: string, url: string): AppException {
+  if (/Remote branch .* not found/i.test(message)) return invalid('ref', 'a branch or tag of the repository', message);
+  if (/repository .* not found|not found|404/i.test(message)) return invalid('git_url', 'a repository that exists', message);
+  if (/took longer than/.test(message)) return new AppException('TOOL_TIMEOUT', `Cloning ${url}: ${message}`, { retryable: true });
+  return new AppException('TOOL_ERROR', `Cloning ${url} failed: ${message}`, { status: 502, retryable: true });
+}
+
+/** The tree (with its shallow .git, so `ref` works on it) as a .tar.gz of at most maxBytes. */
+function tarGz(dir: string, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    execFile('tar', ['czf', '-', '-C', dir, '.'], { encoding: 'buffer', maxBuffer: maxBytes }, (error, stdout) => {
+      if (!error) return resolve(stdout);
+      reject(invalid('git_url', 'a repository of at most WORKSPACE_MAX_BYTES compressed', `The clone is larger than WORKSPACE_MAX_BYTES (${maxBytes} bytes compressed)`));
+    }),
+  );
+}
+
+/** git with no shell, no system or user config and no prompts; its `fatal:` line is the error. */
+function git(args: readonly string[], options: { cwd: string; timeoutMs: number; maxBytes: number }): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'git',
+      [...args],
+      {
+        cwd: options.cwd,
+        timeout: options.timeoutMs,
+        maxBuffer: options.maxBytes,
+        encoding: 'buffer',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', LANG: 'C' },
+      },
+      (error, stdout, stderr) => {
+        if (!error) return resolve(stdout);
+        const lines = stderr.toString('utf8').trim().split('\n');
+        const said = (lines.find((line) => line.startsWith('fatal:')) ?? lines[0] ?? '').replace(/^fatal: /, '');
+        reject(new GitFailed(error.killed ? `git took longer than ${options.timeoutMs / 1000}s` : said || error.message));
+      },
+    );
+  });
+}
