@@ -15,6 +15,7 @@ import { keyView } from '../keys/key-view';
 import { TIERS } from '../identity/tiers';
 import { SECRET_NAME, SecretsService } from '../secrets/secrets.service';
 import { CliModule } from './cli.module';
+import { registerClientCommands } from './client/commands';
 
 type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService };
 
@@ -153,6 +154,8 @@ secrets
   .action(() => {
     process.stdout.write(`${randomBytes(32).toString('base64')}\n`);
   });
+
+registerClientCommands(program);
 
 program.parseAsync().catch((err: unknown) => {
   const message = err instanceof AppException || err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err);
