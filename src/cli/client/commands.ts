@@ -74,7 +74,7 @@ export function registerClientCommands(program: Command): void {
     .option('--set <key=value>', 'one input (repeatable; JSON values are parsed)', collectSet, {})
     .option('--async', 'queue the execution and return its id')
     .option('--wait', 'with --async: follow the execution live until it ends')
-    .option('--timeout <seconds>', 'execution timeout (and how long --wait waits)', positiveInt)
+    .option('--timeout <seconds>', 'execution timeout, enforced by the service', positiveInt)
     .option('--no-cache', 'bypass the result cache')
     .option('--idempotency-key <key>', 'X-Idempotency-Key, to make retries safe')
     .addOption(outputOption())
@@ -88,8 +88,9 @@ export function registerClientCommands(program: Command): void {
         if (o.cache === false) headers['cache-control'] = 'no-cache';
         if (o.idempotencyKey) headers['x-idempotency-key'] = o.idempotencyKey;
         const started = (await c.request('POST', `/v1/tools/${id(toolId)}/invoke${query.size ? `?${query}` : ''}`, { body: { inputs }, headers })) as { execution_id: string; status?: string };
-        if (!(o.async && o.wait)) return { result: started, exitCode: started.status ? exitCodeFor(started) : EXIT.ok };
-        const final = await followExecution(c, started.execution_id, o.timeout);
+        if (!(o.async && o.wait)) return { result: started, exitCode: exitCodeFor(started) };
+        // The service enforces --timeout and then ends the stream, so waiting needs no clock of its own.
+        const final = await followExecution(c, started.execution_id, undefined);
         return { result: final, exitCode: exitCodeFor(final) };
       }),
     );

@@ -2,24 +2,24 @@
 import { ApiClient, ClientError, EXIT } from './api-client';
 
 interface ExecutionView {
-  execution_id?: string;
   status?: string;
   progress?: number | null;
+  message?: string | null;
   error?: { code?: string; message?: string; suggestion?: string } | null;
 }
 
+/** Progress is a percentage (0..100) on every event of the stream. */
 function progressPercent(progress: unknown): number | null {
-  if (typeof progress === 'number') return progress <= 1 ? Math.round(progress * 100) : Math.round(progress);
-  const value = (progress as { percent?: number; value?: number } | null)?.percent;
-  return typeof value === 'number' ? Math.round(value) : null;
+  return typeof progress === 'number' ? Math.round(progress) : null;
 }
 
-function render(status: string, progress: unknown, tty: boolean): string {
+function render(status: string, progress: unknown, message: string | null | undefined, tty: boolean): string {
   const percent = progressPercent(progress);
-  if (!tty) return `${status}${percent === null ? '' : ` ${percent}%`}\n`;
+  const note = message ? ` ${message}` : '';
+  if (!tty) return `${status}${percent === null ? '' : ` ${percent}%`}${note}\n`;
   const width = 30;
   const filled = Math.round(((percent ?? 0) / 100) * width);
-  return `\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(percent ?? 0).padStart(3)}% ${status}\x1b[K`;
+  return `\r[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(percent ?? 0).padStart(3)}% ${status}${note}\x1b[K`;
 }
 
 /** Follows until the final `result` event; returns it, or throws on timeout. */
@@ -28,13 +28,17 @@ export async function followExecution(client: ApiClient, executionId: string, ti
   const controller = new AbortController();
   const timer = timeoutSeconds ? setTimeout(() => controller.abort(), timeoutSeconds * 1000) : undefined;
   let final: ExecutionView | undefined;
+  // Progress events carry no status; they belong to the last status seen.
+  let status = 'queued';
   try {
     await client.events(
       executionId,
       (event, data) => {
         const view = data as ExecutionView;
         if (event === 'result') final = view;
-        else if (event === 'status' || event === 'progress') out.write(render(view.status ?? event, view.progress, tty));
+        if (event !== 'status' && event !== 'progress') return;
+        status = view.status ?? status;
+        out.write(render(status, view.progress, view.message, tty));
       },
       controller.signal,
     );
@@ -49,10 +53,9 @@ export async function followExecution(client: ApiClient, executionId: string, ti
   return final;
 }
 
-/** Exit code for a finished execution. */
+/** Exit code for an execution: 0 unless it ended in error (3), cancelled (4) or timed out (5). */
 export function exitCodeFor(view: ExecutionView): number {
-  if (view.status === 'success') return EXIT.ok;
   if (view.status === 'cancelled') return EXIT.cancelled;
-  if (view.error?.code === 'TIMEOUT' || view.error?.code === 'EXECUTION_TIMEOUT') return EXIT.timeout;
-  return EXIT.executionFailed;
+  if (view.status !== 'error') return EXIT.ok;
+  return view.error?.code === 'TOOL_TIMEOUT' ? EXIT.timeout : EXIT.executionFailed;
 }

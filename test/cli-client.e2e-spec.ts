@@ -1,0 +1,111 @@
+/**
+ * `tos` as a client: the CLI spawned as a subprocess against the real service listening on
+ * loopback (embedded engine), over HTTP with TOS_URL and TOS_API_KEY.
+ */
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { useTestApp } from './support/app';
+import { ENGINE_MODES } from './support/engines';
+import { TestToolsModule } from './support/test-tools.module';
+
+const run = promisify(execFile);
+const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+const embedded = ENGINE_MODES.find((m) => m.name === 'embedded')!;
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('tos client commands', () => {
+  const suite = useTestApp(embedded, { extensions: [TestToolsModule] });
+  let url: string;
+
+  beforeAll(async () => {
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    url = (await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1');
+  });
+
+  const tos = async (args: string[], env: Record<string, string> = {}): Promise<CliResult> => {
+    try {
+      const { stdout, stderr } = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, ...args], {
+        env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key, ...env },
+      });
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const failed = err as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  };
+  const json = async (args: string[], env?: Record<string, string>) => {
+    const result = await tos([...args, '--output', 'json'], env);
+    return { ...result, body: JSON.parse(result.stdout) };
+  };
+
+  it('tools list and show', async () => {
+    const list = await json(['tools', 'list']);
+    expect(list.code).toBe(0);
+    expect(JSON.stringify(list.body)).toContain('test-sleep');
+    const show = await json(['tools', 'show', 'test-sleep']);
+    expect(show).toMatchObject({ code: 0, body: { id: 'test-sleep' } });
+  });
+
+  it('invokes synchronously with --set', async () => {
+    const result = await json(['invoke', 'test-sleep', '--set', 'ms=0']);
+    expect(result).toMatchObject({ code: 0, body: { status: 'success', result: { slept_ms: 0 } } });
+  });
+
+  it('invokes --async --wait, following progress as plain lines when not a TTY', async () => {
+    const result = await json(['invoke', 'test-sleep', '--input', '{"ms":300}', '--async', '--wait']);
+    expect(result).toMatchObject({ code: 0, body: { status: 'success', progress: 100 } });
+    const lines = result.stderr.trim().split('\n');
+    expect(lines.at(-1)).toBe('success 100%');
+    expect(lines.filter((line) => /^running \d+% step \d+$/.test(line)).length).toBeGreaterThan(0);
+  });
+
+  it('follows an async execution and exits 4 when it is cancelled', async () => {
+    const started = await json(['invoke', 'test-sleep', '--set', 'ms=20000', '--async']);
+    const id = started.body.execution_id as string;
+    const follower = tos(['executions', 'follow', id, '--output', 'json']);
+    const cancelled = await json(['executions', 'cancel', id]);
+    expect(cancelled.code).toBe(0);
+    const followed = await follower;
+    expect(followed.code).toBe(4);
+    expect(JSON.parse(followed.stdout)).toMatchObject({ id, status: 'cancelled' });
+    const shown = await json(['executions', 'show', id]);
+    expect(shown.body.status).toBe('cancelled');
+  });
+
+  it('exits 3 when the execution fails and 5 when it times out', async () => {
+    const failed = await json(['invoke', 'test-misbehave', '--set', 'mode=tool-error', '--async', '--wait']);
+    expect(failed).toMatchObject({ code: 3, body: { status: 'error' } });
+    const slow = await json(['invoke', 'test-sleep', '--set', 'ms=5000', '--timeout', '1', '--async', '--wait']);
+    expect(slow).toMatchObject({ code: 5, body: { status: 'error', error: { code: 'TOOL_TIMEOUT' } } });
+    const long = await json(['invoke', 'test-sleep', '--set', 'ms=20000', '--async']);
+    expect(long.code).toBe(0);
+    const givenUp = await json(['executions', 'follow', long.body.execution_id, '--timeout', '1']);
+    expect(givenUp).toMatchObject({ code: 5, body: { error: { code: 'TIMEOUT' } } });
+    await json(['executions', 'cancel', long.body.execution_id]);
+  });
+
+  it('draws a progress bar under a pseudo-terminal', async () => {
+    const command = [process.execPath, '-r', 'ts-node/register/transpile-only', CLI, 'invoke', 'test-sleep', '--set', 'ms=300', '--async', '--wait'].join(' ');
+    const { stdout } = await run('script', ['-qfc', command, '/dev/null'], { env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key } });
+    expect(stdout).toMatch(/\r\[#{30}\] 100% success/);
+    expect(stdout).toMatch(/\r\[#*-+\]\s+\d+% running step \d+/);
+  });
+
+  it('prints the error envelope and exits 1 on an API error; 2 when not configured', async () => {
+    const missing = await json(['tools', 'show', 'no-such-tool']);
+    expect(missing.code).toBe(1);
+    expect(missing.body.error).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+    const text = await tos(['tools', 'show', 'no-such-tool']);
+    expect(text.stderr).toContain(missing.body.error.code);
+    const unauthorised = await json(['tools', 'list'], { TOS_API_KEY: 'tos_wrong' });
+    expect(unauthorised.code).toBe(1);
+    const unconfigured = await json(['tools', 'list'], { TOS_URL: '' });
+    expect(unconfigured).toMatchObject({ code: 2, body: { error: { code: 'NOT_CONFIGURED' } } });
+  });
+});
