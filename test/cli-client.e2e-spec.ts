@@ -3,6 +3,7 @@
  * loopback (embedded engine), over HTTP with TOS_URL and TOS_API_KEY.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { useTestApp } from './support/app';
@@ -20,7 +21,7 @@ interface CliResult {
 }
 
 describe('tos client commands', () => {
-  const suite = useTestApp(embedded, { extensions: [TestToolsModule] });
+  const suite = useTestApp(embedded, { extensions: [TestToolsModule], env: { SECRETS_KEY: randomBytes(32).toString('base64') } });
   let url: string;
 
   beforeAll(async () => {
@@ -28,19 +29,21 @@ describe('tos client commands', () => {
     url = (await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1');
   });
 
-  const tos = async (args: string[], env: Record<string, string> = {}): Promise<CliResult> => {
+  const tos = async (args: string[], env: Record<string, string> = {}, stdin = ''): Promise<CliResult> => {
     try {
-      const { stdout, stderr } = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, ...args], {
+      const running = run(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, ...args], {
         env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key, ...env },
       });
+      running.child.stdin!.end(stdin);
+      const { stdout, stderr } = await running;
       return { code: 0, stdout, stderr };
     } catch (err) {
       const failed = err as { code: number; stdout: string; stderr: string };
       return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
     }
   };
-  const json = async (args: string[], env?: Record<string, string>) => {
-    const result = await tos([...args, '--output', 'json'], env);
+  const json = async (args: string[], env?: Record<string, string>, stdin?: string) => {
+    const result = await tos([...args, '--output', 'json'], env, stdin);
     return { ...result, body: JSON.parse(result.stdout) };
   };
 
@@ -95,6 +98,29 @@ describe('tos client commands', () => {
     const { stdout } = await run('script', ['-qfc', command, '/dev/null'], { env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key } });
     expect(stdout).toMatch(/\r\[#{30}\] 100% success/);
     expect(stdout).toMatch(/\r\[#*-+\]\s+\d+% running step \d+/);
+  });
+
+  it('keys create, list and revoke without --account go to the API with the caller key', async () => {
+    const created = await json(['keys', 'create', '--name', 'cli-made', '--type', 'service', '--scopes', 'tools:read']);
+    expect(created).toMatchObject({ code: 0, body: { name: 'cli-made', key: expect.any(String) } });
+    const keyId = created.body.id as string;
+    const usable = await json(['tools', 'list'], { TOS_API_KEY: created.body.key });
+    expect(usable.code).toBe(0);
+    const listed = await json(['keys', 'list']);
+    expect(JSON.stringify(listed.body)).toContain(keyId);
+    expect((await json(['keys', 'revoke', keyId])).code).toBe(0);
+    const refused = await json(['tools', 'list'], { TOS_API_KEY: created.body.key });
+    expect(refused).toMatchObject({ code: 1, body: { error: { code: expect.any(String) } } });
+  });
+
+  it('secrets set (value from stdin), list and delete', async () => {
+    const set = await json(['secrets', 'set', 'CLI_TOKEN'], undefined, 's3cr3t-value\n');
+    expect(set).toMatchObject({ code: 0 });
+    expect(set.stdout).not.toContain('s3cr3t-value');
+    const listed = await json(['secrets', 'list']);
+    expect(JSON.stringify(listed.body)).toContain('CLI_TOKEN');
+    expect((await json(['secrets', 'delete', 'CLI_TOKEN'])).code).toBe(0);
+    expect(JSON.stringify((await json(['secrets', 'list'])).body)).not.toContain('CLI_TOKEN');
   });
 
   it('prints the error envelope and exits 1 on an API error; 2 when not configured', async () => {

@@ -15,7 +15,8 @@ import { keyView } from '../keys/key-view';
 import { TIERS } from '../identity/tiers';
 import { SECRET_NAME, SecretsService } from '../secrets/secrets.service';
 import { CliModule } from './cli.module';
-import { registerClientCommands } from './client/commands';
+import { outputOption, registerClientCommands } from './client/commands';
+import { clientKeys, clientSecrets, registerClientKeyCommands } from './client/account-commands';
 
 type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService };
 
@@ -69,14 +70,15 @@ accounts.command('list').action(() => run(({ accounts: svc }) => svc.list()));
 const keys = program.command('keys').description('manage API keys');
 keys
   .command('create')
-  .requiredOption('--account <name>', 'account name')
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
   .requiredOption('--name <name>', 'label for the key')
   .addOption(new Option('--type <type>', 'key type').choices(Object.keys(KEY_TYPE_ALIASES)).default('service'))
   .option('--expires-in <seconds>', 'temporary keys: lifetime, at most 86400', positiveInt)
   .option('--scopes <list>', `comma-separated subset of ${SCOPES.join(',')}`, scopes)
   .option('--tool-ids <list>', 'comma-separated tool ids the key may use', list)
+  .addOption(outputOption())
   .action((o) =>
-    run(async ({ accounts: acc, keys: svc }) => {
+    !o.account ? clientKeys.create(o) : run(async ({ accounts: acc, keys: svc }) => {
       const account = await acc.findByName(o.account);
       const issued = await svc.create(account.id, { name: o.name, type: KEY_TYPE_ALIASES[o.type], expires_in: o.expiresIn, scopes: o.scopes, tool_ids: o.toolIds ?? null });
       return { ...keyView(issued.record), key: issued.secret, note: 'Store this key now: it is shown only once.' };
@@ -91,9 +93,10 @@ keys
   });
 keys
   .command('list')
-  .requiredOption('--account <name>', 'account name')
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
   .action((o) =>
-    run(async ({ accounts: acc, keys: svc }) => {
+    !o.account ? clientKeys.list(o.output) : run(async ({ accounts: acc, keys: svc }) => {
       const account = await acc.findByName(o.account);
       const { keys: rows, total } = await svc.list(account.id, 100, 0);
       return { keys: rows.map(keyView), total };
@@ -101,9 +104,10 @@ keys
   );
 keys
   .command('revoke <key_id>')
-  .requiredOption('--account <name>', 'account name')
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
   .action((keyId: string, o) =>
-    run(async ({ accounts: acc, keys: svc }) => keyView(await svc.revoke((await acc.findByName(o.account)).id, keyId))),
+    !o.account ? clientKeys.revoke(keyId, o.output) : run(async ({ accounts: acc, keys: svc }) => keyView(await svc.revoke((await acc.findByName(o.account)).id, keyId))),
   );
 
 function secretName(value: string): string {
@@ -126,9 +130,10 @@ secrets
   .command('set')
   .description('create or replace a secret; the value is read from stdin (printf %s "$TOKEN" | tos secrets set …)')
   .argument('<name>', 'secret name', secretName)
-  .requiredOption('--account <name>', 'account name')
-  .action((name: string, o) =>
-    run(async ({ accounts: acc, secrets: svc }) => {
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
+  .action(async (name: string, o) =>
+    !o.account ? clientSecrets.set(name, await readValue(), o.output) : run(async ({ accounts: acc, secrets: svc }) => {
       const account = await acc.findByName(o.account);
       const { created, ...view } = await svc.set(account.id, name, await readValue());
       return { ...view, created };
@@ -136,14 +141,16 @@ secrets
   );
 secrets
   .command('list')
-  .requiredOption('--account <name>', 'account name')
-  .action((o) => run(async ({ accounts: acc, secrets: svc }) => ({ secrets: await svc.list((await acc.findByName(o.account)).id) })));
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
+  .action((o) => !o.account ? clientSecrets.list(o.output) : run(async ({ accounts: acc, secrets: svc }) => ({ secrets: await svc.list((await acc.findByName(o.account)).id) })));
 secrets
   .command('delete')
   .argument('<name>', 'secret name', secretName)
-  .requiredOption('--account <name>', 'account name')
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
   .action((name: string, o) =>
-    run(async ({ accounts: acc, secrets: svc }) => {
+    !o.account ? clientSecrets.delete(name, o.output) : run(async ({ accounts: acc, secrets: svc }) => {
       await svc.delete((await acc.findByName(o.account)).id, name);
       return { deleted: name };
     }),
@@ -156,6 +163,7 @@ secrets
   });
 
 registerClientCommands(program);
+registerClientKeyCommands(keys);
 
 program.parseAsync().catch((err: unknown) => {
   const message = err instanceof AppException || err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err);

@@ -6,7 +6,7 @@ import { exitCodeFor, followExecution } from './follow';
 
 type OutputFormat = 'json' | 'text';
 
-const outputOption = () => new Option('--output <format>', 'json or text').choices(['json', 'text']).default('text');
+export const outputOption = () => new Option('--output <format>', 'json or text').choices(['json', 'text']).default('text');
 
 /** Prints a result: JSON with --output json, else a readable form. */
 export function print(result: unknown, format: OutputFormat): void {
