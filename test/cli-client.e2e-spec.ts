@@ -4,6 +4,8 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { useTestApp } from './support/app';
@@ -121,6 +123,18 @@ describe('tos client commands', () => {
     expect(JSON.stringify(listed.body)).toContain('CLI_TOKEN');
     expect((await json(['secrets', 'delete', 'CLI_TOKEN'])).code).toBe(0);
     expect(JSON.stringify((await json(['secrets', 'list'])).body)).not.toContain('CLI_TOKEN');
+  });
+
+  it('login saves a profile at mode 0600 that --profile then uses', async () => {
+    const configHome = mkdtempSync(path.join(tmpdir(), 'tos-config-'));
+    const env = { TOS_URL: '', TOS_API_KEY: '', XDG_CONFIG_HOME: configHome };
+    const login = await tos(['--profile', 'work', 'login', '--url', url], env, `${suite.acme.key}\n`);
+    expect(login.code).toBe(0);
+    const file = path.join(configHome, 'tos', 'config.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect((await json(['--profile', 'work', 'tools', 'show', 'test-sleep'], env)).code).toBe(0);
+    expect((await json(['tools', 'list'], env)).code).toBe(2);
+    rmSync(configHome, { recursive: true, force: true });
   });
 
   it('prints the error envelope and exits 1 on an API error; 2 when not configured', async () => {

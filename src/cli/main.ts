@@ -15,7 +15,7 @@ import { keyView } from '../keys/key-view';
 import { TIERS } from '../identity/tiers';
 import { SECRET_NAME, SecretsService } from '../secrets/secrets.service';
 import { CliModule } from './cli.module';
-import { outputOption, registerClientCommands } from './client/commands';
+import { outputOption, readStdin, registerClientCommands } from './client/commands';
 import { clientKeys, clientSecrets, registerClientKeyCommands } from './client/account-commands';
 
 type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService };
@@ -118,9 +118,7 @@ function secretName(value: string): string {
 /** The value from stdin, so it never lands in shell history or the process list; one trailing newline dropped. */
 async function readValue(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('Type the value, then Enter and Ctrl-D:\n');
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const value = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const value = await readStdin();
   if (!value) throw new InvalidArgumentError('the value read from stdin is empty');
   return value;
 }

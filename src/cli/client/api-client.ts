@@ -1,5 +1,6 @@
 /** The client half of `tos`: HTTP calls to a running service with TOS_URL and TOS_API_KEY. */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { readProfile } from './profiles';
 
 /** Exit codes of client commands (documented in docs/readme-cli-client.md). */
 export const EXIT = { ok: 0, error: 1, usage: 2, executionFailed: 3, cancelled: 4, timeout: 5 } as const;
@@ -20,10 +21,14 @@ export interface Connection {
   apiKey: string;
 }
 
+/** TOS_URL and TOS_API_KEY win; else the profile named by --profile / TOS_PROFILE, or `default`. */
 export function connectionFromEnv(env: NodeJS.ProcessEnv = process.env): Connection {
-  const url = env.TOS_URL;
-  const apiKey = env.TOS_API_KEY;
-  if (!url || !apiKey) throw new ClientError('NOT_CONFIGURED', 'TOS_URL and TOS_API_KEY must be set for client commands', 'export TOS_URL=http://127.0.0.1:3000 TOS_API_KEY=…', EXIT.usage);
+  const profile = env.TOS_URL && env.TOS_API_KEY ? undefined : readProfile(env.TOS_PROFILE || 'default', env);
+  const url = env.TOS_URL || profile?.url;
+  const apiKey = env.TOS_API_KEY || profile?.api_key;
+  if (!url || !apiKey) {
+    throw new ClientError('NOT_CONFIGURED', 'no service configured: set TOS_URL and TOS_API_KEY, or save a profile', 'printf %s "$KEY" | tos login --url http://127.0.0.1:3000 [--profile NAME]', EXIT.usage);
+  }
   return { url: url.replace(/\/+$/, ''), apiKey };
 }
 

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiClient, ClientError, connectionFromEnv, EXIT } from './api-client';
 import { exitCodeFor, followExecution } from './follow';
+import { saveProfile } from './profiles';
 
 type OutputFormat = 'json' | 'text';
 
@@ -62,7 +63,30 @@ function readInput(spec: string | undefined): Record<string, unknown> {
 
 const id = (value: string) => encodeURIComponent(value);
 
+/** Reads stdin to its end (keys and secret values never go on the command line). */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
 export function registerClientCommands(program: Command): void {
+  program.option('--profile <name>', 'client: saved connection to use (default: TOS_PROFILE or "default")');
+  program.hook('preAction', () => {
+    const { profile } = program.opts<{ profile?: string }>();
+    if (profile) process.env.TOS_PROFILE = profile;
+  });
+  program
+    .command('login')
+    .description('client: save a connection profile; the API key is read from stdin')
+    .requiredOption('--url <url>', 'service URL')
+    .action(async (o) => {
+      const apiKey = await readStdin();
+      if (!apiKey) throw new InvalidArgumentError('the API key read from stdin is empty');
+      const file = saveProfile(program.opts<{ profile?: string }>().profile || process.env.TOS_PROFILE || 'default', { url: o.url, api_key: apiKey });
+      process.stdout.write(`saved to ${file}\n`);
+    });
+
   const tools = program.command('tools').description('client: browse the tool catalogue (TOS_URL, TOS_API_KEY)');
   tools.command('list').addOption(outputOption()).action((o) => runClient(o.output, async (c) => ({ result: await c.request('GET', '/v1/tools') })));
   tools.command('show <tool_id>').addOption(outputOption()).action((toolId: string, o) => runClient(o.output, async (c) => ({ result: await c.request('GET', `/v1/tools/${id(toolId)}`) })));
