@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { useTestApp } from './support/app';
 import { ENGINE_MODES } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
@@ -135,6 +137,28 @@ describe('tos client commands', () => {
     expect((await json(['--profile', 'work', 'tools', 'show', 'test-sleep'], env)).code).toBe(0);
     expect((await json(['tools', 'list'], env)).code).toBe(2);
     rmSync(configHome, { recursive: true, force: true });
+  });
+
+  it('mcp stdio forwards tools/list and tools/call with progress to /v1/mcp', async () => {
+    const client = new Client({ name: 'cli-e2e', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['-r', 'ts-node/register/transpile-only', CLI, 'mcp', 'stdio'],
+        env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key },
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('test-sleep');
+      const progress: number[] = [];
+      const result = await client.callTool({ name: 'test-sleep', arguments: { ms: 300 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+      expect(result.isError).toBeFalsy();
+      expect(JSON.stringify(result.content)).toContain('slept_ms');
+      expect(progress.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
   });
 
   it('prints the error envelope and exits 1 on an API error; 2 when not configured', async () => {

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiClient, ClientError, connectionFromEnv, EXIT } from './api-client';
 import { exitCodeFor, followExecution } from './follow';
+import { serveMcpOverStdio } from './mcp-stdio';
 import { saveProfile } from './profiles';
 
 type OutputFormat = 'json' | 'text';
@@ -118,6 +119,13 @@ export function registerClientCommands(program: Command): void {
         return { result: final, exitCode: exitCodeFor(final) };
       }),
     );
+
+  program
+    .command('mcp')
+    .description('client: MCP bridges')
+    .command('stdio')
+    .description('serve MCP over stdin/stdout, forwarding to TOS_URL/v1/mcp (for Claude Desktop and other stdio hosts)')
+    .action(() => serveMcpOverStdio());
 
   const executions = program.command('executions').description('client: list, inspect, cancel and follow executions');
   executions
