@@ -169,6 +169,8 @@ describe('tos client commands', () => {
     expect(text.stderr).toContain(missing.body.error.code);
     const unauthorised = await json(['tools', 'list'], { TOS_API_KEY: 'tos_wrong' });
     expect(unauthorised.code).toBe(1);
+    expect((await tos(['invoke', 'test-sleep', '--input', '{not json'])).code).toBe(2);
+    expect((await tos(['invoke'])).code).toBe(2);
     const unconfigured = await json(['tools', 'list'], { TOS_URL: '' });
     expect(unconfigured).toMatchObject({ code: 2, body: { error: { code: 'NOT_CONFIGURED' } } });
   });

@@ -51,7 +51,9 @@ function scopes(value: string): Scope[] {
   return items as Scope[];
 }
 
-const program = new Command('tos').description('Tool Orchestration Service operator CLI (uses DATABASE_URL or DATA_DIR)');
+const program = new Command('tos').description('Tool Orchestration Service CLI: operator commands (DATABASE_URL or DATA_DIR) and client commands (TOS_URL and TOS_API_KEY, or a profile)');
+// Usage errors exit 2, apart from the codes client commands use for outcomes (docs/readme-cli-client.md).
+program.exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
 const accounts = program.command('accounts').description('manage accounts');
 accounts
   .command('create')

@@ -56,9 +56,13 @@ function collectSet(pair: string, previous: Record<string, unknown>): Record<str
 
 function readInput(spec: string | undefined): Record<string, unknown> {
   if (spec === undefined) return {};
-  const text = spec.startsWith('@') ? readFileSync(spec.slice(1), 'utf8') : spec;
-  const parsed = JSON.parse(text) as unknown;
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError('--input must be a JSON object');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(spec.startsWith('@') ? readFileSync(spec.slice(1), 'utf8') : spec);
+  } catch (err) {
+    throw new ClientError('INVALID_INPUT', `--input: ${(err as Error).message}`, "pass a JSON object, e.g. --input '{\"ms\":0}' or --input @file.json", EXIT.usage);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ClientError('INVALID_INPUT', '--input must be a JSON object', 'wrap the inputs in { }', EXIT.usage);
   return parsed as Record<string, unknown>;
 }
 
