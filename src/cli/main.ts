@@ -15,6 +15,8 @@ import { keyView } from '../keys/key-view';
 import { TIERS } from '../identity/tiers';
 import { SECRET_NAME, SecretsService } from '../secrets/secrets.service';
 import { CliModule } from './cli.module';
+import { outputOption, readStdin, registerClientCommands } from './client/commands';
+import { clientKeys, clientSecrets, registerClientKeyCommands } from './client/account-commands';
 
 type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService };
 
@@ -49,7 +51,9 @@ function scopes(value: string): Scope[] {
   return items as Scope[];
 }
 
-const program = new Command('tos').description('Tool Orchestration Service operator CLI (uses DATABASE_URL or DATA_DIR)');
+const program = new Command('tos').description('Tool Orchestration Service CLI: operator commands (DATABASE_URL or DATA_DIR) and client commands (TOS_URL and TOS_API_KEY, or a profile)');
+// Usage errors exit 2, apart from the codes client commands use for outcomes (docs/readme-cli-client.md).
+program.exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
 const accounts = program.command('accounts').description('manage accounts');
 accounts
   .command('create')
@@ -68,14 +72,15 @@ accounts.command('list').action(() => run(({ accounts: svc }) => svc.list()));
 const keys = program.command('keys').description('manage API keys');
 keys
   .command('create')
-  .requiredOption('--account <name>', 'account name')
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
   .requiredOption('--name <name>', 'label for the key')
   .addOption(new Option('--type <type>', 'key type').choices(Object.keys(KEY_TYPE_ALIASES)).default('service'))
   .option('--expires-in <seconds>', 'temporary keys: lifetime, at most 86400', positiveInt)
   .option('--scopes <list>', `comma-separated subset of ${SCOPES.join(',')}`, scopes)
   .option('--tool-ids <list>', 'comma-separated tool ids the key may use', list)
+  .addOption(outputOption())
   .action((o) =>
-    run(async ({ accounts: acc, keys: svc }) => {
+    !o.account ? clientKeys.create(o) : run(async ({ accounts: acc, keys: svc }) => {
       const account = await acc.findByName(o.account);
       const issued = await svc.create(account.id, { name: o.name, type: KEY_TYPE_ALIASES[o.type], expires_in: o.expiresIn, scopes: o.scopes, tool_ids: o.toolIds ?? null });
       return { ...keyView(issued.record), key: issued.secret, note: 'Store this key now: it is shown only once.' };
@@ -90,9 +95,10 @@ keys
   });
 keys
   .command('list')
-  .requiredOption('--account <name>', 'account name')
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
   .action((o) =>
-    run(async ({ accounts: acc, keys: svc }) => {
+    !o.account ? clientKeys.list(o.output) : run(async ({ accounts: acc, keys: svc }) => {
       const account = await acc.findByName(o.account);
       const { keys: rows, total } = await svc.list(account.id, 100, 0);
       return { keys: rows.map(keyView), total };
@@ -100,9 +106,10 @@ keys
   );
 keys
   .command('revoke <key_id>')
-  .requiredOption('--account <name>', 'account name')
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
   .action((keyId: string, o) =>
-    run(async ({ accounts: acc, keys: svc }) => keyView(await svc.revoke((await acc.findByName(o.account)).id, keyId))),
+    !o.account ? clientKeys.revoke(keyId, o.output) : run(async ({ accounts: acc, keys: svc }) => keyView(await svc.revoke((await acc.findByName(o.account)).id, keyId))),
   );
 
 function secretName(value: string): string {
@@ -113,9 +120,7 @@ function secretName(value: string): string {
 /** The value from stdin, so it never lands in shell history or the process list; one trailing newline dropped. */
 async function readValue(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write('Type the value, then Enter and Ctrl-D:\n');
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const value = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const value = await readStdin();
   if (!value) throw new InvalidArgumentError('the value read from stdin is empty');
   return value;
 }
@@ -125,9 +130,10 @@ secrets
   .command('set')
   .description('create or replace a secret; the value is read from stdin (printf %s "$TOKEN" | tos secrets set …)')
   .argument('<name>', 'secret name', secretName)
-  .requiredOption('--account <name>', 'account name')
-  .action((name: string, o) =>
-    run(async ({ accounts: acc, secrets: svc }) => {
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
+  .action(async (name: string, o) =>
+    !o.account ? clientSecrets.set(name, await readValue(), o.output) : run(async ({ accounts: acc, secrets: svc }) => {
       const account = await acc.findByName(o.account);
       const { created, ...view } = await svc.set(account.id, name, await readValue());
       return { ...view, created };
@@ -135,14 +141,16 @@ secrets
   );
 secrets
   .command('list')
-  .requiredOption('--account <name>', 'account name')
-  .action((o) => run(async ({ accounts: acc, secrets: svc }) => ({ secrets: await svc.list((await acc.findByName(o.account)).id) })));
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
+  .action((o) => !o.account ? clientSecrets.list(o.output) : run(async ({ accounts: acc, secrets: svc }) => ({ secrets: await svc.list((await acc.findByName(o.account)).id) })));
 secrets
   .command('delete')
   .argument('<name>', 'secret name', secretName)
-  .requiredOption('--account <name>', 'account name')
+  .option('--account <name>', 'operator: account name (without it: client mode on TOS_URL)')
+  .addOption(outputOption())
   .action((name: string, o) =>
-    run(async ({ accounts: acc, secrets: svc }) => {
+    !o.account ? clientSecrets.delete(name, o.output) : run(async ({ accounts: acc, secrets: svc }) => {
       await svc.delete((await acc.findByName(o.account)).id, name);
       return { deleted: name };
     }),
@@ -153,6 +161,9 @@ secrets
   .action(() => {
     process.stdout.write(`${randomBytes(32).toString('base64')}\n`);
   });
+
+registerClientCommands(program);
+registerClientKeyCommands(keys);
 
 program.parseAsync().catch((err: unknown) => {
   const message = err instanceof AppException || err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err);

@@ -1,0 +1,80 @@
+/** The client half of `tos`: HTTP calls to a running service with TOS_URL and TOS_API_KEY. */
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { readProfile } from './profiles';
+
+/** Exit codes of client commands (documented in docs/readme-cli-client.md). */
+export const EXIT = { ok: 0, error: 1, usage: 2, executionFailed: 3, cancelled: 4, timeout: 5 } as const;
+
+export class ClientError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly suggestion: string | undefined,
+    readonly exitCode: number = EXIT.error,
+  ) {
+    super(message);
+  }
+}
+
+export interface Connection {
+  url: string;
+  apiKey: string;
+}
+
+/** TOS_URL and TOS_API_KEY win; else the profile named by --profile / TOS_PROFILE, or `default`. */
+export function connectionFromEnv(env: NodeJS.ProcessEnv = process.env): Connection {
+  const profile = env.TOS_URL && env.TOS_API_KEY ? undefined : readProfile(env.TOS_PROFILE || 'default', env);
+  const url = env.TOS_URL || profile?.url;
+  const apiKey = env.TOS_API_KEY || profile?.api_key;
+  if (!url || !apiKey) {
+    throw new ClientError('NOT_CONFIGURED', 'no service configured: set TOS_URL and TOS_API_KEY, or save a profile', 'printf %s "$KEY" | tos login --url http://127.0.0.1:3000 [--profile NAME]', EXIT.usage);
+  }
+  return { url: url.replace(/\/+$/, ''), apiKey };
+}
+
+/** The SPEC envelope `{ error: { code, message, suggestion } }` as a ClientError. */
+function envelopeError(status: number, body: unknown): ClientError {
+  const error = (body as { error?: { code?: string; message?: string; suggestion?: string } } | null)?.error;
+  return new ClientError(error?.code ?? `HTTP_${status}`, error?.message ?? `HTTP ${status}`, error?.suggestion);
+}
+
+export class ApiClient {
+  constructor(private readonly connection: Connection) {}
+
+  async request(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.connection.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${this.connection.apiKey}`, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
+        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      });
+    } catch (err) {
+      throw new ClientError('CONNECTION_FAILED', `cannot reach ${this.connection.url}: ${(err as Error).cause ?? (err as Error).message}`, 'check TOS_URL and that the service runs');
+    }
+    const text = await response.text();
+    const body = text ? safeJson(text) : null;
+    if (!response.ok) throw envelopeError(response.status, body);
+    return body;
+  }
+
+  /** Streams `/v1/executions/{id}/events` and calls `onEvent` per event until the stream ends. */
+  async events(executionId: string, onEvent: (event: string, data: unknown) => void, signal?: AbortSignal): Promise<void> {
+    const response = await fetch(`${this.connection.url}/v1/executions/${encodeURIComponent(executionId)}/events`, {
+      headers: { authorization: `Bearer ${this.connection.apiKey}`, accept: 'text/event-stream' },
+      signal,
+    });
+    if (!response.ok || !response.body) throw envelopeError(response.status, safeJson(await response.text()));
+    const parser = createParser({ onEvent: (message: EventSourceMessage) => onEvent(message.event ?? 'message', safeJson(message.data)) });
+    const decoder = new TextDecoder();
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

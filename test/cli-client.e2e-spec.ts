@@ -1,0 +1,177 @@
+/**
+ * `tos` as a client: the CLI spawned as a subprocess against the real service listening on
+ * loopback (embedded engine), over HTTP with TOS_URL and TOS_API_KEY.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { useTestApp } from './support/app';
+import { ENGINE_MODES } from './support/engines';
+import { TestToolsModule } from './support/test-tools.module';
+
+const run = promisify(execFile);
+const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+const embedded = ENGINE_MODES.find((m) => m.name === 'embedded')!;
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+describe('tos client commands', () => {
+  const suite = useTestApp(embedded, { extensions: [TestToolsModule], env: { SECRETS_KEY: randomBytes(32).toString('base64') } });
+  let url: string;
+
+  beforeAll(async () => {
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    url = (await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1');
+  });
+
+  const tos = async (args: string[], env: Record<string, string> = {}, stdin = ''): Promise<CliResult> => {
+    try {
+      const running = run(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, ...args], {
+        env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key, ...env },
+      });
+      running.child.stdin!.end(stdin);
+      const { stdout, stderr } = await running;
+      return { code: 0, stdout, stderr };
+    } catch (err) {
+      const failed = err as { code: number; stdout: string; stderr: string };
+      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+    }
+  };
+  const json = async (args: string[], env?: Record<string, string>, stdin?: string) => {
+    const result = await tos([...args, '--output', 'json'], env, stdin);
+    return { ...result, body: JSON.parse(result.stdout) };
+  };
+
+  it('tools list and show', async () => {
+    const list = await json(['tools', 'list']);
+    expect(list.code).toBe(0);
+    expect(JSON.stringify(list.body)).toContain('test-sleep');
+    const show = await json(['tools', 'show', 'test-sleep']);
+    expect(show).toMatchObject({ code: 0, body: { id: 'test-sleep' } });
+  });
+
+  it('invokes synchronously with --set', async () => {
+    const result = await json(['invoke', 'test-sleep', '--set', 'ms=0']);
+    expect(result).toMatchObject({ code: 0, body: { status: 'success', result: { slept_ms: 0 } } });
+  });
+
+  it('invokes --async --wait, following progress as plain lines when not a TTY', async () => {
+    const result = await json(['invoke', 'test-sleep', '--input', '{"ms":300}', '--async', '--wait']);
+    expect(result).toMatchObject({ code: 0, body: { status: 'success', progress: 100 } });
+    const lines = result.stderr.trim().split('\n');
+    expect(lines.at(-1)).toBe('success 100%');
+    expect(lines.filter((line) => /^running \d+% step \d+$/.test(line)).length).toBeGreaterThan(0);
+  });
+
+  it('follows an async execution and exits 4 when it is cancelled', async () => {
+    const started = await json(['invoke', 'test-sleep', '--set', 'ms=20000', '--async']);
+    const id = started.body.execution_id as string;
+    const follower = tos(['executions', 'follow', id, '--output', 'json']);
+    const cancelled = await json(['executions', 'cancel', id]);
+    expect(cancelled.code).toBe(0);
+    const followed = await follower;
+    expect(followed.code).toBe(4);
+    expect(JSON.parse(followed.stdout)).toMatchObject({ id, status: 'cancelled' });
+    const shown = await json(['executions', 'show', id]);
+    expect(shown.body.status).toBe('cancelled');
+  });
+
+  it('exits 3 when the execution fails and 5 when it times out', async () => {
+    const failed = await json(['invoke', 'test-misbehave', '--set', 'mode=tool-error', '--async', '--wait']);
+    expect(failed).toMatchObject({ code: 3, body: { status: 'error' } });
+    const slow = await json(['invoke', 'test-sleep', '--set', 'ms=5000', '--timeout', '1', '--async', '--wait']);
+    expect(slow).toMatchObject({ code: 5, body: { status: 'error', error: { code: 'TOOL_TIMEOUT' } } });
+    const long = await json(['invoke', 'test-sleep', '--set', 'ms=20000', '--async']);
+    expect(long.code).toBe(0);
+    const givenUp = await json(['executions', 'follow', long.body.execution_id, '--timeout', '1']);
+    expect(givenUp).toMatchObject({ code: 5, body: { error: { code: 'TIMEOUT' } } });
+    await json(['executions', 'cancel', long.body.execution_id]);
+  });
+
+  it('draws a progress bar under a pseudo-terminal', async () => {
+    const command = [process.execPath, '-r', 'ts-node/register/transpile-only', CLI, 'invoke', 'test-sleep', '--set', 'ms=300', '--async', '--wait'].join(' ');
+    const { stdout } = await run('script', ['-qfc', command, '/dev/null'], { env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key } });
+    expect(stdout).toMatch(/\r\[#{30}\] 100% success/);
+    expect(stdout).toMatch(/\r\[#*-+\]\s+\d+% running step \d+/);
+  });
+
+  it('keys create, list and revoke without --account go to the API with the caller key', async () => {
+    const created = await json(['keys', 'create', '--name', 'cli-made', '--type', 'service', '--scopes', 'tools:read']);
+    expect(created).toMatchObject({ code: 0, body: { name: 'cli-made', key: expect.any(String) } });
+    const keyId = created.body.id as string;
+    const usable = await json(['tools', 'list'], { TOS_API_KEY: created.body.key });
+    expect(usable.code).toBe(0);
+    const listed = await json(['keys', 'list']);
+    expect(JSON.stringify(listed.body)).toContain(keyId);
+    expect((await json(['keys', 'revoke', keyId])).code).toBe(0);
+    const refused = await json(['tools', 'list'], { TOS_API_KEY: created.body.key });
+    expect(refused).toMatchObject({ code: 1, body: { error: { code: expect.any(String) } } });
+  });
+
+  it('secrets set (value from stdin), list and delete', async () => {
+    const set = await json(['secrets', 'set', 'CLI_TOKEN'], undefined, 's3cr3t-value\n');
+    expect(set).toMatchObject({ code: 0 });
+    expect(set.stdout).not.toContain('s3cr3t-value');
+    const listed = await json(['secrets', 'list']);
+    expect(JSON.stringify(listed.body)).toContain('CLI_TOKEN');
+    expect((await json(['secrets', 'delete', 'CLI_TOKEN'])).code).toBe(0);
+    expect(JSON.stringify((await json(['secrets', 'list'])).body)).not.toContain('CLI_TOKEN');
+  });
+
+  it('login saves a profile at mode 0600 that --profile then uses', async () => {
+    const configHome = mkdtempSync(path.join(tmpdir(), 'tos-config-'));
+    const env = { TOS_URL: '', TOS_API_KEY: '', XDG_CONFIG_HOME: configHome };
+    const login = await tos(['--profile', 'work', 'login', '--url', url], env, `${suite.acme.key}\n`);
+    expect(login.code).toBe(0);
+    const file = path.join(configHome, 'tos', 'config.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect((await json(['--profile', 'work', 'tools', 'show', 'test-sleep'], env)).code).toBe(0);
+    expect((await json(['tools', 'list'], env)).code).toBe(2);
+    rmSync(configHome, { recursive: true, force: true });
+  });
+
+  it('mcp stdio forwards tools/list and tools/call with progress to /v1/mcp', async () => {
+    const client = new Client({ name: 'cli-e2e', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['-r', 'ts-node/register/transpile-only', CLI, 'mcp', 'stdio'],
+        env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key },
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).toContain('test-sleep');
+      const progress: number[] = [];
+      const result = await client.callTool({ name: 'test-sleep', arguments: { ms: 300 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+      expect(result.isError).toBeFalsy();
+      expect(JSON.stringify(result.content)).toContain('slept_ms');
+      expect(progress.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('prints the error envelope and exits 1 on an API error; 2 when not configured', async () => {
+    const missing = await json(['tools', 'show', 'no-such-tool']);
+    expect(missing.code).toBe(1);
+    expect(missing.body.error).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+    const text = await tos(['tools', 'show', 'no-such-tool']);
+    expect(text.stderr).toContain(missing.body.error.code);
+    const unauthorised = await json(['tools', 'list'], { TOS_API_KEY: 'tos_wrong' });
+    expect(unauthorised.code).toBe(1);
+    expect((await tos(['invoke', 'test-sleep', '--input', '{not json'])).code).toBe(2);
+    expect((await tos(['invoke'])).code).toBe(2);
+    const unconfigured = await json(['tools', 'list'], { TOS_URL: '' });
+    expect(unconfigured).toMatchObject({ code: 2, body: { error: { code: 'NOT_CONFIGURED' } } });
+  });
+});
