@@ -150,6 +150,7 @@ describeEachEngine('workspaces', (mode) => {
     expect(json.statusCode).toBe(400);
     const elsewhere = await suite.t.request({ method: 'POST', url: '/v1/tools/iac-scan/invoke', key: suite.acme.key, headers: { 'content-type': 'application/gzip' }, payload: await tarGz(PROJECT) });
     expect(elsewhere.statusCode).toBe(415);
+    expect(elsewhere.json().error).toMatchObject({ code: 'INVALID_REQUEST', message: 'Unsupported Content-Type: request bodies must be application/json' });
   });
 
   it('keeps each account to its own workspaces, and honours the scopes', async () => {

@@ -85,7 +85,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 /** Framework errors (Fastify's parser, Nest's router) in our words; others keep their message. */
 const FRAMEWORK_MESSAGES: Record<number, string> = {
   404: 'Route not found',
-  413: 'Request body too large: the limit is 1 MiB',
+  413: 'Request body too large: JSON bodies are limited to 1 MiB, workspace uploads to WORKSPACE_MAX_BYTES (50 MiB by default)',
   415: 'Unsupported Content-Type: request bodies must be application/json',
 };
 

@@ -198,7 +198,7 @@ export const WORKSPACE_ID_PATTERN = /^ws_[0-9A-Za-z]{20}$/;
  * caller's account (POST /v1/workspaces). The service opens it as the tool's ctx.workspace, so
  * `path` and `files` are relative to it; without it they are relative to WORKSPACE_ROOT.
  */
-export function workspaceInput(): ToolInputDefinition {
+function workspaceInput(): ToolInputDefinition {
   return {
     type: 'string',
     pattern: WORKSPACE_ID_PATTERN.source,
@@ -210,8 +210,8 @@ export function workspaceInput(): ToolInputDefinition {
 /**
  * The optional `ref` input of a tool that reads files: a branch, tag or commit of the git
  * repository at the workspace's root. The service opens the files as they are at that commit
- * (never touching the work tree) as the tool's ctx.workspace. Only a tool that also declares
- * `workspaceInput()` gets this meaning for `ref`.
+ * (never touching the work tree) as the tool's ctx.workspace. Only a tool that also takes
+ * `workspace` (see workspaceInputs) gets this meaning for `ref`.
  */
 export function refInput(): ToolInputDefinition {
   return {

@@ -12,8 +12,7 @@ import { extract as tarExtract } from 'tar-stream';
 import * as yauzl from 'yauzl';
 
 /** What an upload may be; plain `tar` is what `git archive` gives the workspaces themselves. */
-export const ARCHIVE_FORMATS = ['tar.gz', 'zip', 'tar'] as const;
-export type ArchiveFormat = (typeof ARCHIVE_FORMATS)[number];
+export type ArchiveFormat = 'tar.gz' | 'zip' | 'tar';
 
 export interface ArchiveLimits {
   maxFiles: number;
@@ -51,20 +50,22 @@ class Budget {
     if (this.files > this.limits.maxFiles) throw new ArchiveRefused(`More than ${this.limits.maxFiles} files (WORKSPACE_MAX_FILES)`);
   }
 
-  /** A pass-through that counts what flows and fails the stream past the byte limit. */
-  meter(): Transform {
-    return new Transform({
+  /** Hands a file entry to the sink through a meter that counts its bytes and fails past the limit. */
+  async passFile(at: string, content: AsyncIterable<unknown>, sink: EntrySink): Promise<void> {
+    this.file();
+    const meter = new Transform({
       transform: (chunk: Buffer, _encoding, done: TransformCallback) => {
         this.bytes += chunk.length;
         if (this.bytes > this.limits.maxBytes) done(new ArchiveRefused(`More than ${this.limits.maxBytes} bytes unpacked (WORKSPACE_MAX_UNPACKED_BYTES)`));
         else done(null, chunk);
       },
     });
+    await Promise.all([pipeline(content, meter), sink({ kind: 'file', path: at, content: meter })]);
   }
 }
 
 /** The entry's path made relative and checked: no absolute path, no `..`, no NUL or backslash. */
-export function entryPath(name: string): string {
+function entryPath(name: string): string {
   if (name.includes('\0') || name.includes('\\')) throw new ArchiveRefused(`Entry '${printable(name)}' has a NUL or backslash in its name`);
   if (name.startsWith('/') || /^[A-Za-z]:/.test(name)) throw new ArchiveRefused(`Entry '${printable(name)}' has an absolute path`);
   const parts = name.split('/').filter((part) => part !== '' && part !== '.');
@@ -83,9 +84,9 @@ const printable = (text: string) => text.replace(/[^\x20-\x7e]/g, '?').slice(0, 
 
 async function readTar(data: Buffer, gzipped: boolean, budget: Budget, sink: EntrySink): Promise<void> {
   const extract = tarExtract();
-  const name = gzipped ? '.tar.gz' : '.tar';
+  const format = gzipped ? '.tar.gz' : '.tar';
   const done = (gzipped ? pipeline(Readable.from([data]), createGunzip(), extract) : pipeline(Readable.from([data]), extract)).catch((error: Error) => {
-    throw unreadable(error, name);
+    throw unreadable(error, format);
   });
   try {
     for await (const entry of extract) {
@@ -96,10 +97,7 @@ async function readTar(data: Buffer, gzipped: boolean, budget: Budget, sink: Ent
       }
       const at = entryPath(name);
       if (type === 'file' || type === 'contiguous-file') {
-        budget.file();
-        const meter = budget.meter();
-        const sunk = sink({ kind: 'file', path: at, content: meter });
-        await Promise.all([pipeline(entry, meter), sunk]);
+        await budget.passFile(at, entry, sink);
       } else if (type === 'symlink') {
         budget.file();
         entry.resume();
@@ -112,7 +110,7 @@ async function readTar(data: Buffer, gzipped: boolean, budget: Budget, sink: Ent
   } catch (error) {
     extract.destroy();
     await done.catch(() => undefined);
-    throw unreadable(error, name);
+    throw unreadable(error, format);
   }
   await done;
 }
@@ -132,15 +130,14 @@ async function readZip(data: Buffer, budget: Budget, sink: EntrySink): Promise<v
       const at = entryPath(entry.fileName);
       const mode = (entry.externalFileAttributes >>> 16) & S_IFMT;
       if (mode !== 0 && mode !== S_IFREG && mode !== S_IFLNK) throw new ArchiveRefused(`Entry '${printable(at)}' is a special file: only files, directories and links inside the tree are accepted`);
-      budget.file();
       const content = await openEntry(zip, entry);
       if (mode === S_IFLNK) {
+        budget.file();
         const target = (await readSmall(content, MAX_LINK_TARGET)).toString('utf8');
         await sink({ kind: 'symlink', path: at, target: linkTarget(at, target) });
         continue;
       }
-      const meter = budget.meter();
-      await Promise.all([pipeline(content, meter), sink({ kind: 'file', path: at, content: meter })]);
+      await budget.passFile(at, content, sink);
     }
   } catch (error) {
     throw unreadable(error, '.zip');
