@@ -1,36 +1,55 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Principal } from '../identity/principal';
 import { openBroadcast } from '../common/broadcast';
+import type { AppConfig } from '../config/app-config';
+import type { InvocationService } from '../executions/request/invocation.service';
+import type { ToolCatalogue } from '../tools/tool-registry';
 import { McpCancellations } from './mcp-cancellations';
 import { McpEndpoint } from './mcp-endpoint';
-import type { McpTools } from './mcp-tools';
+import { McpModernEndpoint } from './mcp-modern-endpoint';
+import { McpTools } from './mcp-tools';
 
-/** The endpoint on a bare Fastify, over tools whose call fails the way a lost database would. */
+/** The endpoint on a bare Fastify, over an invocation service that fails the way a lost database would. */
 describe('McpEndpoint', () => {
-  const principal = { keyId: 'key_1', scopes: new Set(['tools:invoke']) } as unknown as Principal;
+  const principal = { keyId: 'key_1', scopes: new Set(['tools:invoke']), toolIds: null } as unknown as Principal;
   const logged: unknown[] = [];
   let app: FastifyInstance;
   let endpoint: McpEndpoint;
+  let modern: McpModernEndpoint;
 
   beforeAll(async () => {
-    const failingTools = { call: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as McpTools;
-    endpoint = new McpEndpoint(failingTools, new McpCancellations(openBroadcast('', 'test')));
+    const registry = { has: () => true, get: () => ({ validateInput: (input: unknown) => input }) } as unknown as ToolCatalogue;
+    const failing = { invokeSync: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as InvocationService;
+    const tools = new McpTools(registry, failing, {} as AppConfig);
+    modern = new McpModernEndpoint(tools);
+    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern);
     await endpoint.onModuleInit();
     app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => void logged.push(JSON.parse(line)) } } });
     app.post('/mcp', (request, reply) => endpoint.handle(principal, request, reply));
   });
 
+  afterEach(() => logged.splice(0));
+
   afterAll(async () => {
     await app.close();
     await endpoint.onApplicationShutdown();
+    await modern.onApplicationShutdown();
   });
 
-  it('answers an unexpected failure with a generic JSON-RPC error naming the request, and logs the cause', async () => {
+  const revisions = {
+    '2025-11-25': { headers: {}, meta: {} },
+    '2026-07-28': {
+      headers: { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'json-transform' },
+      meta: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+    },
+  };
+
+  it.each(Object.entries(revisions))('answers an unexpected failure with a generic JSON-RPC error naming the request, and logs the cause (%s)', async (_, { headers, meta }) => {
     const answer = await app.inject({
       method: 'POST',
       url: '/mcp',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      payload: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'json-transform', arguments: {} } },
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      payload: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'json-transform', arguments: {}, ...meta } },
     });
     expect(answer.statusCode).toBe(200);
     const { id, error } = answer.json();

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {
@@ -7,7 +8,6 @@ import {
   isJSONRPCRequest,
   JSONRPCMessageSchema,
   ListToolsRequestSchema,
-  McpError,
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCNotification,
   type JSONRPCRequest,
@@ -17,14 +17,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../identity/principal';
 import { asksNoCache } from '../executions/request/invoke-request';
 import { McpAnswer } from './mcp-answer';
+import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { McpCancellations } from './mcp-cancellations';
 import { McpHttpTransport } from './mcp-http-transport';
+import { McpModernEndpoint } from './mcp-modern-endpoint';
 import { CallContext, McpTools } from './mcp-tools';
 
-const SERVER_INFO = { name: 'tool-orchestration-service', title: 'Tool Orchestration Service', version: '1.0.0' };
-const INSTRUCTIONS =
-  'Developer-ops tools (security scans, code analysis, automation, integrations, monitoring). ' +
-  'Every tools/call is recorded as an execution; its id is in the result _meta.execution_id.';
 /** The SDK transport's limit on one POST's messages. */
 const MAX_BATCH = 100;
 
@@ -57,15 +55,16 @@ class TransportRefusal {
 export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(McpEndpoint.name);
   private readonly transport = new McpHttpTransport<Post>();
-  private readonly server = new Server(SERVER_INFO, {
+  private readonly server = new Server(MCP_SERVER_INFO, {
     capabilities: { tools: { listChanged: false } },
-    instructions: INSTRUCTIONS,
+    instructions: MCP_INSTRUCTIONS,
     jsonSchemaValidator: new AjvJsonSchemaValidator(), // for elicitation, which this server never sends
   });
 
   constructor(
     private readonly tools: McpTools,
     private readonly cancellations: McpCancellations,
+    private readonly modern: McpModernEndpoint,
   ) {
     this.server.setRequestHandler(ListToolsRequestSchema, ({ params }, extra) =>
       this.tools.list(this.transport.call(extra.requestId).post.principal, params?.cursor),
@@ -86,6 +85,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
         },
         cache: !asksNoCache(post.request.headers['cache-control']),
         requestId: post.request.id,
+        log: post.request.log,
         elapsedMs: () => post.reply.elapsedTime,
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>
@@ -94,10 +94,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
               .catch(() => undefined), // the stream is gone; the call itself notices
         }),
       };
-      return this.tools
-        .call(post.principal, params.name, params.arguments, context)
-        .catch((err: unknown) => this.unexpected(err, post))
-        .finally(() => release());
+      return this.tools.call(post.principal, params.name, params.arguments, context).finally(() => release());
     });
     this.server.onerror = (error) => this.logger.warn(`MCP protocol error: ${error.message}`);
   }
@@ -110,7 +107,9 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
     await this.server.close();
   }
 
+  /** The revision is resolved per POST, by the SDK v2's own classifier: see McpModernEndpoint. */
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (!isLegacy(request)) return this.modern.handle(principal, request, reply);
     const messages = readMessages(request);
     if (messages instanceof TransportRefusal) {
       const { status, code, message } = messages;
@@ -133,13 +132,6 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
     if (notification.method !== 'notifications/cancelled') return this.transport.deliver(notification);
     const requestId = (notification.params as { requestId?: unknown } | undefined)?.requestId;
     if (typeof requestId === 'string' || typeof requestId === 'number') this.cancellations.cancel(principal.keyId, requestId);
-  }
-
-  /** The SDK would send an unexpected error's own message to the client; it may name internals. */
-  private unexpected(err: unknown, post: Post): never {
-    if (err instanceof McpError) throw err;
-    post.request.log.error({ err }, 'unexpected error in MCP tools/call');
-    throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${post.request.id}.`);
   }
 }
 
@@ -185,6 +177,22 @@ function readMessages(request: FastifyRequest): Messages | TransportRefusal {
     );
   }
   return messages;
+}
+
+/** 2025-era traffic: no `_meta` protocol-version claim and no 2026 MCP-Protocol-Version header. */
+function isLegacy(request: FastifyRequest): boolean {
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value[0] : value;
+  };
+  const route = classifyInboundRequest({
+    httpMethod: 'POST',
+    protocolVersionHeader: header('mcp-protocol-version'),
+    mcpMethodHeader: header('mcp-method'),
+    mcpNameHeader: header('mcp-name'),
+    body: request.body,
+  });
+  return route.kind === 'legacy';
 }
 
 function asksForProgress(request: JSONRPCRequest): boolean {

@@ -17,6 +17,8 @@ export interface CallContext {
   /** False for `Cache-Control: no-cache`, as on REST. */
   cache: boolean;
   requestId: string;
+  /** The request's logger: an unexpected error is logged there, not sent to the client. */
+  log: { error(details: object, message: string): void };
   /** Milliseconds since the HTTP request arrived (the answer's timing). */
   elapsedMs(): number;
 }
@@ -76,7 +78,10 @@ export class McpTools implements OnApplicationBootstrap {
     } catch (err) {
       // Refused before it ran (limits, invalid arguments): an error result the model can act on.
       if (err instanceof AppException) return errorResult(err.body);
-      throw err;
+      if (err instanceof McpError) throw err;
+      // The SDK would send the error's own message to the client; it may name internals.
+      context.log.error({ err }, 'unexpected error in MCP tools/call');
+      throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${context.requestId}.`);
     }
   }
 }

@@ -6,6 +6,7 @@ import { ToolsModule } from '../tools/tools.module';
 import { McpCancellations } from './mcp-cancellations';
 import { McpController } from './mcp.controller';
 import { McpEndpoint } from './mcp-endpoint';
+import { McpModernEndpoint } from './mcp-modern-endpoint';
 import { McpTools } from './mcp-tools';
 
 /** The MCP endpoint over the same registry, limits, cache and runner as REST; API processes only. */
@@ -20,6 +21,7 @@ export class McpModule {
       providers: [
         McpTools,
         McpEndpoint,
+        McpModernEndpoint,
         { provide: McpCancellations, useFactory: () => new McpCancellations(openBroadcast(config.REDIS_URL, `${config.QUEUE_PREFIX}:mcp-cancellations`)) },
       ],
     };
