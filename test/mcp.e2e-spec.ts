@@ -260,9 +260,10 @@ describeEachEngine('MCP endpoint', (mode) => {
     expect((await post(suite.acme.key, list, { origin: 'https://agent.example' })).status).toBe(200);
     expect((await post(suite.acme.key, list, { accept: 'application/json' })).status).toBe(406);
     expect((await post(suite.acme.key, list, { 'mcp-protocol-version': '1999-01-01' })).status).toBe(400);
-    const parseError = await post(suite.acme.key, { not: 'json-rpc' });
-    expect(parseError.status).toBe(400);
-    expect((await rpc(parseError)).error?.code).toBe(ErrorCode.ParseError);
+    // Valid JSON that is no JSON-RPC message: Invalid Request, as JSON-RPC 2.0 and the SDK v2 classifier say.
+    const invalid = await post(suite.acme.key, { not: 'json-rpc' });
+    expect(invalid.status).toBe(400);
+    expect((await rpc(invalid)).error?.code).toBe(ErrorCode.InvalidRequest);
   });
 
   it('serves a second real client: the MCP Inspector CLI lists and calls a tool', async () => {

@@ -29,8 +29,9 @@ export interface CallContext {
  */
 @Injectable()
 export class McpTools implements OnApplicationBootstrap {
-  /** Built once: the catalogue is fixed after boot. */
-  private catalogue: { id: string; view: McpTool }[] = [];
+  /** Built once, in name order: the catalogue is fixed after boot. */
+  private catalogue: { name: string; tool: RegisteredTool; view: McpTool }[] = [];
+  private readonly byName = new Map<string, RegisteredTool>();
 
   constructor(
     private readonly registry: ToolCatalogue,
@@ -39,26 +40,29 @@ export class McpTools implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    this.catalogue = this.registry
-      .all()
-      .map((tool) => ({ id: tool.definition.id, view: mcpToolView(tool) }))
-      .sort((a, b) => (a.id < b.id ? -1 : 1));
+    for (const tool of this.registry.all()) {
+      const name = mcpName(tool);
+      const previous = this.byName.get(name);
+      if (previous) throw new Error(`Tools '${previous.definition.id}' and '${tool.definition.id}' have the same MCP name '${name}'`);
+      this.byName.set(name, tool);
+    }
+    this.catalogue = [...this.byName].map(([name, tool]) => ({ name, tool, view: mcpToolView(name, tool) })).sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
   list(principal: Principal, cursor: string | undefined): { tools: McpTool[]; nextCursor?: string } {
     requireScope(principal, 'tools:read');
     const after = cursor === undefined ? null : decodeCursor(cursor);
-    const visible = this.catalogue.filter(({ id }) => canUseTool(principal, id) && (after === null || id > after));
+    const visible = this.catalogue.filter(({ name, tool }) => canUseTool(principal, tool.definition.id) && (after === null || name > after));
     const page = visible.slice(0, this.config.MCP_PAGE_SIZE);
     const more = visible.length > page.length;
-    return { tools: page.map(({ view }) => view), ...(more && { nextCursor: encodeCursor(page[page.length - 1].id) }) };
+    return { tools: page.map(({ view }) => view), ...(more && { nextCursor: encodeCursor(page[page.length - 1].name) }) };
   }
 
   async call(principal: Principal, name: string, args: Record<string, unknown> | undefined, context: CallContext): Promise<CallToolResult> {
     requireScope(principal, 'tools:invoke');
-    if (!this.registry.has(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    if (!canUseTool(principal, name)) throw new McpError(ErrorCode.InvalidParams, `This API key may not use tool '${name}'`);
-    const tool = this.registry.get(name);
+    const tool = this.byName.get(name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!canUseTool(principal, tool.definition.id)) throw new McpError(ErrorCode.InvalidParams, `This API key may not use tool '${name}'`);
     try {
       const input = tool.validateInput({ ...args });
       const outcome = await this.invocations.invokeSync({
@@ -74,7 +78,7 @@ export class McpTools implements OnApplicationBootstrap {
       const { execution } = outcome;
       if (execution.status !== 'success') return { isError: true, content: [jsonText(body)], _meta: { execution_id: execution.id } };
       const { result, ...about } = body;
-      return { structuredContent: execution.result!, content: [jsonText(result)], _meta: about };
+      return { structuredContent: execution.result!, content: contentOf(tool, execution.result!), _meta: about };
     } catch (err) {
       // Refused before it ran (limits, invalid arguments): an error result the model can act on.
       if (err instanceof AppException) return errorResult(err.body);
@@ -86,10 +90,20 @@ export class McpTools implements OnApplicationBootstrap {
   }
 }
 
-/** name = tool id; both schemas are the ones the REST validator compiled; effects become annotations. */
-function mcpToolView({ definition: d, inputSchema, outputSchema }: RegisteredTool): McpTool {
+function mcpName({ definition }: RegisteredTool): string {
+  return definition.mcp?.name ?? definition.id;
+}
+
+/** The output as JSON text, or the content blocks the tool declared as its MCP content. */
+function contentOf({ definition }: RegisteredTool, output: Record<string, unknown>): CallToolResult['content'] {
+  const member = definition.mcp?.content;
+  return member ? (output[member] as CallToolResult['content']) : [jsonText(output)];
+}
+
+/** name = the tool's MCP name; both schemas are the ones the REST validator compiled; effects become annotations. */
+function mcpToolView(name: string, { definition: d, inputSchema, outputSchema }: RegisteredTool): McpTool {
   return {
-    name: d.id,
+    name,
     title: d.name,
     description: d.description,
     inputSchema: inputSchema as McpTool['inputSchema'],
@@ -117,13 +131,13 @@ function errorResult(error: ErrorBody): CallToolResult {
   return { isError: true, content: [jsonText({ error })] };
 }
 
-/** Opaque to clients: the id of the last tool they were given. */
+/** Opaque to clients: the name of the last tool they were given. */
 function encodeCursor(lastId: string): string {
   return Buffer.from(lastId).toString('base64url');
 }
 
 function decodeCursor(cursor: string): string {
-  const id = Buffer.from(cursor, 'base64url').toString();
-  if (!/^[a-z][a-z0-9-]{0,63}$/.test(id) || encodeCursor(id) !== cursor) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: pass nextCursor from the previous tools/list answer');
-  return id;
+  const name = Buffer.from(cursor, 'base64url').toString();
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || encodeCursor(name) !== cursor) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: pass nextCursor from the previous tools/list answer');
+  return name;
 }

@@ -5,6 +5,7 @@ import type { Principal } from '../identity/principal';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { McpEndpoint } from './mcp-endpoint';
+import { McpOriginPolicy } from './mcp-origin-policy';
 
 /**
  * /v1/mcp: the MCP Streamable HTTP endpoint, stateless, so POST only: no server-initiated stream
@@ -12,20 +13,20 @@ import { McpEndpoint } from './mcp-endpoint';
  */
 @Controller('v1/mcp')
 export class McpController {
-  private readonly allowedOrigins: ReadonlySet<string>;
+  private readonly origins: McpOriginPolicy;
 
   constructor(
     private readonly endpoint: McpEndpoint,
     config: AppConfig,
   ) {
-    const configured = config.MCP_ALLOWED_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean);
-    this.allowedOrigins = new Set([new URL(config.publicUrl).origin, ...configured]);
+    this.origins = new McpOriginPolicy(config);
   }
 
   @Post()
   @HttpCode(200)
   async post(@CurrentPrincipal() principal: Principal, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    this.checkOrigin(request.headers.origin);
+    const refusal = this.origins.refusal(request.headers.host, request.headers.origin);
+    if (refusal) throw new AppException('FORBIDDEN', refusal);
     await this.endpoint.handle(principal, request, reply);
   }
 
@@ -39,12 +40,6 @@ export class McpController {
   @Public()
   delete(@Res({ passthrough: true }) reply: FastifyReply): never {
     throw methodNotAllowed(reply);
-  }
-
-  /** A browser page may only call from an allowed origin (DNS rebinding); other clients send no Origin. */
-  private checkOrigin(origin: string | undefined): void {
-    if (origin === undefined || this.allowedOrigins.has('*') || this.allowedOrigins.has(origin)) return;
-    throw new AppException('FORBIDDEN', `Origin '${origin}' may not use the MCP endpoint; allow it with MCP_ALLOWED_ORIGINS`);
   }
 }
 

@@ -17,8 +17,8 @@ export const DEFAULT_TIMEOUT_SECONDS = 30;
 export const DEFAULT_RATE_LIMIT = 60;
 export const DEFAULT_CACHE_TTL_SECONDS = 3600;
 
-/** A tool's definition with every default filled in. */
-export type ResolvedDefinition = Required<ToolDefinition>;
+/** A tool's definition with every default filled in (`mcp` has none: absent means the id and JSON text). */
+export type ResolvedDefinition = Required<Omit<ToolDefinition, 'mcp'>> & Pick<ToolDefinition, 'mcp'>;
 
 export interface RegisteredTool {
   definition: ResolvedDefinition;

@@ -50,6 +50,8 @@ function outputPropertySchema(output: ToolOutputDefinition): JsonSchema {
 }
 
 const ID_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
+/** MCP's tool-name rule (2025-11-25: letters, digits, `_`, `-`, `.`; 1 to 64). */
+const MCP_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 const VERSION_PATTERN = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
 
 /**
@@ -74,6 +76,8 @@ export function definitionProblems(definition: ToolDefinition): string[] {
   check(!definition.cacheable || (definition.effects ?? 'read') === 'read', "a cacheable tool must have effects 'read': results of side effects are never cached");
   check(Array.isArray(definition.examples) && definition.examples.length > 0, 'at least one example is required');
   check(definition.outputs && Object.keys(definition.outputs).length > 0, 'outputs must declare at least one member');
+  check(definition.mcp?.name === undefined || MCP_NAME_PATTERN.test(definition.mcp.name), 'mcp.name must be 1 to 64 letters, digits, _, . or -');
+  check(definition.mcp?.content === undefined || definition.outputs?.[definition.mcp.content]?.type === 'array', 'mcp.content must name an array output (contentBlocksOutput)');
   for (const [name, input] of Object.entries(definition.inputs ?? {})) {
     const where = `input '${name}'`;
     check(INPUT_TYPES.includes(input.type), `${where}: type must be one of ${INPUT_TYPES.join(', ')}`);

@@ -103,6 +103,19 @@ export interface ToolDefinition {
   config?: Record<string, ToolSettingDefinition>;
   /** Run in the worker-thread pool: CPU-heavy or caller-supplied-expression tools. */
   isolated?: boolean;
+  /** How the MCP door presents the tool, when not as its id and its output as JSON text. */
+  mcp?: ToolMcpPresentation;
+}
+
+export interface ToolMcpPresentation {
+  /** The name MCP clients call it by (letters, digits, `_`, `.`, `-`; at most 64); the id when omitted. */
+  name?: string;
+  /**
+   * An output member holding MCP content blocks (declare it with `contentBlocksOutput`): a
+   * tools/call answers with those blocks (text, images, audio, embedded resources) as its
+   * `content`, instead of the output as JSON text. REST returns them as the data they are.
+   */
+  content?: string;
 }
 
 /** One environment setting of a tool; reaches `ctx.config` typed. */
@@ -120,6 +133,33 @@ export const ToolMetadata = DiscoveryService.createDecorator<ToolDefinition>();
 /** Declares a tool: an injectable provider that the registry finds at boot. */
 export function Tool(definition: ToolDefinition): ClassDecorator {
   return applyDecorators(Injectable(), ToolMetadata(definition));
+}
+
+/** An output member of MCP content blocks: `{type:'text',text}`, `{type:'image'|'audio',data,mimeType}` (base64) or `{type:'resource',resource:{uri,mimeType?,text|blob}}`. */
+export function contentBlocksOutput(description: string): ToolOutputDefinition {
+  const base64 = { type: 'string', contentEncoding: 'base64' };
+  return {
+    type: 'array',
+    description,
+    items: {
+      oneOf: [
+        { type: 'object', properties: { type: { const: 'text' }, text: { type: 'string' } }, required: ['type', 'text'] },
+        { type: 'object', properties: { type: { enum: ['image', 'audio'] }, data: base64, mimeType: { type: 'string' } }, required: ['type', 'data', 'mimeType'] },
+        {
+          type: 'object',
+          properties: {
+            type: { const: 'resource' },
+            resource: {
+              type: 'object',
+              properties: { uri: { type: 'string' }, mimeType: { type: 'string' }, text: { type: 'string' }, blob: base64 },
+              required: ['uri'],
+            },
+          },
+          required: ['type', 'resource'],
+        },
+      ],
+    },
+  };
 }
 
 /** The input of extra HTTP request headers a tool sends upstream: at most 20, values bounded, never logged. */

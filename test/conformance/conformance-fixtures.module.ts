@@ -1,0 +1,105 @@
+/**
+ * Test-only extension module: the fixture tools the MCP conformance suite calls, written with the
+ * tool SDK like any tool (they run through the same validation, admission and runner). The suite
+ * names them in snake_case, so each declares its MCP name; the content-returning ones declare
+ * their MCP content (text, image, audio, embedded resource) with `contentBlocksOutput`.
+ */
+import { Module } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { contentBlocksOutput, Tool, ToolError, type ToolContext, type ToolDefinition, type ToolHandler } from '../../src/tools/sdk';
+
+/** A 1×1 red PNG and a minimal WAV, as the suite's reference server sends them. */
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
+const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
+
+type Blocks = Record<string, unknown>[];
+
+/** A fixture tool answering with fixed MCP content. */
+function contentFixture(mcpName: string, description: string, content: Blocks): ToolDefinition {
+  return {
+    id: `conformance-${mcpName.replace(/^test_/, '').replace(/_/g, '-')}`,
+    name: mcpName,
+    category: 'automation',
+    description,
+    version: '1.0.0',
+    effects: 'read',
+    inputs: {},
+    outputs: { content: contentBlocksOutput('What the suite expects back.') },
+    examples: [{ name: 'call', input: {}, output: { content } }],
+    mcp: { name: mcpName, content: 'content' },
+  };
+}
+
+const SIMPLE_TEXT = [{ type: 'text', text: 'This is a simple text response for testing.' }];
+const IMAGE = [{ type: 'image', data: PNG, mimeType: 'image/png' }];
+const AUDIO = [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }];
+const EMBEDDED = [{ type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } }];
+const MIXED = [
+  { type: 'text', text: 'Multiple content types test:' },
+  { type: 'image', data: PNG, mimeType: 'image/png' },
+  { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: JSON.stringify({ test: 'data', value: 123 }) } },
+];
+
+@Tool(contentFixture('test_simple_text', 'Tests simple text content response.', SIMPLE_TEXT))
+export class SimpleTextFixture implements ToolHandler {
+  async execute() {
+    return { content: SIMPLE_TEXT };
+  }
+}
+
+@Tool(contentFixture('test_image_content', 'Tests image content response.', IMAGE))
+export class ImageContentFixture implements ToolHandler {
+  async execute() {
+    return { content: IMAGE };
+  }
+}
+
+@Tool(contentFixture('test_audio_content', 'Tests audio content response.', AUDIO))
+export class AudioContentFixture implements ToolHandler {
+  async execute() {
+    return { content: AUDIO };
+  }
+}
+
+@Tool(contentFixture('test_embedded_resource', 'Tests embedded resource content response.', EMBEDDED))
+export class EmbeddedResourceFixture implements ToolHandler {
+  async execute() {
+    return { content: EMBEDDED };
+  }
+}
+
+@Tool(contentFixture('test_multiple_content_types', 'Tests response with multiple content types (text, image, resource).', MIXED))
+export class MultipleContentFixture implements ToolHandler {
+  async execute() {
+    return { content: MIXED };
+  }
+}
+
+@Tool({
+  ...contentFixture('test_error_handling', 'Tests error response handling: always fails.', []),
+  examples: [{ name: 'call', input: {}, output: { content: [] } }],
+})
+export class ErrorHandlingFixture implements ToolHandler {
+  async execute(): Promise<never> {
+    throw new ToolError('This tool intentionally returns an error for testing');
+  }
+}
+
+/** The runner passes on at most one progress report per 250 ms (streams and the database alike): the steps are spaced for it. */
+const PROGRESS_STEP_MS = 300;
+
+@Tool(contentFixture('test_tool_with_progress', 'Tests a tool that reports progress: 0, 50 and 100 of 100.', [{ type: 'text', text: 'done' }]))
+export class ProgressFixture implements ToolHandler {
+  async execute(_input: unknown, ctx: ToolContext) {
+    for (const percent of [0, 50, 100]) {
+      ctx.progress(percent, `Completed step ${percent} of 100`);
+      await sleep(PROGRESS_STEP_MS, undefined, { signal: ctx.signal });
+    }
+    return { content: [{ type: 'text', text: 'done' }] };
+  }
+}
+
+@Module({
+  providers: [SimpleTextFixture, ImageContentFixture, AudioContentFixture, EmbeddedResourceFixture, MultipleContentFixture, ErrorHandlingFixture, ProgressFixture],
+})
+export class ConformanceFixturesModule {}
