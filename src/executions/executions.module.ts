@@ -66,7 +66,7 @@ export class ExecutionsModule {
           { provide: ExecutionEventBus, useFactory: () => new InMemoryEventBus() },
         ]),
       ],
-      exports: [InvocationService, ExecutionQueue],
+      exports: [InvocationService, ExecutionsService, ExecutionQueue],
     };
   });
 }

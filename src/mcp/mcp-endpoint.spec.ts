@@ -6,6 +6,7 @@ import type { InvocationService } from '../executions/request/invocation.service
 import type { ToolCatalogue } from '../tools/tool-registry';
 import { McpCancellations } from './mcp-cancellations';
 import { McpEndpoint } from './mcp-endpoint';
+import type { McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import { McpTools } from './mcp-tools';
 
@@ -18,11 +19,14 @@ describe('McpEndpoint', () => {
   let modern: McpModernEndpoint;
 
   beforeAll(async () => {
-    const registry = { has: () => true, get: () => ({ validateInput: (input: unknown) => input }) } as unknown as ToolCatalogue;
+    const tool = { definition: { id: 'json-transform', examples: [] }, validateInput: (input: unknown) => input };
+    const registry = { all: () => [tool] } as unknown as ToolCatalogue;
     const failing = { invokeSync: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as InvocationService;
     const tools = new McpTools(registry, failing, {} as AppConfig);
-    modern = new McpModernEndpoint(tools);
-    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern);
+    tools.onApplicationBootstrap();
+    const library = {} as McpLibrary;
+    modern = new McpModernEndpoint(tools, library);
+    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, library);
     await endpoint.onModuleInit();
     app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => void logged.push(JSON.parse(line)) } } });
     app.post('/mcp', (request, reply) => endpoint.handle(principal, request, reply));

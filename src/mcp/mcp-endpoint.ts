@@ -4,6 +4,12 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestSchema,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ReadResourceRequestSchema,
   ErrorCode,
   isJSONRPCRequest,
   JSONRPCMessageSchema,
@@ -20,8 +26,19 @@ import { McpAnswer } from './mcp-answer';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { McpCancellations } from './mcp-cancellations';
 import { McpHttpTransport } from './mcp-http-transport';
+import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import { CallContext, McpTools } from './mcp-tools';
+
+/** The library's requests as the SDK v1 Server knows them. */
+const LIBRARY_REQUESTS = [
+  [ListResourcesRequestSchema, 'resources/list'],
+  [ListResourceTemplatesRequestSchema, 'resources/templates/list'],
+  [ReadResourceRequestSchema, 'resources/read'],
+  [ListPromptsRequestSchema, 'prompts/list'],
+  [GetPromptRequestSchema, 'prompts/get'],
+  [CompleteRequestSchema, 'completion/complete'],
+] as const;
 
 /** The SDK transport's limit on one POST's messages. */
 const MAX_BATCH = 100;
@@ -55,17 +72,23 @@ class TransportRefusal {
 export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(McpEndpoint.name);
   private readonly transport = new McpHttpTransport<Post>();
-  private readonly server = new Server(MCP_SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } },
-    instructions: MCP_INSTRUCTIONS,
-    jsonSchemaValidator: new AjvJsonSchemaValidator(), // for elicitation, which this server never sends
-  });
+  private readonly server: Server;
 
   constructor(
     private readonly tools: McpTools,
     private readonly cancellations: McpCancellations,
     private readonly modern: McpModernEndpoint,
+    library: McpLibrary,
   ) {
+    this.server = new Server(MCP_SERVER_INFO, {
+      capabilities: { tools: { listChanged: false }, ...LIBRARY_CAPABILITIES },
+      instructions: MCP_INSTRUCTIONS,
+      jsonSchemaValidator: new AjvJsonSchemaValidator(), // for elicitation, which this server never sends
+    });
+    const methods = libraryMethods(library);
+    for (const [schema, method] of LIBRARY_REQUESTS) {
+      this.server.setRequestHandler(schema, ({ params }, extra) => methods[method](this.transport.call(extra.requestId).post.principal, params) as never);
+    }
     this.server.setRequestHandler(ListToolsRequestSchema, ({ params }, extra) =>
       this.tools.list(this.transport.call(extra.requestId).post.principal, params?.cursor),
     );

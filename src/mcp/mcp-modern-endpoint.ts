@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { createMcpHandler, Server, type CallToolResult, type ListToolsResult, type McpRequestContext } from '@modelcontextprotocol/server';
+import { createMcpHandler, Server, type CallToolResult, type ListToolsResult, type McpRequestContext, type RequestMethod } from '@modelcontextprotocol/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -7,6 +7,7 @@ import { callerGone } from '../common/caller-gone';
 import type { Principal } from '../identity/principal';
 import { asksNoCache } from '../executions/request/invoke-request';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
+import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { McpTools, type CallContext } from './mcp-tools';
 
 /**
@@ -37,7 +38,14 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     onerror: (error) => this.logger.debug(`MCP 2026-07-28 request refused: ${error.message}`),
   });
 
-  constructor(private readonly tools: McpTools) {}
+  private readonly methods: ReturnType<typeof libraryMethods>;
+
+  constructor(
+    private readonly tools: McpTools,
+    library: McpLibrary,
+  ) {
+    this.methods = libraryMethods(library);
+  }
 
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const caller: Caller = { principal, request, reply };
@@ -57,7 +65,8 @@ export class McpModernEndpoint implements OnApplicationShutdown {
 
   private serverFor(context: McpRequestContext): Server {
     const { principal, request, reply } = (context.authInfo?.extra as { caller: Caller }).caller;
-    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: MCP_INSTRUCTIONS });
+    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false }, ...LIBRARY_CAPABILITIES }, instructions: MCP_INSTRUCTIONS });
+    for (const [method, handler] of Object.entries(this.methods)) server.setRequestHandler(method as RequestMethod, ({ params }) => handler(principal, params) as never);
     // McpTools speaks the SDK v1 types, which name the same JSON less narrowly.
     server.setRequestHandler('tools/list', ({ params }) => ({ ...(this.tools.list(principal, params?.cursor) as ListToolsResult), ...TOOLS_LIST_CACHE }));
     server.setRequestHandler('tools/call', ({ params }, ctx) => {

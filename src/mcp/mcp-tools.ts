@@ -7,6 +7,7 @@ import { AppConfig } from '../config/app-config';
 import type { ProgressListener } from '../executions/engine/execution-runner';
 import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
 import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
+import { pageAfter } from './mcp-paging';
 
 /** What a tools/call brings besides its name and arguments. */
 export interface CallContext {
@@ -51,11 +52,9 @@ export class McpTools implements OnApplicationBootstrap {
 
   list(principal: Principal, cursor: string | undefined): { tools: McpTool[]; nextCursor?: string } {
     requireScope(principal, 'tools:read');
-    const after = cursor === undefined ? null : decodeCursor(cursor);
-    const visible = this.catalogue.filter(({ name, tool }) => canUseTool(principal, tool.definition.id) && (after === null || name > after));
-    const page = visible.slice(0, this.config.MCP_PAGE_SIZE);
-    const more = visible.length > page.length;
-    return { tools: page.map(({ view }) => view), ...(more && { nextCursor: encodeCursor(page[page.length - 1].name) }) };
+    const visible = this.catalogue.filter(({ tool }) => canUseTool(principal, tool.definition.id));
+    const { page, nextCursor } = pageAfter(visible, ({ name }) => name, cursor, this.config.MCP_PAGE_SIZE);
+    return { tools: page.map(({ view }) => view), ...(nextCursor && { nextCursor }) };
   }
 
   async call(principal: Principal, name: string, args: Record<string, unknown> | undefined, context: CallContext): Promise<CallToolResult> {
@@ -119,7 +118,7 @@ function mcpToolView(name: string, { definition: d, inputSchema, outputSchema }:
   };
 }
 
-function requireScope(principal: Principal, scope: Scope): void {
+export function requireScope(principal: Principal, scope: Scope): void {
   if (!principal.scopes.has(scope)) throw new McpError(ErrorCode.InvalidRequest, `This API key lacks the '${scope}' scope`);
 }
 
@@ -129,15 +128,4 @@ function jsonText(value: unknown): { type: 'text'; text: string } {
 
 function errorResult(error: ErrorBody): CallToolResult {
   return { isError: true, content: [jsonText({ error })] };
-}
-
-/** Opaque to clients: the name of the last tool they were given. */
-function encodeCursor(lastId: string): string {
-  return Buffer.from(lastId).toString('base64url');
-}
-
-function decodeCursor(cursor: string): string {
-  const name = Buffer.from(cursor, 'base64url').toString();
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name) || encodeCursor(name) !== cursor) throw new McpError(ErrorCode.InvalidParams, 'Invalid cursor: pass nextCursor from the previous tools/list answer');
-  return name;
 }

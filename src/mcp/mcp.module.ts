@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { openBroadcast } from '../common/broadcast';
 import { AppConfig } from '../config/app-config';
 import { ExecutionsModule } from '../executions/executions.module';
@@ -6,6 +7,7 @@ import { ToolsModule } from '../tools/tools.module';
 import { McpCancellations } from './mcp-cancellations';
 import { McpController } from './mcp.controller';
 import { McpEndpoint } from './mcp-endpoint';
+import { McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import { McpTools } from './mcp-tools';
 
@@ -16,10 +18,11 @@ export class McpModule {
     if (!config.runsApi) return { module: McpModule };
     return {
       module: McpModule,
-      imports: [ToolsModule, ExecutionsModule.forRoot(config)],
+      imports: [DiscoveryModule, ToolsModule, ExecutionsModule.forRoot(config)],
       controllers: [McpController],
       providers: [
         McpTools,
+        McpLibrary,
         McpEndpoint,
         McpModernEndpoint,
         { provide: McpCancellations, useFactory: () => new McpCancellations(openBroadcast(config.REDIS_URL, `${config.QUEUE_PREFIX}:mcp-cancellations`)) },

@@ -1,12 +1,24 @@
 /**
- * Test-only extension module: the fixture tools the MCP conformance suite calls, written with the
- * tool SDK like any tool (they run through the same validation, admission and runner). The suite
- * names them in snake_case, so each declares its MCP name; the content-returning ones declare
- * their MCP content (text, image, audio, embedded resource) with `contentBlocksOutput`.
+ * Test-only extension module: the fixture tools, resources and prompts the MCP conformance suite
+ * calls, written with the tool SDK like any extension (tools run through the same validation,
+ * admission and runner). The suite names tools in snake_case, so each declares its MCP name; the
+ * content-returning ones declare their MCP content (text, image, audio, embedded resource) with
+ * `contentBlocksOutput`.
  */
 import { Module } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { contentBlocksOutput, Tool, ToolError, type ToolContext, type ToolDefinition, type ToolHandler } from '../../src/tools/sdk';
+import {
+  contentBlocksOutput,
+  Prompt,
+  Resource,
+  Tool,
+  ToolError,
+  type PromptHandler,
+  type ResourceHandler,
+  type ToolContext,
+  type ToolDefinition,
+  type ToolHandler,
+} from '../../src/tools/sdk';
 
 /** A 1×1 red PNG and a minimal WAV, as the suite's reference server sends them. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
@@ -99,7 +111,84 @@ export class ProgressFixture implements ToolHandler {
   }
 }
 
+@Resource({ uri: 'test://static-text', name: 'static-text', description: 'A static text resource.', mimeType: 'text/plain' })
+export class StaticTextResource implements ResourceHandler {
+  async read(uri: string) {
+    return [{ uri, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }];
+  }
+}
+
+@Resource({ uri: 'test://static-binary', name: 'static-binary', description: 'A static binary resource (a PNG).', mimeType: 'image/png' })
+export class StaticBinaryResource implements ResourceHandler {
+  async read(uri: string) {
+    return [{ uri, mimeType: 'image/png', blob: PNG }];
+  }
+}
+
+@Resource({ uriTemplate: 'test://template/{id}/data', name: 'template-data', description: 'Data for an id.', mimeType: 'application/json', completions: { id: ['123', '456'] } })
+export class TemplateResource implements ResourceHandler {
+  async read(uri: string, { id }: Readonly<Record<string, string>>) {
+    return [{ uri, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) }];
+  }
+}
+
+@Prompt({ name: 'test_simple_prompt', description: 'A simple prompt without arguments.' })
+export class SimplePrompt implements PromptHandler {
+  async get() {
+    return [{ role: 'user' as const, content: { type: 'text' as const, text: 'This is a simple prompt for testing.' } }];
+  }
+}
+
+@Prompt({
+  name: 'test_prompt_with_arguments',
+  description: 'A prompt with two required arguments.',
+  arguments: [
+    { name: 'arg1', description: 'First test argument', required: true, completions: ['paris', 'park', 'party'] },
+    { name: 'arg2', description: 'Second test argument', required: true },
+  ],
+})
+export class ArgumentsPrompt implements PromptHandler {
+  async get({ arg1, arg2 }: Readonly<Record<string, string>>) {
+    return [{ role: 'user' as const, content: { type: 'text' as const, text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } }];
+  }
+}
+
+@Prompt({ name: 'test_prompt_with_embedded_resource', description: 'A prompt embedding a resource.', arguments: [{ name: 'resourceUri', description: 'URI of the resource to embed', required: true }] })
+export class EmbeddedResourcePrompt implements PromptHandler {
+  async get({ resourceUri }: Readonly<Record<string, string>>) {
+    return [
+      { role: 'user' as const, content: { type: 'resource' as const, resource: { uri: resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } } },
+      { role: 'user' as const, content: { type: 'text' as const, text: 'Please process the embedded resource above.' } },
+    ];
+  }
+}
+
+@Prompt({ name: 'test_prompt_with_image', description: 'A prompt with an image.' })
+export class ImagePrompt implements PromptHandler {
+  async get() {
+    return [
+      { role: 'user' as const, content: { type: 'image' as const, data: PNG, mimeType: 'image/png' } },
+      { role: 'user' as const, content: { type: 'text' as const, text: 'Please analyze the image above.' } },
+    ];
+  }
+}
+
 @Module({
-  providers: [SimpleTextFixture, ImageContentFixture, AudioContentFixture, EmbeddedResourceFixture, MultipleContentFixture, ErrorHandlingFixture, ProgressFixture],
+  providers: [
+    SimpleTextFixture,
+    ImageContentFixture,
+    AudioContentFixture,
+    EmbeddedResourceFixture,
+    MultipleContentFixture,
+    ErrorHandlingFixture,
+    ProgressFixture,
+    StaticTextResource,
+    StaticBinaryResource,
+    TemplateResource,
+    SimplePrompt,
+    ArgumentsPrompt,
+    EmbeddedResourcePrompt,
+    ImagePrompt,
+  ],
 })
 export class ConformanceFixturesModule {}

@@ -9,6 +9,7 @@
 export * from './definition';
 export * from './context';
 export * from './tool-error';
+export * from './resources-and-prompts';
 export { boundedRegexTest, compileRegex } from './bounded-regex';
 export { refInput, textSource, workspaceInputs, type TextSource } from '../workspace';
 export { networkError } from '../egress/tool-network';
