@@ -1,0 +1,135 @@
+/**
+ * /v1/mcp serves MCP 2026-07-28 beside the 2025 revisions: the official SDK v2 client (which
+ * discovers and speaks 2026-07-28) and the SDK v1 client (which initializes at 2025-11-25) on one
+ * endpoint, the 2026 validation ladder on raw requests, and the library both revisions share:
+ * tool documentation and executions as resources, the product prompts, each key seeing only its
+ * own account.
+ */
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { useTestApp } from './support/app';
+import { DATABASE_MODES } from './support/databases';
+
+const MODERN = '2026-07-28';
+const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+describe('MCP revisions and library', () => {
+  const suite = useTestApp(DATABASE_MODES[0]);
+  let url: URL;
+  const closers: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    url = new URL(`${(await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1')}/v1/mcp`);
+  });
+  afterAll(async () => {
+    for (const close of closers) await close();
+  });
+
+  const headers = (key: string) => ({ authorization: `Bearer ${key}` });
+  const modernClient = async (key: string) => {
+    // The v2 client speaks 2025 unless asked to negotiate: `auto` probes with server/discover.
+    const client = new ClientV2({ name: 'e2e-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new TransportV2(url, { requestInit: { headers: headers(key) } }));
+    closers.push(() => client.close());
+    return client;
+  };
+  const legacyClient = async (key: string) => {
+    const client = new ClientV1({ name: 'e2e-v1', version: '1.0.0' });
+    await client.connect(new TransportV1(url, { requestInit: { headers: headers(key) } }));
+    closers.push(() => client.close());
+    return client;
+  };
+  /** A raw 2026-07-28 POST; `meta` replaces the envelope, `extra` adds headers. */
+  const raw = async (key: string, method: string, params: Record<string, unknown>, extra: Record<string, string> = {}, meta: unknown = ENVELOPE) => {
+    const answer = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method, ...headers(key), ...extra },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 41, method, params: { ...params, ...(meta !== undefined && { _meta: meta }) } }),
+    });
+    return { status: answer.status, body: (await answer.json()) as { id: unknown; result?: any; error?: { code: number; message: string; data?: any } } };
+  };
+
+  it('serves the SDK v2 client at 2026-07-28 and the SDK v1 client at 2025-11-25 on the same endpoint, through the same runner', async () => {
+    const modern = await modernClient(suite.acme.key);
+    const legacy = await legacyClient(suite.acme.key);
+    expect(modern.getNegotiatedProtocolVersion()).toBe(MODERN);
+    expect(legacy.getServerVersion()).toMatchObject({ name: 'tool-orchestration-service' });
+
+    const args = { data: { n: [1, 2, 3] }, expression: '$sum(n)' };
+    const viaModern = await modern.callTool({ name: 'json-transform', arguments: args });
+    expect(viaModern.structuredContent).toEqual({ result: 6 });
+    const executionId = (viaModern._meta as { execution_id: string }).execution_id;
+    const row = await suite.t.request({ method: 'GET', url: `/v1/executions/${executionId}`, key: suite.acme.key });
+    expect(row.json()).toMatchObject({ tool_id: 'json-transform', status: 'success', result: { result: 6 } });
+    // The same call from the 2025 client is answered from the cache the first one filled.
+    const viaLegacy = await legacy.callTool({ name: 'json-transform', arguments: args });
+    expect(viaLegacy._meta).toMatchObject({ execution_id: executionId, cache: { hit: true } });
+
+    const modernNames = (await modern.listTools()).tools.map(({ name }) => name);
+    const legacyNames = (await legacy.listTools()).tools.map(({ name }) => name);
+    expect(modernNames).toContain('json-transform');
+    expect(modernNames.slice(0, legacyNames.length)).toEqual(legacyNames);
+  });
+
+  it('answers the 2026-07-28 validation ladder with HTTP 400, the request id and the spec codes', async () => {
+    const missing = await raw(suite.acme.key, 'tools/list', {}, {}, { 'io.modelcontextprotocol/protocolVersion': MODERN });
+    expect(missing).toMatchObject({ status: 400, body: { id: 41, error: { code: -32602 } } });
+
+    const unsupported = await raw(suite.acme.key, 'tools/list', {}, { 'mcp-protocol-version': '2099-01-01' }, { ...ENVELOPE, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' });
+    expect(unsupported).toMatchObject({ status: 400, body: { id: 41, error: { code: -32022 } } });
+    expect(unsupported.body.error!.data.supported).toContain(MODERN);
+
+    const mismatch = await raw(suite.acme.key, 'tools/list', {}, { 'mcp-method': 'prompts/list' });
+    expect(mismatch).toMatchObject({ status: 400, body: { id: 41, error: { code: -32020 } } });
+
+    const unknown = await raw(suite.acme.key, 'ping', {});
+    expect(unknown.body).toMatchObject({ id: 41, error: { code: -32601 } });
+
+    const discovered = await raw(suite.acme.key, 'server/discover', {});
+    expect(discovered.body.result).toMatchObject({ supportedVersions: expect.arrayContaining([MODERN]), capabilities: { tools: {}, resources: {}, prompts: {} } });
+
+    const listed = await raw(suite.acme.key, 'tools/list', {});
+    expect(listed.body.result).toMatchObject({ ttlMs: expect.any(Number), cacheScope: 'private' });
+  });
+
+  it("serves each tool's documentation and the key's own executions as resources, and nothing of another account", async () => {
+    const restricted = await suite.t.createKey(suite.acme.id, { name: 'json-only', type: 'service', tool_ids: ['json-transform'] });
+    const client = await modernClient(restricted);
+    const { resources } = await client.listResources();
+    expect(resources.map(({ uri }) => uri)).toEqual(['tos://tools/json-transform/docs']);
+    const docs = await client.readResource({ uri: 'tos://tools/json-transform/docs' });
+    expect(docs.contents[0]).toMatchObject({ mimeType: 'text/markdown', text: expect.stringContaining('# JSON Transform (`json-transform`)') });
+    await expect(client.readResource({ uri: 'tos://tools/health-check/docs' })).rejects.toThrow(/Resource not found/);
+
+    const { resourceTemplates } = await client.listResourceTemplates();
+    expect(resourceTemplates).toContainEqual(expect.objectContaining({ uriTemplate: 'tos://executions/{execution_id}' }));
+    const called = await client.callTool({ name: 'json-transform', arguments: { data: {}, expression: '"hello"' } });
+    const id = (called._meta as { execution_id: string }).execution_id;
+    const read = await client.readResource({ uri: `tos://executions/${id}` });
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({ id, tool_id: 'json-transform', status: 'success', result: { result: 'hello' } });
+
+    const other = await suite.t.createAccount('mcp-other');
+    // 2026-07-28 routing headers: Mcp-Name carries the URI a resources/read names.
+    const stranger = await raw(other.key, 'resources/read', { uri: `tos://executions/${id}` }, { 'mcp-name': `tos://executions/${id}` });
+    expect(stranger.body.error).toMatchObject({ code: -32602, data: { uri: `tos://executions/${id}` } });
+    const nowhere = await raw(other.key, 'resources/read', { uri: 'tos://nowhere' }, { 'mcp-name': 'tos://nowhere' });
+    expect(nowhere.body.error).toMatchObject({ code: -32602, data: { uri: 'tos://nowhere' } });
+  });
+
+  it('offers prompts that chain tools, with their arguments checked, in both revisions', async () => {
+    const legacy = await legacyClient(suite.acme.key);
+    const { prompts } = await legacy.listPrompts();
+    expect(prompts.map(({ name }) => name)).toEqual(['investigate-alert', 'security-review', 'triage-failing-workflow']);
+    const triage = await legacy.getPrompt({ name: 'triage-failing-workflow', arguments: { owner: 'acme', repo: 'shop', workflow: 'ci.yml' } });
+    const text = (triage.messages[0].content as { text: string }).text;
+    expect(text).toContain('vcs-workflow-status with owner "acme", repo "shop", workflow "ci.yml"');
+    await expect(legacy.getPrompt({ name: 'triage-failing-workflow', arguments: { owner: 'acme' } })).rejects.toThrow(/needs the argument 'repo'/);
+
+    const modern = await modernClient(suite.acme.key);
+    const review = await modern.getPrompt({ name: 'security-review', arguments: { workspace: 'ws_123' } });
+    expect((review.messages[0].content as { text: string }).text).toContain('sast-scan, secret-scan, dependency-check and license-check on workspace "ws_123"');
+    await expect(modern.getPrompt({ name: 'no-such-prompt' })).rejects.toThrow(/Unknown prompt/);
+  });
+});
