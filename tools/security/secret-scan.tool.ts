@@ -1,8 +1,6 @@
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
-import * as vm from 'node:vm';
 import type { lintSource as LintSource } from '@secretlint/core';
-import { Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../src/tools/sdk';
+import { importEsm, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../src/tools/sdk';
 
 const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
 type Severity = (typeof SEVERITIES)[number];
@@ -252,14 +250,7 @@ interface Secretlint {
   config: Parameters<typeof LintSource>[0]['options']['config'];
 }
 
-/**
- * secretlint is published as ES modules only. Node >= 20.19 can `require()` them, but Jest's
- * module sandbox cannot, so they are imported through Node's own ESM loader, which works in both.
- */
-const importEsm = new vm.Script('(url) => import(url)', {
-  importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-}).runInThisContext() as (url: string) => Promise<unknown>;
-
+/** secretlint is published as ES modules only (see importEsm). */
 let secretlint: Promise<Secretlint> | undefined;
 
 function loadSecretlint(): Promise<Secretlint> {
@@ -268,7 +259,7 @@ function loadSecretlint(): Promise<Secretlint> {
     const presetPath = require.resolve('@secretlint/secretlint-rule-preset-recommend');
     // The copy of the profiler secretlint itself uses (resolved from @secretlint/core's location).
     const profilerPath = createRequire(corePath).resolve('@secretlint/profiler');
-    const [core, preset, profiler] = (await Promise.all([corePath, presetPath, profilerPath].map((file) => importEsm(pathToFileURL(file).href)))) as [
+    const [core, preset, profiler] = (await Promise.all([corePath, presetPath, profilerPath].map((file) => importEsm(file)))) as [
       typeof import('@secretlint/core'),
       typeof import('@secretlint/secretlint-rule-preset-recommend'),
       { secretLintProfiler: { mark: (marker: unknown) => void } },

@@ -10,6 +10,7 @@ export * from './definition';
 export * from './context';
 export * from './tool-error';
 export * from './resources-and-prompts';
+export { importEsm } from './import-esm';
 export { boundedRegexTest, compileRegex } from './bounded-regex';
 export { refInput, textSource, workspaceInputs, type TextSource } from '../workspace';
 export { networkError } from '../egress/tool-network';
