@@ -24,6 +24,8 @@ export interface DaemonOptions {
   /** Resolves true once the server answers (polled every 50 ms). */
   ready(): Promise<boolean>;
   timeoutMs?: number;
+  /** Sent first on stop (SIGKILL follows after 10 s): servers with children of their own (dockerd) clean them up on SIGTERM. */
+  stopSignal?: NodeJS.Signals;
 }
 
 /** Starts `binary` and polls `ready` until it answers; a server that exits or never answers fails with its output. */
@@ -37,7 +39,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   child.stderr!.on('data', collect);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(options.stopSignal ?? 'SIGKILL');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(killer);
+    }
     await exited;
     rmSync(dir, { recursive: true, force: true });
   };

@@ -1,0 +1,125 @@
+/**
+ * A real Docker engine (Debian's `docker.io`) and registry (`docker-registry`) for the build tools'
+ * tests, each private to the test run. dockerd runs as root with its own data root, exec root,
+ * pid file and a unix socket in a temp dir, and always with the flags that keep it off the host's
+ * firewall and routes (DESIGN §2); its RUN steps get no network. Nothing can be pulled: the base
+ * image `busybox:local` is imported from Debian's static busybox. The registry listens on a free
+ * loopback port with filesystem storage. `stop` ends both, unmounts what dockerd mounted and
+ * removes the temp dirs.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import Docker from 'dockerode';
+import { freePort } from '../free-port';
+import { answers200, startDaemon, type Daemon } from '../netmon/daemon';
+
+export const BASE_IMAGE = 'busybox:local';
+/** The Docker projects the build tools' tests and examples build. */
+export const DOCKER_FIXTURES = path.join(__dirname, '..', '..', '..', 'tools', 'automation', 'fixtures', 'docker');
+const DOCKERD = '/usr/sbin/dockerd';
+const REGISTRY = '/usr/bin/docker-registry';
+const BUSYBOX = '/bin/busybox';
+/** Never touch the host's firewall, routes or bridges (DESIGN §2). */
+const NETWORK_SAFETY = ['--iptables=false', '--ip6tables=false', '--ip-forward=false', '--ip-masq=false', '--bridge=none', '--userland-proxy=false'];
+
+export function findDockerd(): string | null {
+  return existsSync(DOCKERD) && existsSync(REGISTRY) && existsSync(BUSYBOX) && process.getuid?.() === 0 ? DOCKERD : null;
+}
+
+export interface DockerEngine {
+  /** `unix:///…/docker.sock`, as DOCKER_HOST. */
+  host: string;
+  docker: Docker;
+  /** Milliseconds from spawn to the first answer of the engine API. */
+  startupMs: number;
+  stop(): Promise<void>;
+}
+
+export async function startDockerEngine(): Promise<DockerEngine> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tos-dockerd-'));
+  const socket = path.join(dir, 'docker.sock');
+  const started = Date.now();
+  let daemon: Daemon | undefined;
+  const cleanup = async () => {
+    await daemon?.stop();
+    unmountUnder(dir);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const docker = new Docker({ socketPath: socket });
+  try {
+    daemon = await startDaemon({
+      name: 'dockerd',
+      binary: DOCKERD,
+      args: () => [`--data-root=${path.join(dir, 'data')}`, `--exec-root=${path.join(dir, 'exec')}`, `--pidfile=${path.join(dir, 'dockerd.pid')}`, `--host=unix://${socket}`, ...NETWORK_SAFETY, '--log-level=warn'],
+      ready: async () => existsSync(socket) && (await docker.ping().then(() => true, () => false)),
+      timeoutMs: 30_000,
+      stopSignal: 'SIGTERM',
+    });
+    const startupMs = Date.now() - started;
+    await importBusybox(docker, dir);
+    return { host: `unix://${socket}`, docker, startupMs, stop: cleanup };
+  } catch (err) {
+    await cleanup();
+    throw err;
+  }
+}
+
+/** A rootfs of Debian's static busybox and its applets, imported as BASE_IMAGE. */
+async function importBusybox(docker: Docker, dir: string): Promise<void> {
+  const rootfs = path.join(dir, 'rootfs');
+  mkdirSync(path.join(rootfs, 'bin'), { recursive: true });
+  copyFileSync(BUSYBOX, path.join(rootfs, 'bin', 'busybox'));
+  for (const applet of ['sh', 'echo', 'cat', 'ls', 'sleep', 'true', 'false', 'mkdir', 'cp', 'rm', 'env']) symlinkSync('busybox', path.join(rootfs, 'bin', applet));
+  const tar = spawn('tar', ['-C', rootfs, '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [repo, tag] = BASE_IMAGE.split(':');
+  const stream = await docker.importImage(tar.stdout as never, { repo, tag });
+  await new Promise((resolve, reject) => docker.modem.followProgress(stream, (err) => (err ? reject(err) : resolve(undefined))));
+}
+
+/** dockerd leaves overlay and shm mounts behind when killed: unmount anything under `dir`. */
+function unmountUnder(dir: string): void {
+  const mounts = execFileSync('findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((target) => target.startsWith(dir))
+    .sort((a, b) => b.length - a.length);
+  for (const target of mounts) {
+    try {
+      execFileSync('umount', ['-l', target], { stdio: 'ignore' });
+    } catch {
+      // already gone
+    }
+  }
+}
+
+export interface Registry {
+  /** `127.0.0.1:port`: the registry part of an image name. */
+  address: string;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Debian's docker-registry on a free loopback port, storage in its temp dir, no auth. */
+export async function startRegistry(): Promise<Registry> {
+  const port = await freePort();
+  const address = `127.0.0.1:${port}`;
+  const url = `http://${address}`;
+  const daemon = await startDaemon({
+    name: 'docker-registry',
+    binary: REGISTRY,
+    prepare: (dir) =>
+      writeFileSync(
+        path.join(dir, 'config.yml'),
+        ['version: 0.1', 'log:', '  level: warn', 'storage:', '  filesystem:', `    rootdirectory: ${path.join(dir, 'data')}`, 'http:', `  addr: ${address}`, ''].join('\n'),
+      ),
+    args: (dir) => ['serve', path.join(dir, 'config.yml')],
+    ready: () => answers200(`${url}/v2/`),
+  });
+  return { address, url, stop: () => daemon.stop() };
+}
+
+/** Containers the engine is running (a cancelled build must leave none). */
+export async function runningContainers(docker: Docker): Promise<string[]> {
+  return (await docker.listContainers()).map((container) => container.Id);
+}

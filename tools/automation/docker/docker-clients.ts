@@ -1,0 +1,35 @@
+import { Injectable } from '@nestjs/common';
+import Docker from 'dockerode';
+import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+
+/**
+ * One Docker Engine API client per DOCKER_HOST, made once and shared by every build tool call:
+ * `unix:///path/docker.sock` (the default, /var/run/docker.sock) or `tcp://host:port`, whose
+ * address must pass the egress policy.
+ */
+@Injectable()
+export class DockerClients {
+  private readonly clients = new Map<string, Docker>();
+
+  async connect(ctx: ToolContext): Promise<Docker> {
+    const host = String(ctx.config.DOCKER_HOST ?? 'unix:///var/run/docker.sock');
+    let client = this.clients.get(host);
+    if (!client) {
+      client = new Docker(await options(host, ctx));
+      this.clients.set(host, client);
+    } else if (host.startsWith('tcp://')) {
+      await ctx.net.resolve(new URL(host).hostname, { parameter: 'DOCKER_HOST' });
+    }
+    return client;
+  }
+}
+
+async function options(host: string, ctx: ToolContext): Promise<Docker.DockerOptions> {
+  if (host.startsWith('unix://')) return { socketPath: host.slice('unix://'.length) };
+  if (host.startsWith('tcp://')) {
+    const url = new URL(host);
+    const { address } = await ctx.net.resolve(url.hostname, { parameter: 'DOCKER_HOST' });
+    return { host: address, port: Number(url.port || 2375), protocol: 'http' };
+  }
+  throw new ToolError(`DOCKER_HOST must be unix:///path/to/docker.sock or tcp://host:port, not '${host}'`);
+}
