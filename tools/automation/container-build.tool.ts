@@ -2,7 +2,7 @@ import type Docker from 'dockerode';
 import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 import { buildContext } from './container-build/build-context';
 import { followBuild, pushImage } from './container-build/engine-streams';
-import { DockerClients } from './docker/docker-clients';
+import { DockerClients, engineCall } from './docker/docker-clients';
 
 interface ContainerBuildInput {
   dockerfile: string;
@@ -118,21 +118,5 @@ export class ContainerBuildTool implements ToolHandler<ContainerBuildInput> {
       pushed: input.push,
       digest,
     };
-  }
-}
-
-/** An engine API call; an engine that does not answer is retryable, its refusals say why. */
-export async function engineCall<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    const { statusCode, code, json, message } = err as { statusCode?: number; code?: string; json?: { message?: string }; message?: string };
-    if (statusCode === undefined) {
-      if ((err as Error).name === 'AbortError') throw err;
-      throw new ToolError(`The Docker engine at DOCKER_HOST did not answer: ${code ?? message}`, { retryable: true, details: { upstream: { service: 'docker' } } });
-    }
-    const reason = json?.message ?? message ?? `HTTP ${statusCode}`;
-    if (statusCode >= 500) throw new ToolError(`The Docker engine failed: ${reason}`, { retryable: true, details: { upstream: { service: 'docker', status: statusCode } } });
-    throw new ToolError(`The Docker engine refused the build: ${reason}`, { code: 'INVALID_INPUT', details: { upstream: { service: 'docker', status: statusCode } } });
   }
 }

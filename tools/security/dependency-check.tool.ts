@@ -1,8 +1,8 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
-import { dependencyCheck, MAX_SKIPPED_LISTED, MIN_SEVERITIES, type DependencyCheckInput, type DependencyCheckOutput } from './dependency-check/scan';
+import { dependencyCheck, MAX_SKIPPED_LISTED, type DependencyCheckInput, type DependencyCheckOutput } from './dependency-check/scan';
 import { DEPENDENCY_CHECK_EXAMPLES } from './dependency-check/examples';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILE_BYTES, MAX_LOCKFILES } from './lockfiles';
-import { SEVERITIES } from './osv';
+import { OSV_SETTINGS, SEVERITIES, SEVERITY_FILTER_INPUTS } from './osv';
 import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
 
 @Tool({
@@ -18,17 +18,7 @@ import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
   isolated: true,
   timeout: 120,
   rate_limit: 30,
-  config: {
-    OSV_DATA_DIR: {
-      type: 'string',
-      description: "A directory of OSV records in OSV's bulk-export layout (<dir>/npm/*.json, <dir>/PyPI/*.json, <dir>/Go/*.json): offline matching; wins over OSV_API_URL when set.",
-    },
-    OSV_API_URL: {
-      type: 'url',
-      default: 'https://api.osv.dev/v1',
-      description: 'Versioned root of the OSV API (querybatch and vulns), used when OSV_DATA_DIR is not set.',
-    },
-  },
+  config: OSV_SETTINGS,
   inputs: {
     ...workspaceInputs(),
     path: {
@@ -38,13 +28,7 @@ import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
       description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory searched for them (installed dependencies and .git are not walked; at most ${MAX_LOCKFILES} lockfiles of up to ${MAX_LOCKFILE_BYTES / 1024 / 1024} MiB).`,
     },
     include_dev: { type: 'boolean', default: true, description: 'Also check packages installed only for development.' },
-    min_severity: {
-      type: 'string',
-      enum: [...MIN_SEVERITIES],
-      default: 'low',
-      description: 'Report advisories of at least this severity; advisories of unknown severity are always reported.',
-    },
-    max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most vulnerabilities returned, worst first.' },
+    ...SEVERITY_FILTER_INPUTS,
   },
   outputs: {
     vulnerabilities: {

@@ -123,3 +123,16 @@ export async function startRegistry(): Promise<Registry> {
 export async function runningContainers(docker: Docker): Promise<string[]> {
   return (await docker.listContainers()).map((container) => container.Id);
 }
+
+/** The image scanned by image-scan's tests and example: Debian packages, npm and Python packages, a deleted package. */
+export const SCAN_FIXTURE = path.join(__dirname, '..', '..', '..', 'tools', 'security', 'fixtures', 'image');
+
+/** Builds the folder `dir` (a Dockerfile and its context) as `tag` on the engine; the image id. */
+export async function buildFixtureImage(docker: Docker, dir: string, tag: string): Promise<string> {
+  const tar = spawn('tar', ['-C', dir, '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const stream = await docker.buildImage(tar.stdout as never, { t: tag, version: '1', networkmode: 'none', rm: true, forcerm: true } as Docker.ImageBuildOptions);
+  const events = await new Promise<{ error?: string; aux?: { ID?: string } }[]>((resolve, reject) => docker.modem.followProgress(stream, (err, output) => (err ? reject(err) : resolve(output))));
+  const failure = events.find((event) => event.error);
+  if (failure) throw new Error(`building ${tag} failed: ${failure.error}`);
+  return events.find((event) => event.aux?.ID)!.aux!.ID!;
+}

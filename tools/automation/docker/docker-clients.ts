@@ -33,3 +33,20 @@ async function options(host: string, ctx: ToolContext): Promise<Docker.DockerOpt
   }
   throw new ToolError(`DOCKER_HOST must be unix:///path/to/docker.sock or tcp://host:port, not '${host}'`);
 }
+
+/** An engine API call; an engine that does not answer is retryable, its refusals say why. */
+export async function engineCall<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    const { statusCode, code, json, message } = err as { statusCode?: number; code?: string; json?: { message?: string }; message?: string };
+    if (statusCode === undefined) {
+      if ((err as Error).name === 'AbortError') throw err;
+      throw new ToolError(`The Docker engine at DOCKER_HOST did not answer: ${code ?? message}`, { retryable: true, details: { upstream: { service: 'docker' } } });
+    }
+    const reason = json?.message ?? message ?? `HTTP ${statusCode}`;
+    const upstream = { service: 'docker', status: statusCode };
+    if (statusCode >= 500) throw new ToolError(`The Docker engine failed: ${reason}`, { retryable: true, details: { upstream } });
+    throw new ToolError(`The Docker engine refused the request: ${reason}`, { code: 'INVALID_INPUT', details: { upstream } });
+  }
+}

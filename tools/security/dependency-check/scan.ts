@@ -6,29 +6,27 @@ import { ToolError, type ToolContext } from '../../../src/tools/sdk';
 import { compareText, countBy, firstResults } from '../scan-shared';
 import { dependencyPaths, findLockfiles, normalisePypiName, readLockfile, type Lockfile, type LockfileFormat, type SkippedEntry } from '../lockfiles';
 import {
+  advisorySource,
+  bySeverityThenName,
+  describeAdvisory,
   findAdvisories,
   goOrdering,
-  OsvApiClient,
   pep440Ordering,
-  rateSeverity,
   semverOrdering,
   severityRank,
   SEVERITIES,
-  type AdvisorySource,
   type EcosystemRules,
   type PackageQuery,
   type Severity,
 } from '../osv';
 
-export const MIN_SEVERITIES = ['low', 'medium', 'high', 'critical'] as const;
 /** Skipped lockfile entries listed in the output (the count is always whole). */
 export const MAX_SKIPPED_LISTED = 100;
-const MAX_SUMMARY_CHARS = 300;
 
 export interface DependencyCheckInput {
   path: string;
   include_dev: boolean;
-  min_severity: (typeof MIN_SEVERITIES)[number];
+  min_severity: Exclude<Severity, 'unknown'>;
   max_results: number;
 }
 
@@ -110,16 +108,13 @@ export async function dependencyCheck(input: DependencyCheckInput, ctx: ToolCont
   const threshold = severityRank(input.min_severity);
   const found: Vulnerability[] = [];
   for (const { query, record, match } of lookup.findings) {
-    const rated = rateSeverity(record, match.affected);
+    const advisory = describeAdvisory(record, match.affected);
     // Unknown severity cannot be said to be below the threshold: it is always reported.
-    if (rated.severity !== 'unknown' && severityRank(rated.severity) > threshold) continue;
+    if (advisory.severity !== 'unknown' && severityRank(advisory.severity) > threshold) continue;
     for (const { lockfile, key } of installs[query]) {
       const entry = packagesOf.get(lockfile)!.get(key)!;
       found.push({
-        id: record.id,
-        aliases: [...(record.aliases ?? [])].sort(),
-        summary: (record.summary ?? firstLine(record.details) ?? '').slice(0, MAX_SUMMARY_CHARS),
-        ...rated,
+        ...advisory,
         package: entry.name,
         ecosystem: lockfile.ecosystem,
         installed_version: entry.version,
@@ -131,7 +126,7 @@ export async function dependencyCheck(input: DependencyCheckInput, ctx: ToolCont
       });
     }
   }
-  found.sort(bySeverityThenName);
+  found.sort(bySeverityThenName<Vulnerability>((finding) => finding.file));
   const { items: vulnerabilities, ...page } = firstResults(found, input.max_results);
   const skipped = lockfiles.flatMap((lockfile) => lockfile.skipped.map((entry) => ({ file: lockfile.file, ...entry })));
   ctx.progress(100, `${found.length} vulnerable package version(s)`);
@@ -153,26 +148,3 @@ export async function dependencyCheck(input: DependencyCheckInput, ctx: ToolCont
   };
 }
 
-/** OSV_DATA_DIR when the operator set one (offline), else the OSV API. */
-function advisorySource(ctx: ToolContext): AdvisorySource {
-  const directory = ctx.config.OSV_DATA_DIR;
-  if (typeof directory === 'string' && directory !== '') return { kind: 'directory', directory };
-  const url = ctx.config.OSV_API_URL;
-  if (typeof url !== 'string' || url === '') throw new ToolError('Neither OSV_DATA_DIR nor OSV_API_URL is set', { suggestion: 'Set one of them on the service' });
-  return { kind: 'api', client: new OsvApiClient(ctx.http, url) };
-}
-
-function bySeverityThenName(a: Vulnerability, b: Vulnerability): number {
-  return (
-    severityRank(a.severity) - severityRank(b.severity) ||
-    (b.cvss_score ?? -1) - (a.cvss_score ?? -1) ||
-    compareText(a.package, b.package) ||
-    compareText(a.installed_version, b.installed_version) ||
-    compareText(a.id, b.id) ||
-    compareText(a.file, b.file)
-  );
-}
-
-function firstLine(text: string | undefined): string | undefined {
-  return text?.split('\n').find((line) => line.trim() !== '')?.trim();
-}

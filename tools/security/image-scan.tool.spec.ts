@@ -1,0 +1,115 @@
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { runTool, toolFailure } from '../../src/tools/sdk/testing';
+import { buildFixtureImage, findDockerd, SCAN_FIXTURE, startDockerEngine, type DockerEngine } from '../../test/support/docker/docker-engine';
+import { FIXTURE_OSV_DIR } from '../../test/support/code-tools/workspace';
+import { describeWith } from '../../test/support/netmon/requires';
+import { DockerClients } from '../automation/docker/docker-clients';
+import { ImageScanTool } from './image-scan.tool';
+import { parseApkInstalled, parseDpkgStatus } from './image-scan/inventory';
+
+interface Output {
+  image: string;
+  os: { id: string; version: string } | null;
+  layers: { index: number; id: string; packages: number }[];
+  packages: { ecosystem: string; name: string; version: string; source: string; path: string; layer_index: number }[];
+  vulnerabilities: { id: string; package: string; ecosystem: string; installed_version: string; fixed_versions: string[]; severity: string; layer_index: number; path: string }[];
+  count: number;
+  total: number;
+  summary: Record<string, number>;
+  warnings: string[];
+}
+
+describe('image-scan inventories', () => {
+  it('reads installed dpkg packages by source package and version, skipping removed ones', () => {
+    const status = 'Package: libssl3\nStatus: install ok installed\nSource: openssl\nVersion: 3.0.11-1\n\nPackage: zlib1g\nStatus: install ok installed\nSource: zlib (1:1.2.13.dfsg-1)\nVersion: 1:1.2.13.dfsg-1+b1\n\nPackage: telnet\nStatus: deinstall ok config-files\nVersion: 0.17\n';
+    expect(parseDpkgStatus(status)).toEqual([
+      { name: 'openssl', version: '3.0.11-1' },
+      { name: 'zlib', version: '1:1.2.13.dfsg-1' },
+    ]);
+  });
+
+  it('reads apk packages by origin', () => {
+    const installed = 'C:Q1abc=\nP:libcrypto3\nV:3.1.4-r5\no:openssl\n\nC:Q1def=\nP:musl\nV:1.2.4-r2\no:musl\n';
+    expect(parseApkInstalled(installed)).toEqual([
+      { name: 'openssl', version: '3.1.4-r5' },
+      { name: 'musl', version: '1.2.4-r2' },
+    ]);
+  });
+});
+
+describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)')('image-scan', () => {
+  let engine: DockerEngine;
+  let workspace: string;
+  const tool = new ImageScanTool(new DockerClients());
+  const scan = (input: Record<string, unknown>, overrides: { host?: string; signal?: AbortSignal } = {}) =>
+    runTool<Output>(tool, input, { config: { DOCKER_HOST: overrides.host ?? engine.host, OSV_DATA_DIR: FIXTURE_OSV_DIR }, workspaceRoot: workspace, signal: overrides.signal });
+
+  beforeAll(async () => {
+    workspace = mkdtempSync(path.join(tmpdir(), 'tos-scan-ws-'));
+    engine = await startDockerEngine();
+    await buildFixtureImage(engine.docker, SCAN_FIXTURE, 'shop/scan-fixture:1');
+    mkdirSync(path.join(workspace, 'images'));
+    await pipeline(await engine.docker.getImage('shop/scan-fixture:1').get(), createWriteStream(path.join(workspace, 'images', 'shop.tar')));
+    writeFileSync(path.join(workspace, 'images', 'not-an-image.tar'), 'plain text, not a tar archive');
+  }, 60_000);
+  afterAll(async () => {
+    await engine?.stop();
+    rmSync(workspace, { recursive: true, force: true });
+  }, 60_000);
+
+  const expectFixtureInventory = (out: Output) => {
+    expect(out.os).toEqual({ id: 'debian', version: '12' });
+    expect(out.layers.map(({ packages }) => packages)).toEqual([0, 3, 2, 0]);
+    expect(out.packages.map(({ ecosystem, name, version, layer_index }) => `${layer_index} ${ecosystem} ${name}@${version}`)).toEqual([
+      '1 Debian:12 openssl@3.0.11-1~deb12u1',
+      '1 Debian:12 zlib@1:1.2.13.dfsg-1',
+      '1 PyPI PyYAML@5.3.1',
+      '2 npm @acme/util@2.0.0',
+      '2 npm lodash@4.17.15',
+    ]);
+    expect(out.vulnerabilities).toContainEqual(
+      expect.objectContaining({ id: 'DEBIAN-CVE-2024-0727', package: 'openssl', ecosystem: 'Debian:12', installed_version: '3.0.11-1~deb12u1', fixed_versions: ['3.0.13-1~deb12u1'], severity: 'high', layer_index: 1, path: '/var/lib/dpkg/status' }),
+    );
+    expect(out.vulnerabilities.map(({ package: name }) => name).sort()).toEqual(expect.arrayContaining(['PyYAML', 'lodash', 'openssl']));
+    expect(out.warnings).toEqual([]);
+  };
+
+  it('inventories an engine image layer by layer, whiteouts applied, and matches Debian, npm and PyPI advisories', async () => {
+    const out = await scan({ image: 'shop/scan-fixture:1' });
+    expectFixtureInventory(out);
+    expect(out.packages.some(({ name }) => name === 'left-pad')).toBe(false);
+    expect(out.summary.high).toBeGreaterThan(0);
+  });
+
+  it('reads the same from a docker save tarball in the workspace', async () => {
+    expectFixtureInventory(await scan({ tarball: 'images/shop.tar' }));
+  });
+
+  it('filters by severity', async () => {
+    const out = await scan({ image: 'shop/scan-fixture:1', min_severity: 'critical' });
+    expect(out.vulnerabilities.every(({ severity }) => severity === 'critical' || severity === 'unknown')).toBe(true);
+  });
+
+  it.each([
+    ['neither image nor tarball', {}, 'image'],
+    ['both', { image: 'shop/scan-fixture:1', tarball: 'images/shop.tar' }, 'tarball'],
+    ['a tarball that is no image', { tarball: 'images/not-an-image.tar' }, 'tarball'],
+    ['a tarball outside the workspace', { tarball: '../etc/passwd' }, 'tarball'],
+    ['an image the engine does not hold', { image: 'shop/nothing:0' }, 'image'],
+  ])('refuses %s as INVALID_INPUT', async (_, input, parameter) => {
+    expect(await toolFailure(scan(input))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter } });
+  });
+
+  it('reports an engine that does not answer as retryable', async () => {
+    expect(await toolFailure(scan({ image: 'shop/scan-fixture:1' }, { host: `unix://${path.join(workspace, 'no.sock')}` }))).toMatchObject({ code: 'TOOL_ERROR', retryable: true });
+  });
+
+  it('stops reading when cancelled', async () => {
+    const abort = new AbortController();
+    abort.abort(new Error('cancelled by the test'));
+    await expect(scan({ tarball: 'images/shop.tar' }, { signal: abort.signal })).rejects.toThrow(/cancelled by the test|aborted/i);
+  });
+});
