@@ -42,6 +42,17 @@ function contentFixture(mcpName: string, description: string, content: Blocks): 
   };
 }
 
+/** The class of a fixture tool that always answers `content`. */
+function answering(mcpName: string, description: string, content: Blocks): new () => ToolHandler {
+  class Fixture implements ToolHandler {
+    async execute() {
+      return { content };
+    }
+  }
+  Tool(contentFixture(mcpName, description, content))(Fixture);
+  return Fixture;
+}
+
 const SIMPLE_TEXT = [{ type: 'text', text: 'This is a simple text response for testing.' }];
 const IMAGE = [{ type: 'image', data: PNG, mimeType: 'image/png' }];
 const AUDIO = [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }];
@@ -52,45 +63,15 @@ const MIXED = [
   { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: JSON.stringify({ test: 'data', value: 123 }) } },
 ];
 
-@Tool(contentFixture('test_simple_text', 'Tests simple text content response.', SIMPLE_TEXT))
-export class SimpleTextFixture implements ToolHandler {
-  async execute() {
-    return { content: SIMPLE_TEXT };
-  }
-}
+const CONTENT_FIXTURES = [
+  answering('test_simple_text', 'Tests simple text content response.', SIMPLE_TEXT),
+  answering('test_image_content', 'Tests image content response.', IMAGE),
+  answering('test_audio_content', 'Tests audio content response.', AUDIO),
+  answering('test_embedded_resource', 'Tests embedded resource content response.', EMBEDDED),
+  answering('test_multiple_content_types', 'Tests response with multiple content types (text, image, resource).', MIXED),
+];
 
-@Tool(contentFixture('test_image_content', 'Tests image content response.', IMAGE))
-export class ImageContentFixture implements ToolHandler {
-  async execute() {
-    return { content: IMAGE };
-  }
-}
-
-@Tool(contentFixture('test_audio_content', 'Tests audio content response.', AUDIO))
-export class AudioContentFixture implements ToolHandler {
-  async execute() {
-    return { content: AUDIO };
-  }
-}
-
-@Tool(contentFixture('test_embedded_resource', 'Tests embedded resource content response.', EMBEDDED))
-export class EmbeddedResourceFixture implements ToolHandler {
-  async execute() {
-    return { content: EMBEDDED };
-  }
-}
-
-@Tool(contentFixture('test_multiple_content_types', 'Tests response with multiple content types (text, image, resource).', MIXED))
-export class MultipleContentFixture implements ToolHandler {
-  async execute() {
-    return { content: MIXED };
-  }
-}
-
-@Tool({
-  ...contentFixture('test_error_handling', 'Tests error response handling: always fails.', []),
-  examples: [{ name: 'call', input: {}, output: { content: [] } }],
-})
+@Tool(contentFixture('test_error_handling', 'Tests error response handling: always fails.', []))
 export class ErrorHandlingFixture implements ToolHandler {
   async execute(): Promise<never> {
     throw new ToolError('This tool intentionally returns an error for testing');
@@ -175,11 +156,7 @@ export class ImagePrompt implements PromptHandler {
 
 @Module({
   providers: [
-    SimpleTextFixture,
-    ImageContentFixture,
-    AudioContentFixture,
-    EmbeddedResourceFixture,
-    MultipleContentFixture,
+    ...CONTENT_FIXTURES,
     ErrorHandlingFixture,
     ProgressFixture,
     StaticTextResource,
