@@ -18,7 +18,12 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 5_000);
 /** Keys the requests rotate over: each has its own per-tool window, so validation stays reachable. */
 const KEY_COUNT = 40;
 const ERROR_CODES = new Set(['UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND', 'INVALID_REQUEST', 'INVALID_INPUT', 'CONFLICT', 'RATE_LIMITED', 'TOOL_TIMEOUT', 'TOOL_ERROR', 'INTERNAL_ERROR']);
-const LEAKS = /\n\s+at |node_modules|\/work\/|\/tmp\/|\.ts:\d+/;
+/**
+ * What would show the service's insides: a stack frame, a path of this checkout or of the machine's
+ * temp and work folders, a TypeScript source position, or a file of the service's own dependencies.
+ * (A `node_modules` path alone is data: image-scan lists the npm packages inside images.)
+ */
+const LEAKS = new RegExp(String.raw`\n\s+at |\/work\/|\/tmp\/|\.ts:\d+|node_modules\/(@nestjs|fastify|typeorm|@modelcontextprotocol|@electric-sql|ioredis|bull|pg)\/|${process.cwd().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`);
 const TOOLS = ['json-transform', 'log-analysis', 'secret-scan', 'no-such-tool'];
 
 console.log(`fuzz: seed ${SEED}, ${RUNS} requests per mode (replay with FUZZ_SEED=${SEED})`);
