@@ -1,6 +1,7 @@
 /** Unit tests live beside the code; e2e contract suites live in test/. */
 const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
-const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'] };
+// Fixtures hold package manifests (npm projects, image contents): they are data, not modules to resolve.
+const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'], modulePathIgnorePatterns: ['<rootDir>/tools/[^/]+/fixtures/'] };
 
 module.exports = {
   // Per-project testTimeout is ignored by Jest; e2e suites boot databases and processes.
