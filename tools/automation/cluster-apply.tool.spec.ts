@@ -59,6 +59,17 @@ describe('cluster-apply', () => {
     expect(kube.get('ConfigMap', 'app')?.data).toEqual({ mode: 'slow' });
   });
 
+  it('removes a field the manager no longer applies, and keeps one another manager still owns', async () => {
+    await apply({ manifest: configMap('trimmed', { keep: '1', drop: '2' }) });
+    await apply({ manifest: configMap('trimmed', { shared: 'x' }), field_manager: 'other-team' });
+    const out = await apply({ manifest: configMap('trimmed', { keep: '1', shared: 'x' }) });
+    expect(out.objects[0].result).toBe('configured');
+    expect(kube.get('ConfigMap', 'trimmed')?.data).toEqual({ keep: '1', shared: 'x' });
+    // Dropping `shared` again leaves it: other-team still owns it.
+    await apply({ manifest: configMap('trimmed', { keep: '1' }) });
+    expect(kube.get('ConfigMap', 'trimmed')?.data).toEqual({ keep: '1', shared: 'x' });
+  });
+
   it('applies several documents of several kinds, a custom kind found through discovery and a List, in order', async () => {
     const manifest = [
       'apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n',
