@@ -24,7 +24,7 @@ describe('McpEndpoint', () => {
     const failing = { invokeSync: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as InvocationService;
     const tools = new McpTools(registry, failing, {} as AppConfig);
     tools.onApplicationBootstrap();
-    const library = {} as McpLibrary;
+    const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
     modern = new McpModernEndpoint(tools, library);
     endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, library);
     await endpoint.onModuleInit();
@@ -62,5 +62,21 @@ describe('McpEndpoint', () => {
     expect(error.message).toMatch(/An unexpected error occurred\. .* request id \S+\.$/);
     expect(answer.body).not.toMatch(/ECONNREFUSED|hunter2/);
     expect(logged).toEqual([expect.objectContaining({ msg: 'unexpected error in MCP tools/call', err: expect.objectContaining({ message: expect.stringContaining('ECONNREFUSED') }) })]);
+  });
+
+  it.each(Object.entries(revisions))('hides an unexpected failure of resources/read the same way (%s)', async (revision, { meta }) => {
+    const answer = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(revision === '2026-07-28' && { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'resources/read', 'mcp-name': 'tos://x' }),
+      },
+      payload: { jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'tos://x', ...meta } },
+    });
+    expect(answer.json()).toMatchObject({ id: 4, error: { code: -32603, message: expect.stringMatching(/An unexpected error occurred/) } });
+    expect(answer.body).not.toMatch(/relation|10\.0\.0\.7/);
+    expect(logged).toEqual([expect.objectContaining({ msg: 'unexpected error in MCP resources/read' })]);
   });
 });

@@ -87,7 +87,10 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
     });
     const methods = libraryMethods(library);
     for (const [schema, method] of LIBRARY_REQUESTS) {
-      this.server.setRequestHandler(schema, ({ params }, extra) => methods[method](this.transport.call(extra.requestId).post.principal, params) as never);
+      this.server.setRequestHandler(schema, ({ params }, extra) => {
+        const { principal, request } = this.transport.call(extra.requestId).post;
+        return methods[method](principal, params, { requestId: request.id, log: request.log }) as never;
+      });
     }
     this.server.setRequestHandler(ListToolsRequestSchema, ({ params }, extra) =>
       this.tools.list(this.transport.call(extra.requestId).post.principal, params?.cursor),

@@ -19,7 +19,7 @@ import {
 import { toolDocumentation } from '../tools/tool-docs';
 import { ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
-import { requireScope } from './mcp-tools';
+import { hideUnexpected, requireScope, type RequestFacts } from './mcp-tools';
 import { PRODUCT_PROMPTS } from './product-prompts';
 
 /** Caching hints (2026-07-28): what depends on the key is `private`; what may change at once is not kept. */
@@ -206,10 +206,11 @@ function promptView({ name, title, description, arguments: args }: PromptDefinit
 }
 
 type Params = Record<string, any> | undefined;
+type LibraryMethod = (principal: Principal, params: Params, facts: RequestFacts) => Promise<unknown>;
 
-/** The library's JSON-RPC methods, for whichever SDK Server registers them. */
-export function libraryMethods(library: McpLibrary): Record<string, (principal: Principal, params: Params) => unknown> {
-  return {
+/** The library's JSON-RPC methods, for whichever SDK Server registers them; unexpected failures are logged, not shown. */
+export function libraryMethods(library: McpLibrary): Record<string, LibraryMethod> {
+  const methods: Record<string, (principal: Principal, params: Params) => unknown> = {
     'resources/list': (principal, params) => library.listResources(principal, params?.cursor),
     'resources/templates/list': (principal, params) => library.listTemplates(principal, params?.cursor),
     'resources/read': (principal, params) => library.read(principal, String(params?.uri)),
@@ -217,4 +218,16 @@ export function libraryMethods(library: McpLibrary): Record<string, (principal: 
     'prompts/get': (principal, params) => library.getPrompt(principal, String(params?.name), params?.arguments),
     'completion/complete': (_, params) => library.complete(params?.ref ?? {}, params?.argument ?? { name: '', value: '' }),
   };
+  return Object.fromEntries(
+    Object.entries(methods).map(([method, run]) => [
+      method,
+      async (principal: Principal, params: Params, facts: RequestFacts) => {
+        try {
+          return await run(principal, params);
+        } catch (err) {
+          hideUnexpected(err, method, facts);
+        }
+      },
+    ]),
+  );
 }

@@ -66,7 +66,8 @@ export class McpModernEndpoint implements OnApplicationShutdown {
   private serverFor(context: McpRequestContext): Server {
     const { principal, request, reply } = (context.authInfo?.extra as { caller: Caller }).caller;
     const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false }, ...LIBRARY_CAPABILITIES }, instructions: MCP_INSTRUCTIONS });
-    for (const [method, handler] of Object.entries(this.methods)) server.setRequestHandler(method as RequestMethod, ({ params }) => handler(principal, params) as never);
+    const facts = { requestId: request.id, log: request.log };
+    for (const [method, handler] of Object.entries(this.methods)) server.setRequestHandler(method as RequestMethod, ({ params }) => handler(principal, params, facts) as never);
     // McpTools speaks the SDK v1 types, which name the same JSON less narrowly.
     server.setRequestHandler('tools/list', ({ params }) => ({ ...(this.tools.list(principal, params?.cursor) as ListToolsResult), ...TOOLS_LIST_CACHE }));
     server.setRequestHandler('tools/call', ({ params }, ctx) => {
@@ -74,8 +75,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
       const call: CallContext = {
         signal: () => ctx.mcpReq.signal,
         cache: !asksNoCache(request.headers['cache-control']),
-        requestId: request.id,
-        log: request.log,
+        ...facts,
         elapsedMs: () => reply.elapsedTime,
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>

@@ -9,17 +9,21 @@ import { invocationAnswer, InvocationService } from '../executions/request/invoc
 import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
 
+/** What a request handler knows of the HTTP request it serves. */
+export interface RequestFacts {
+  requestId: string;
+  /** The request's logger: an unexpected error is logged there, not sent to the client. */
+  log: { error(details: object, message: string): void };
+}
+
 /** What a tools/call brings besides its name and arguments. */
-export interface CallContext {
+export interface CallContext extends RequestFacts {
   /** Made only if the tool runs; aborts on notifications/cancelled or when the client goes away (the execution is cancelled). */
   signal: () => AbortSignal;
   /** Set when the client sent a progressToken. */
   onProgress?: ProgressListener;
   /** False for `Cache-Control: no-cache`, as on REST. */
   cache: boolean;
-  requestId: string;
-  /** The request's logger: an unexpected error is logged there, not sent to the client. */
-  log: { error(details: object, message: string): void };
   /** Milliseconds since the HTTP request arrived (the answer's timing). */
   elapsedMs(): number;
 }
@@ -81,10 +85,7 @@ export class McpTools implements OnApplicationBootstrap {
     } catch (err) {
       // Refused before it ran (limits, invalid arguments): an error result the model can act on.
       if (err instanceof AppException) return errorResult(err.body);
-      if (err instanceof McpError) throw err;
-      // The SDK would send the error's own message to the client; it may name internals.
-      context.log.error({ err }, 'unexpected error in MCP tools/call');
-      throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${context.requestId}.`);
+      hideUnexpected(err, 'tools/call', context);
     }
   }
 }
@@ -116,6 +117,13 @@ function mcpToolView(name: string, { definition: d, inputSchema, outputSchema }:
     },
     _meta: { category: d.category, version: d.version, status: d.status },
   };
+}
+
+/** The SDK would send an unexpected error's own message to the client, and it may name internals: log it, answer generically. */
+export function hideUnexpected(err: unknown, method: string, facts: RequestFacts): never {
+  if (err instanceof McpError) throw err;
+  facts.log.error({ err }, `unexpected error in MCP ${method}`);
+  throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${facts.requestId}.`);
 }
 
 export function requireScope(principal: Principal, scope: Scope): void {
