@@ -83,7 +83,7 @@ describeEachDatabase('API contract', (mode) => {
     it('a crashing tool is TOOL_ERROR without its internals', async () => {
       const res = await invoke('test-misbehave', { mode: 'crash' });
       expect(res.statusCode).toBe(500);
-      expect(res.json()).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', message: "Tool 'test-misbehave' failed unexpectedly", retryable: false } });
+      expect(res.json()).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', message: "Tool 'test-misbehave' failed unexpectedly", retryable: false, details: { crashed: true } } });
       expect(res.body).not.toContain('internal detail');
     });
   });

@@ -8,6 +8,7 @@ import { McpCancellations } from './mcp-cancellations';
 import { McpEndpoint } from './mcp-endpoint';
 import type { McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
+import type { McpTasks } from './mcp-tasks';
 import { McpTools } from './mcp-tools';
 
 /** The endpoint on a bare Fastify, over an invocation service that fails the way a lost database would. */
@@ -22,10 +23,11 @@ describe('McpEndpoint', () => {
     const tool = { definition: { id: 'json-transform', examples: [] }, validateInput: (input: unknown) => input };
     const registry = { all: () => [tool] } as unknown as ToolCatalogue;
     const failing = { invokeSync: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as InvocationService;
-    const tools = new McpTools(registry, failing, {} as AppConfig);
+    const tasks = { get: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432')) } as unknown as McpTasks;
+    const tools = new McpTools(registry, failing, tasks, {} as AppConfig);
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
-    modern = new McpModernEndpoint(tools, library);
+    modern = new McpModernEndpoint(tools, tasks, library);
     endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, library);
     await endpoint.onModuleInit();
     app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => void logged.push(JSON.parse(line)) } } });
@@ -78,5 +80,22 @@ describe('McpEndpoint', () => {
     expect(answer.json()).toMatchObject({ id: 4, error: { code: -32603, message: expect.stringMatching(/An unexpected error occurred/) } });
     expect(answer.body).not.toMatch(/relation|10\.0\.0\.7/);
     expect(logged).toEqual([expect.objectContaining({ msg: 'unexpected error in MCP resources/read' })]);
+  });
+
+  it('hides an unexpected failure of tasks/get the same way (2026-07-28)', async () => {
+    const answer = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tasks/get', 'mcp-name': 'exec_1' },
+      payload: {
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tasks/get',
+        params: { taskId: 'exec_1', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } } },
+      },
+    });
+    expect(answer.json()).toMatchObject({ id: 5, error: { code: -32603, message: expect.stringMatching(/An unexpected error occurred/) } });
+    expect(answer.body).not.toMatch(/ECONNREFUSED|10\.0\.0\.7/);
+    expect(logged).toEqual([expect.objectContaining({ msg: 'unexpected error in MCP tasks/get' })]);
   });
 });

@@ -15,6 +15,7 @@ import {
   JSONRPCMessageSchema,
   ListToolsRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
   type JSONRPCNotification,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -120,7 +121,8 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
               .catch(() => undefined), // the stream is gone; the call itself notices
         }),
       };
-      return this.tools.call(post.principal, params.name, params.arguments, context).finally(() => release());
+      // Without `tasks` in the context the call never becomes a task: a CallToolResult comes back.
+      return (this.tools.call(post.principal, params.name, params.arguments, context) as Promise<CallToolResult>).finally(() => release());
     });
     this.server.onerror = (error) => this.logger.warn(`MCP protocol error: ${error.message}`);
   }

@@ -19,7 +19,7 @@ import {
 import { toolDocumentation } from '../tools/tool-docs';
 import { ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
-import { hideUnexpected, requireScope, type RequestFacts } from './mcp-tools';
+import { hideUnexpected, requireScope, type RequestFacts } from './mcp-replies';
 import { PRODUCT_PROMPTS } from './product-prompts';
 
 /** Caching hints (2026-07-28): what depends on the key is `private`; what may change at once is not kept. */

@@ -3,11 +3,14 @@ import { createMcpHandler, Server, type CallToolResult, type ListToolsResult, ty
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { z } from 'zod';
 import { callerGone } from '../common/caller-gone';
 import type { Principal } from '../identity/principal';
 import { asksNoCache } from '../executions/request/invoke-request';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
+import { hideUnexpected } from './mcp-replies';
+import { McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
 import { McpTools, type CallContext } from './mcp-tools';
 
 /**
@@ -42,6 +45,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
 
   constructor(
     private readonly tools: McpTools,
+    private readonly tasks: McpTasks,
     library: McpLibrary,
   ) {
     this.methods = libraryMethods(library);
@@ -65,7 +69,10 @@ export class McpModernEndpoint implements OnApplicationShutdown {
 
   private serverFor(context: McpRequestContext): Server {
     const { principal, request, reply } = (context.authInfo?.extra as { caller: Caller }).caller;
-    const server = new Server(MCP_SERVER_INFO, { capabilities: { tools: { listChanged: false }, ...LIBRARY_CAPABILITIES }, instructions: MCP_INSTRUCTIONS });
+    const server = new Server(MCP_SERVER_INFO, {
+      capabilities: { tools: { listChanged: false }, ...LIBRARY_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
+      instructions: MCP_INSTRUCTIONS,
+    });
     const facts = { requestId: request.id, log: request.log };
     for (const [method, handler] of Object.entries(this.methods)) server.setRequestHandler(method as RequestMethod, ({ params }) => handler(principal, params, facts) as never);
     // McpTools speaks the SDK v1 types, which name the same JSON less narrowly.
@@ -77,6 +84,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
         cache: !asksNoCache(request.headers['cache-control']),
         ...facts,
         elapsedMs: () => reply.elapsedTime,
+        tasks: declaresTasks(ctx),
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>
             void ctx.mcpReq
@@ -86,8 +94,26 @@ export class McpModernEndpoint implements OnApplicationShutdown {
       };
       return this.tools.call(principal, params.name, params.arguments, call) as Promise<CallToolResult>;
     });
+    // The Tasks extension's methods, for clients that declare it on the request.
+    const taskMethod = (method: string, answer: (taskId: string) => Promise<object>) =>
+      server.setRequestHandler(method, { params: TASK_PARAMS }, ({ taskId }, ctx) => {
+        if (!declaresTasks(ctx)) throw missingTasksExtension();
+        return answer(taskId).catch((err: unknown) => hideUnexpected(err, method, facts)) as never;
+      });
+    taskMethod('tasks/get', (taskId) => this.tasks.get(principal, taskId));
+    taskMethod('tasks/cancel', (taskId) => this.tasks.cancel(principal, taskId));
+    // The SDK lifts a tasks/update's inputResponses out of its params (ctx.mcpReq.inputResponses).
+    taskMethod('tasks/update', (taskId) => this.tasks.update(principal, taskId));
     return server;
   }
+}
+
+const TASK_PARAMS = z.looseObject({ taskId: z.string().min(1).max(128) });
+
+/** Whether the request's client capabilities (its `_meta` envelope) include the Tasks extension. */
+function declaresTasks(ctx: { mcpReq: { envelope?: object } }): boolean {
+  const envelope = ctx.mcpReq.envelope as { 'io.modelcontextprotocol/clientCapabilities'?: { extensions?: Record<string, unknown> } } | undefined;
+  return envelope?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
 /** The Fastify request as the web Request the SDK handler reads (headers, and the body it already parsed). */

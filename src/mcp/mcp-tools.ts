@@ -1,20 +1,14 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { ErrorCode, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { canUseTool, type Principal } from '../identity/principal';
-import type { Scope } from '../identity/scopes';
-import { AppException, type ErrorBody } from '../common/errors';
+import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import type { ProgressListener } from '../executions/engine/execution-runner';
 import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
 import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
-
-/** What a request handler knows of the HTTP request it serves. */
-export interface RequestFacts {
-  requestId: string;
-  /** The request's logger: an unexpected error is logged there, not sent to the client. */
-  log: { error(details: object, message: string): void };
-}
+import { hideUnexpected, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
+import { McpTasks, missingTasksExtension, type CreateTaskResult } from './mcp-tasks';
 
 /** What a tools/call brings besides its name and arguments. */
 export interface CallContext extends RequestFacts {
@@ -26,6 +20,8 @@ export interface CallContext extends RequestFacts {
   cache: boolean;
   /** Milliseconds since the HTTP request arrived (the answer's timing). */
   elapsedMs(): number;
+  /** The client declared the tasks extension on this request (2026-07-28): a task-supporting tool answers with a task. */
+  tasks?: boolean;
 }
 
 /**
@@ -41,6 +37,7 @@ export class McpTools implements OnApplicationBootstrap {
   constructor(
     private readonly registry: ToolCatalogue,
     private readonly invocations: InvocationService,
+    private readonly tasks: McpTasks,
     private readonly config: AppConfig,
   ) {}
 
@@ -61,13 +58,17 @@ export class McpTools implements OnApplicationBootstrap {
     return { tools: page.map(({ view }) => view), ...(nextCursor && { nextCursor }) };
   }
 
-  async call(principal: Principal, name: string, args: Record<string, unknown> | undefined, context: CallContext): Promise<CallToolResult> {
+  /** Runs the tool, or with a client that takes tasks and a tool that supports them, starts it as a task. */
+  async call(principal: Principal, name: string, args: Record<string, unknown> | undefined, context: CallContext): Promise<CallToolResult | CreateTaskResult> {
     requireScope(principal, 'tools:invoke');
     const tool = this.byName.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     if (!canUseTool(principal, tool.definition.id)) throw new McpError(ErrorCode.InvalidParams, `This API key may not use tool '${name}'`);
+    const taskSupport = tool.definition.task_support;
+    if (taskSupport === 'required' && !context.tasks) throw missingTasksExtension();
     try {
       const input = tool.validateInput({ ...args });
+      if (taskSupport && context.tasks) return await this.tasks.start(principal, tool, input, context.requestId);
       const outcome = await this.invocations.invokeSync({
         principal,
         tool,
@@ -77,14 +78,9 @@ export class McpTools implements OnApplicationBootstrap {
         callerGone: context.signal,
         onProgress: context.onProgress,
       });
-      const { body } = invocationAnswer(outcome, context.elapsedMs());
-      const { execution } = outcome;
-      if (execution.status !== 'success') return { isError: true, content: [jsonText(body)], _meta: { execution_id: execution.id } };
-      const { result, ...about } = body;
-      return { structuredContent: execution.result!, content: contentOf(tool, execution.result!), _meta: about };
+      return toolCallResult(tool, outcome.execution, invocationAnswer(outcome, context.elapsedMs()).body);
     } catch (err) {
-      // Refused before it ran (limits, invalid arguments): an error result the model can act on.
-      if (err instanceof AppException) return errorResult(err.body);
+      if (err instanceof AppException) return refusedCallResult(err.body);
       hideUnexpected(err, 'tools/call', context);
     }
   }
@@ -92,12 +88,6 @@ export class McpTools implements OnApplicationBootstrap {
 
 function mcpName({ definition }: RegisteredTool): string {
   return definition.mcp?.name ?? definition.id;
-}
-
-/** The output as JSON text, or the content blocks the tool declared as its MCP content. */
-function contentOf({ definition }: RegisteredTool, output: Record<string, unknown>): CallToolResult['content'] {
-  const member = definition.mcp?.content;
-  return member ? (output[member] as CallToolResult['content']) : [jsonText(output)];
 }
 
 /** name = the tool's MCP name; both schemas are the ones the REST validator compiled; effects become annotations. */
@@ -116,24 +106,6 @@ function mcpToolView(name: string, { definition: d, inputSchema, outputSchema }:
       openWorldHint: d.open_world,
     },
     _meta: { category: d.category, version: d.version, status: d.status },
+    ...(d.task_support && { execution: { taskSupport: d.task_support } }),
   };
-}
-
-/** The SDK would send an unexpected error's own message to the client, and it may name internals: log it, answer generically. */
-export function hideUnexpected(err: unknown, method: string, facts: RequestFacts): never {
-  if (err instanceof McpError) throw err;
-  facts.log.error({ err }, `unexpected error in MCP ${method}`);
-  throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${facts.requestId}.`);
-}
-
-export function requireScope(principal: Principal, scope: Scope): void {
-  if (!principal.scopes.has(scope)) throw new McpError(ErrorCode.InvalidRequest, `This API key lacks the '${scope}' scope`);
-}
-
-function jsonText(value: unknown): { type: 'text'; text: string } {
-  return { type: 'text', text: JSON.stringify(value) };
-}
-
-function errorResult(error: ErrorBody): CallToolResult {
-  return { isError: true, content: [jsonText({ error })] };
 }

@@ -9,6 +9,7 @@ import { McpController } from './mcp.controller';
 import { McpEndpoint } from './mcp-endpoint';
 import { McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
+import { McpTasks } from './mcp-tasks';
 import { McpTools } from './mcp-tools';
 
 /** The MCP endpoint over the same registry, limits, cache and runner as REST; API processes only. */
@@ -22,6 +23,7 @@ export class McpModule {
       controllers: [McpController],
       providers: [
         McpTools,
+        McpTasks,
         McpLibrary,
         McpEndpoint,
         McpModernEndpoint,

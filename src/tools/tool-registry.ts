@@ -18,7 +18,7 @@ export const DEFAULT_RATE_LIMIT = 60;
 export const DEFAULT_CACHE_TTL_SECONDS = 3600;
 
 /** A tool's definition with every default filled in (`mcp` has none: absent means the id and JSON text). */
-export type ResolvedDefinition = Required<Omit<ToolDefinition, 'mcp'>> & Pick<ToolDefinition, 'mcp'>;
+export type ResolvedDefinition = Required<Omit<ToolDefinition, 'mcp' | 'task_support'>> & Pick<ToolDefinition, 'mcp' | 'task_support'>;
 
 export interface RegisteredTool {
   definition: ResolvedDefinition;

@@ -1,5 +1,5 @@
 import type { SchemaBounds, ToolDefinition, ToolInputDefinition, ToolOutputDefinition } from './sdk';
-import { INPUT_TYPES, TOOL_CATEGORIES, TOOL_EFFECTS, TOOL_STATUSES } from './sdk';
+import { INPUT_TYPES, TASK_SUPPORT, TOOL_CATEGORIES, TOOL_EFFECTS, TOOL_STATUSES } from './sdk';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -73,6 +73,7 @@ export function definitionProblems(definition: ToolDefinition): string[] {
   check(definition.rate_limit === undefined || (Number.isInteger(definition.rate_limit) && definition.rate_limit >= 1), 'rate_limit must be a positive whole number of calls per minute');
   check(definition.cache_ttl === undefined || (Number.isInteger(definition.cache_ttl) && definition.cache_ttl >= 1), 'cache_ttl must be positive whole seconds');
   check(definition.effects === undefined || TOOL_EFFECTS.includes(definition.effects), `effects must be one of ${TOOL_EFFECTS.join(', ')}`);
+  check(definition.task_support === undefined || TASK_SUPPORT.includes(definition.task_support), `task_support must be one of ${TASK_SUPPORT.join(', ')}`);
   check(!definition.cacheable || (definition.effects ?? 'read') === 'read', "a cacheable tool must have effects 'read': results of side effects are never cached");
   check(Array.isArray(definition.examples) && definition.examples.length > 0, 'at least one example is required');
   check(definition.outputs && Object.keys(definition.outputs).length > 0, 'outputs must declare at least one member');

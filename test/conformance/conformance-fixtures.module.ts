@@ -92,6 +92,63 @@ export class ProgressFixture implements ToolHandler {
   }
 }
 
+/** The Tasks extension's fixtures: a fixture tool of the suite's, by its MCP name, with its inputs and a text answer. */
+function taskFixture(mcpName: string, description: string, inputs: ToolDefinition['inputs'], extra: Partial<ToolDefinition> = {}): ToolDefinition {
+  // The registry wants an example; these fixtures are not in the examples suite (the failing ones never yield it).
+  const example = { name: 'call', input: {}, output: { content: [{ type: 'text', text: 'an answer' }] } };
+  return {
+    id: `conformance-${mcpName.replace(/_/g, '-')}`,
+    name: mcpName,
+    category: 'automation',
+    description,
+    version: '1.0.0',
+    inputs,
+    outputs: { content: contentBlocksOutput('A text block.') },
+    examples: [example],
+    mcp: { name: mcpName, content: 'content' },
+    ...extra,
+  };
+}
+
+const text = (value: string) => ({ content: [{ type: 'text', text: value }] });
+
+@Tool(taskFixture('greet', 'Greets by name, at once (never a task).', { name: { type: 'string', description: 'Who to greet.', maxLength: 100, default: 'World' } }))
+export class GreetFixture implements ToolHandler {
+  async execute({ name }: { name: string }) {
+    return text(`Hello, ${name}!`);
+  }
+}
+
+@Tool(
+  taskFixture(
+    'slow_compute',
+    'Sleeps `seconds`, then answers: a task for clients that take tasks.',
+    { seconds: { type: 'number', description: 'How long to work.', minimum: 0, maximum: 120, default: 1 }, label: { type: 'string', description: 'A name for the run.', maxLength: 100, default: 'run' } },
+    { task_support: 'optional', timeout: 150 },
+  ),
+)
+export class SlowComputeFixture implements ToolHandler {
+  async execute({ seconds, label }: { seconds: number; label: string }, ctx: ToolContext) {
+    await sleep(seconds * 1000, undefined, { signal: ctx.signal });
+    return text(`Computed ${label} in ${seconds}s`);
+  }
+}
+
+@Tool(taskFixture('failing_job', 'Works a second, then reports an error; runs only as a task.', {}, { task_support: 'required' }))
+export class FailingJobFixture implements ToolHandler {
+  async execute(_input: unknown, ctx: ToolContext): Promise<never> {
+    await sleep(1000, undefined, { signal: ctx.signal });
+    throw new ToolError('The job failed, as it always does');
+  }
+}
+
+@Tool(taskFixture('protocol_error_job', 'Crashes (an unexpected exception): a task that fails.', {}, { task_support: 'optional' }))
+export class ProtocolErrorJobFixture implements ToolHandler {
+  async execute(): Promise<never> {
+    throw new TypeError('Cannot read properties of undefined (the crash this fixture is for)');
+  }
+}
+
 @Resource({ uri: 'test://static-text', name: 'static-text', description: 'A static text resource.', mimeType: 'text/plain' })
 export class StaticTextResource implements ResourceHandler {
   async read(uri: string) {
@@ -159,6 +216,10 @@ export class ImagePrompt implements PromptHandler {
     ...CONTENT_FIXTURES,
     ErrorHandlingFixture,
     ProgressFixture,
+    GreetFixture,
+    SlowComputeFixture,
+    FailingJobFixture,
+    ProtocolErrorJobFixture,
     StaticTextResource,
     StaticBinaryResource,
     TemplateResource,

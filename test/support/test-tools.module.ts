@@ -13,6 +13,7 @@ import { Tool, ToolContext, ToolError, ToolHandler } from '../../src/tools/sdk';
   description: 'Sleeps for ms milliseconds, reporting progress; optionally ignores its abort signal.',
   version: '1.0.0',
   timeout: 30,
+  task_support: 'optional',
   effects: 'read',
   inputs: {
     ms: { type: 'integer', required: true, minimum: 0, maximum: 60_000, description: 'How long to sleep.' },

@@ -18,6 +18,7 @@ const gradeScale = `${GRADE_FLOORS.map(([grade, floor]) => `${grade} ≥ ${floor
   cacheable: true,
   isolated: true,
   timeout: 120,
+  task_support: 'optional',
   rate_limit: 30,
   inputs: {
     ...workspaceInputs(),

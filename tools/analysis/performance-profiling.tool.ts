@@ -49,6 +49,7 @@ const NUMBER = { type: 'number' } as const;
   open_world: true,
   isolated: true,
   timeout: 90,
+  task_support: 'optional',
   // It generates load: few runs per key and minute.
   rate_limit: 5,
   inputs: {

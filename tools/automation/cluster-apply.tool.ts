@@ -42,6 +42,7 @@ const NAMESPACE_PATTERN = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$';
   idempotent: true,
   open_world: true,
   timeout: 120,
+  task_support: 'optional',
   rate_limit: 30,
   config: {
     KUBECONFIG: { type: 'string', description: 'Path of the kubeconfig whose current context is the cluster to apply to; without it, the pod service account (in-cluster configuration).' },

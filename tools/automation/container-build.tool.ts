@@ -32,6 +32,7 @@ const IMAGE_PATTERN = '^([a-zA-Z0-9.-]+(:[0-9]{1,5})?/)?[a-z0-9]+([._-][a-z0-9]+
   effects: 'write',
   open_world: true,
   timeout: 300,
+  task_support: 'optional',
   rate_limit: 10,
   config: {
     DOCKER_HOST: { type: 'string', default: 'unix:///var/run/docker.sock', description: 'The Docker engine: unix:///path/to/docker.sock or tcp://host:port.' },

@@ -17,6 +17,7 @@ import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
   open_world: true,
   isolated: true,
   timeout: 120,
+  task_support: 'optional',
   rate_limit: 30,
   config: OSV_SETTINGS,
   inputs: {

@@ -50,6 +50,7 @@ const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
   effects: 'read',
   open_world: true,
   timeout: 300,
+  task_support: 'optional',
   rate_limit: 20,
   config: {
     ...OSV_SETTINGS,

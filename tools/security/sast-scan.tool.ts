@@ -21,6 +21,7 @@ const recommended = SAST_RULE_IDS.filter((id) => SAST_RULES[id].recommended);
   cacheable: true,
   isolated: true,
   timeout: 180,
+  task_support: 'optional',
   rate_limit: 30,
   inputs: {
     ...workspaceInputs(),

@@ -81,6 +81,14 @@ export const LOST_WORKER_ERROR: ErrorBody = {
 };
 
 /**
+ * A tool that threw something other than a ToolError: a defect, not an error it reported.
+ * `details.crashed` tells the two apart (an MCP task of a crashed tool is `failed`, not an error result).
+ */
+export function crashed(toolId: string): ErrorBody {
+  return { code: 'TOOL_ERROR', message: `Tool '${toolId}' failed unexpectedly`, retryable: false, details: { crashed: true } };
+}
+
+/**
  * Runs tools: one execution row per call, the tool's AbortSignal for timeout and cancel,
  * throttled progress, output validation, and a conditional terminal write so the first
  * terminal state wins (a late result after a cancel is discarded). Sync calls run here;
@@ -379,7 +387,7 @@ export class ExecutionRunner {
       });
     }
     this.logger.error(`Tool '${toolId}' failed unexpectedly in ${id}: ${(err as Error)?.stack ?? String(err)}`);
-    return terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${toolId}' failed unexpectedly`, retryable: false });
+    return terminal('error', null, crashed(toolId));
   }
 }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ERROR_STATUS } from '../../common/errors';
+import { AppException, ERROR_STATUS } from '../../common/errors';
 import { etagOf } from '../../common/http-cache';
 import { cacheScope, ResultCache, resultCacheKey } from '../../cache/result-cache';
 import type { Execution } from '../engine/execution.entity';
@@ -67,6 +67,12 @@ export class InvocationService {
   async invokeSync({ callerGone, ...run }: SyncRun): Promise<SyncInvocation> {
     const { principal, tool, input, options } = run;
     const { definition } = tool;
+    if (definition.task_support === 'required') {
+      throw new AppException('INVALID_REQUEST', `Tool '${definition.id}' runs only in the background`, {
+        details: { parameter: 'async' },
+        suggestion: 'Invoke it with async=true and follow the execution it returns',
+      });
+    }
     const digest = await this.workspaceDigest(principal, input);
     const window = await this.gate.admit(principal, definition);
     const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, definition.id, definition.version, digest ? { ...input, workspace: { id: input.workspace, digest } } : input) : null;

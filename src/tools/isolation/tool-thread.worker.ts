@@ -26,6 +26,8 @@ export interface ThreadTask {
 export type ThreadMessage = { executionId: string } & (
   | { kind: 'progress'; percent: number; message?: string }
   | { kind: 'log'; level: keyof ToolLogger; message: string; meta?: Record<string, unknown> }
+  /** The call's last message: everything it posted before has arrived. */
+  | { kind: 'end' }
 );
 
 /** ToolError's members, which survive the structured clone its class would not. */
@@ -58,6 +60,8 @@ export default async function runIsolated(task: ThreadTask): Promise<ThreadOutco
     if (!(error instanceof ToolError)) throw error;
     const { message, code, retryable, details, suggestion, retryAfter } = error;
     return { ok: false, error: { message, code, retryable, details, suggestion, retryAfter } };
+  } finally {
+    post({ executionId, kind: 'end' });
   }
 }
 

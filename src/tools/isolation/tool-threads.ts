@@ -36,8 +36,11 @@ export class ToolThreads implements OnModuleDestroy {
         if (value !== undefined) accountSecrets[name] = value;
       }
     }
+    let ended!: () => void;
+    const lastMessage = new Promise<void>((resolve) => (ended = resolve));
     this.relays.set(ctx.executionId, (message) => {
-      if (message.kind === 'progress') ctx.progress(message.percent, message.message);
+      if (message.kind === 'end') ended();
+      else if (message.kind === 'progress') ctx.progress(message.percent, message.message);
       else ctx.logger[message.level](message.message, message.meta);
     });
     const task: ThreadTask = {
@@ -53,6 +56,9 @@ export class ToolThreads implements OnModuleDestroy {
     try {
       // An abort rejects at once and terminates the thread if the task is running.
       const outcome = (await this.threads().run(task, { signal: ctx.signal })) as ThreadOutcome;
+      // The outcome comes on Piscina's own port, the messages on the thread's parentPort: the two
+      // are not ordered, so wait for the call's last message, or its last progress could be lost.
+      await lastMessage;
       if (outcome.ok) return outcome.output;
       const { message, ...options } = outcome.error;
       throw new ToolError(message, options);

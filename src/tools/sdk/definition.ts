@@ -13,6 +13,16 @@ export type ToolCategory = (typeof TOOL_CATEGORIES)[number];
 export const TOOL_EFFECTS = ['read', 'write', 'destructive'] as const;
 export type ToolEffects = (typeof TOOL_EFFECTS)[number];
 
+/**
+ * Whether a call may become a background task for an MCP client that supports tasks: `optional`
+ * for tools that may run long (a build, an apply, a load test, a large scan), whose call then
+ * answers at once with a task (an async execution) the client polls; `required` for a tool that
+ * only runs in the background: a synchronous call of it (REST without `async`, MCP without the
+ * tasks extension) is refused.
+ */
+export const TASK_SUPPORT = ['optional', 'required'] as const;
+export type TaskSupport = (typeof TASK_SUPPORT)[number];
+
 export const TOOL_STATUSES = ['ready', 'beta', 'deprecated'] as const;
 export type ToolStatus = (typeof TOOL_STATUSES)[number];
 
@@ -103,6 +113,8 @@ export interface ToolDefinition {
   config?: Record<string, ToolSettingDefinition>;
   /** Run in the worker-thread pool: CPU-heavy or caller-supplied-expression tools. */
   isolated?: boolean;
+  /** May run as a background task (see TASK_SUPPORT); never when omitted. */
+  task_support?: TaskSupport;
   /** How the MCP door presents the tool, when not as its id and its output as JSON text. */
   mcp?: ToolMcpPresentation;
 }

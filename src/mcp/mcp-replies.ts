@@ -1,0 +1,47 @@
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ErrorBody } from '../common/errors';
+import type { Execution } from '../executions/engine/execution.entity';
+import type { Principal } from '../identity/principal';
+import type { Scope } from '../identity/scopes';
+import type { RegisteredTool } from '../tools/tool-registry';
+
+/** What a request handler knows of the HTTP request it serves. */
+export interface RequestFacts {
+  requestId: string;
+  /** The request's logger: an unexpected error is logged there, not sent to the client. */
+  log: { error(details: object, message: string): void };
+}
+
+/**
+ * A tool call's CallToolResult, from its execution and the answer REST would give (SPEC §4.3):
+ * a success carries the output as structured content, its content blocks (the output as JSON
+ * text, or the blocks the tool declared as its MCP content) and the rest of the answer as
+ * `_meta`; an error is an error result holding the answer, which the model can act on.
+ */
+export function toolCallResult({ definition }: RegisteredTool, execution: Pick<Execution, 'id' | 'status' | 'result'>, answer: Record<string, unknown>): CallToolResult {
+  if (execution.status !== 'success') return { isError: true, content: [jsonText(answer)], _meta: { execution_id: execution.id } };
+  const { result, ...about } = answer;
+  const output = execution.result!;
+  const member = definition.mcp?.content;
+  return { structuredContent: output, content: member ? (output[member] as CallToolResult['content']) : [jsonText(output)], _meta: about };
+}
+
+/** A call refused before it ran (limits, invalid arguments): an error result the model can act on. */
+export function refusedCallResult(error: ErrorBody): CallToolResult {
+  return { isError: true, content: [jsonText({ error })] };
+}
+
+/** The SDK would send an unexpected error's own message to the client, and it may name internals: log it, answer generically. */
+export function hideUnexpected(err: unknown, method: string, facts: RequestFacts): never {
+  if (err instanceof McpError) throw err;
+  facts.log.error({ err }, `unexpected error in MCP ${method}`);
+  throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${facts.requestId}.`);
+}
+
+export function requireScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.has(scope)) throw new McpError(ErrorCode.InvalidRequest, `This API key lacks the '${scope}' scope`);
+}
+
+function jsonText(value: unknown): { type: 'text'; text: string } {
+  return { type: 'text', text: JSON.stringify(value) };
+}
