@@ -21,6 +21,7 @@ import { ExecutionsController } from './request/executions.controller';
 import { ExecutionsService } from './request/executions.service';
 import { ExecutionsStore } from './engine/executions.store';
 import { InvocationService } from './request/invocation.service';
+import { InputRounds } from './request/input-rounds';
 import { InvokeController } from './request/invoke.controller';
 import { BullExecutionQueue, EXECUTIONS_QUEUE } from './engine/queue/bull.queue';
 import { ExecutionJob, ExecutionQueue } from './engine/queue/execution-queue';
@@ -57,6 +58,7 @@ export class ExecutionsModule {
         AdmissionGate,
         ExecutionRunner,
         InvocationService,
+        InputRounds,
         ExecutionsService,
         ExecutionWorker,
         RetentionService,

@@ -11,7 +11,7 @@ import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { hideUnexpected } from './mcp-replies';
 import { McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
-import { McpTools, type CallContext } from './mcp-tools';
+import { answerableMethods, McpTools, type CallContext } from './mcp-tools';
 
 /**
  * How long a client may reuse a tools/list answer. `private`: the list depends on the key (its
@@ -79,12 +79,14 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     server.setRequestHandler('tools/list', ({ params }) => ({ ...(this.tools.list(principal, params?.cursor) as ListToolsResult), ...TOOLS_LIST_CACHE }));
     server.setRequestHandler('tools/call', ({ params }, ctx) => {
       const progressToken = params._meta?.progressToken;
+      const capabilities = clientCapabilities(ctx);
       const call: CallContext = {
         signal: () => ctx.mcpReq.signal,
         cache: !asksNoCache(request.headers['cache-control']),
         ...facts,
         elapsedMs: () => reply.elapsedTime,
         tasks: declaresTasks(ctx),
+        answering: { responses: ctx.mcpReq.inputResponses, state: ctx.mcpReq.requestState<string>(), capabilities, methods: answerableMethods(capabilities) },
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>
             void ctx.mcpReq
@@ -110,10 +112,17 @@ export class McpModernEndpoint implements OnApplicationShutdown {
 
 const TASK_PARAMS = z.looseObject({ taskId: z.string().min(1).max(128) });
 
-/** Whether the request's client capabilities (its `_meta` envelope) include the Tasks extension. */
-function declaresTasks(ctx: { mcpReq: { envelope?: object } }): boolean {
-  const envelope = ctx.mcpReq.envelope as { 'io.modelcontextprotocol/clientCapabilities'?: { extensions?: Record<string, unknown> } } | undefined;
-  return envelope?.['io.modelcontextprotocol/clientCapabilities']?.extensions?.[TASKS_EXTENSION] !== undefined;
+type RequestContext = { mcpReq: { envelope?: object } };
+
+/** The client capabilities the request declared in its `_meta` envelope. */
+function clientCapabilities(ctx: RequestContext): Record<string, unknown> {
+  const envelope = ctx.mcpReq.envelope as { 'io.modelcontextprotocol/clientCapabilities'?: Record<string, unknown> } | undefined;
+  return envelope?.['io.modelcontextprotocol/clientCapabilities'] ?? {};
+}
+
+/** Whether the request's client capabilities include the Tasks extension. */
+function declaresTasks(ctx: RequestContext): boolean {
+  return (clientCapabilities(ctx).extensions as Record<string, unknown> | undefined)?.[TASKS_EXTENSION] !== undefined;
 }
 
 /** The Fastify request as the web Request the SDK handler reads (headers, and the body it already parsed). */

@@ -38,6 +38,14 @@ export function hideUnexpected(err: unknown, method: string, facts: RequestFacts
   throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${facts.requestId}.`);
 }
 
+/** JSON-RPC error of 2026-07-28 for a request that needs a client capability the request did not declare. */
+const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+
+/** The refusal naming what the client lacks, in the shape of its capabilities (`{ elicitation: {} }`, `{ extensions: {…} }`). */
+export function missingCapability(what: string, requiredCapabilities: Record<string, unknown>): McpError {
+  return new McpError(MISSING_REQUIRED_CLIENT_CAPABILITY, `Missing required client capability: ${what}`, { requiredCapabilities });
+}
+
 export function requireScope(principal: Principal, scope: Scope): void {
   if (!principal.scopes.has(scope)) throw new McpError(ErrorCode.InvalidRequest, `This API key lacks the '${scope}' scope`);
 }

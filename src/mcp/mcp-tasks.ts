@@ -6,7 +6,7 @@ import { ExecutionsService } from '../executions/request/executions.service';
 import { InvocationService } from '../executions/request/invocation.service';
 import type { Principal } from '../identity/principal';
 import { ToolCatalogue, type RegisteredTool } from '../tools/tool-registry';
-import { requireScope, toolCallResult } from './mcp-replies';
+import { missingCapability, requireScope, toolCallResult } from './mcp-replies';
 
 /** The MCP Tasks extension (SEP-2663), as a 2026-07-28 client declares it in a request's capabilities. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -14,9 +14,6 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** What a client should wait between two tasks/get of a running task. */
 const POLL_INTERVAL_MS = 500;
 const DAY_MS = 86_400_000;
-
-/** JSON-RPC error of 2026-07-28 for a request the client did not declare it could handle. */
-const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 
 type TaskStatus = 'working' | 'completed' | 'failed' | 'cancelled';
 
@@ -39,9 +36,7 @@ export type CreateTaskResult = Omit<DetailedTask, 'result' | 'error'> & { result
 
 /** The refusal for a client without the extension, naming what it lacks. */
 export function missingTasksExtension(): McpError {
-  return new McpError(MISSING_REQUIRED_CLIENT_CAPABILITY, `Missing required client capability: the ${TASKS_EXTENSION} extension`, {
-    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-  });
+  return missingCapability(`the ${TASKS_EXTENSION} extension`, { extensions: { [TASKS_EXTENSION]: {} } });
 }
 
 /**

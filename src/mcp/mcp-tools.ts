@@ -4,10 +4,11 @@ import { canUseTool, type Principal } from '../identity/principal';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import type { ProgressListener } from '../executions/engine/execution-runner';
-import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
+import { invocationAnswer, InvocationService, type CallerAnswers, type SyncQuestion } from '../executions/request/invocation.service';
+import type { InputRequest } from '../tools/sdk';
 import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
-import { hideUnexpected, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
+import { hideUnexpected, missingCapability, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
 import { McpTasks, missingTasksExtension, type CreateTaskResult } from './mcp-tasks';
 
 /** What a tools/call brings besides its name and arguments. */
@@ -22,6 +23,26 @@ export interface CallContext extends RequestFacts {
   elapsedMs(): number;
   /** The client declared the tasks extension on this request (2026-07-28): a task-supporting tool answers with a task. */
   tasks?: boolean;
+  /**
+   * Set on 2026-07-28, whose clients answer a tool's questions (`input_required`): what this
+   * request brings back, and the capabilities it declared (a question needs its method's).
+   */
+  answering?: CallerAnswers & { capabilities: Record<string, unknown> };
+}
+
+/** The client capability each input request method needs. */
+const CAPABILITY_OF: Record<InputRequest['method'], string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
+
+/** The input request methods a client with these capabilities answers. */
+export function answerableMethods(capabilities: Record<string, unknown>): ReadonlySet<InputRequest['method']> {
+  return new Set((Object.keys(CAPABILITY_OF) as InputRequest['method'][]).filter((method) => capabilities[CAPABILITY_OF[method]] !== undefined));
+}
+
+/** The answer of 2026-07-28 to a call whose tool asked its caller (SEP-2322). */
+export interface InputRequiredResult {
+  resultType: 'input_required';
+  inputRequests: Record<string, InputRequest>;
+  requestState: string;
 }
 
 /**
@@ -59,7 +80,7 @@ export class McpTools implements OnApplicationBootstrap {
   }
 
   /** Runs the tool, or with a client that takes tasks and a tool that supports them, starts it as a task. */
-  async call(principal: Principal, name: string, args: Record<string, unknown> | undefined, context: CallContext): Promise<CallToolResult | CreateTaskResult> {
+  async call(principal: Principal, name: string, args: Record<string, unknown> | undefined, context: CallContext): Promise<CallToolResult | CreateTaskResult | InputRequiredResult> {
     requireScope(principal, 'tools:invoke');
     const tool = this.byName.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
@@ -77,13 +98,25 @@ export class McpTools implements OnApplicationBootstrap {
         requestId: context.requestId,
         callerGone: context.signal,
         onProgress: context.onProgress,
+        answering: context.answering,
       });
+      if ('inputRequests' in outcome) return inputRequired(outcome, context.answering!.capabilities);
       return toolCallResult(tool, outcome.execution, invocationAnswer(outcome, context.elapsedMs()).body);
     } catch (err) {
+      // A requestState that does not hold is a fault of the request itself, not of the call.
+      if (err instanceof AppException && err.body.details?.parameter === 'request_state') throw new McpError(ErrorCode.InvalidParams, err.message);
+      // Refused before it ran (limits, invalid arguments): an error result the model can act on.
       if (err instanceof AppException) return refusedCallResult(err.body);
       hideUnexpected(err, 'tools/call', context);
     }
   }
+}
+
+/** The questions, if the client declared every capability they need (it must not be sent one it cannot answer). */
+function inputRequired({ inputRequests, requestState }: SyncQuestion, capabilities: Record<string, unknown>): InputRequiredResult {
+  const lacking = [...new Set(Object.values(inputRequests).map(({ method }) => CAPABILITY_OF[method]))].filter((capability) => capabilities[capability] === undefined);
+  if (lacking.length > 0) throw missingCapability(lacking.join(', '), Object.fromEntries(lacking.map((capability) => [capability, {}])));
+  return { resultType: 'input_required', inputRequests, requestState };
 }
 
 function mcpName({ definition }: RegisteredTool): string {

@@ -17,6 +17,7 @@ import {
   type ResourceHandler,
   type ToolContext,
   type ToolDefinition,
+  type InputRequest,
   type ToolHandler,
 } from '../../src/tools/sdk';
 
@@ -149,6 +150,81 @@ export class ProtocolErrorJobFixture implements ToolHandler {
   }
 }
 
+/** The questions the input-required fixtures ask, as the suite expects them. */
+const elicit = (message: string, property: string, type = 'string'): InputRequest => ({
+  method: 'elicitation/create',
+  params: { message, requestedSchema: { type: 'object', properties: { [property]: { type } }, required: [property] } },
+});
+const sample = (question: string, maxTokens: number): InputRequest => ({
+  method: 'sampling/createMessage',
+  params: { messages: [{ role: 'user', content: { type: 'text', text: question } }], maxTokens },
+});
+const ROOTS: InputRequest = { method: 'roots/list', params: {} };
+
+/** What an answer holds: an elicitation's field, a sampling's text, the roots' URIs. */
+const field = (answer: Record<string, unknown>, name: string) => String((answer.content as Record<string, unknown> | undefined)?.[name]);
+const sampled = (answer: Record<string, unknown>) => String((answer.content as { text?: string } | undefined)?.text);
+const rootUris = (answer: Record<string, unknown>) => ((answer.roots as { uri: string }[] | undefined) ?? []).map(({ uri }) => uri).join(', ');
+
+/** A fixture tool that asks its caller (`ctx.requestInput`) and answers from the answers. */
+function asking(mcpName: string, description: string, ask: (ctx: ToolContext) => Promise<string>, extra: Partial<ToolDefinition> = {}): new () => ToolHandler {
+  class Fixture implements ToolHandler {
+    async execute(_input: unknown, ctx: ToolContext) {
+      return text(await ask(ctx));
+    }
+  }
+  Tool(taskFixture(mcpName, description, {}, extra))(Fixture);
+  return Fixture;
+}
+
+const greetByName = async (ctx: ToolContext) => `Hello, ${field(await ctx.requestInput('user_name', elicit('What is your name?', 'name')), 'name')}!`;
+
+const INPUT_FIXTURES = [
+  asking('test_input_required_result_elicitation', 'Asks for a name, then greets.', greetByName),
+  asking('test_input_required_result_tampered_state', 'Asks for a name, then greets (its state must not be altered).', greetByName),
+  asking('test_input_required_result_sampling', "Asks the caller's model a question.", async (ctx) => `The model answered: ${sampled(await ctx.requestInput('capital_question', sample('What is the capital of France?', 100)))}`),
+  asking('test_input_required_result_list_roots', "Asks for the caller's roots.", async (ctx) => `Roots: ${rootUris(await ctx.requestInput('client_roots', ROOTS))}`),
+  asking('test_input_required_result_request_state', 'Asks for a confirmation; the answer comes with the state it handed out.', async (ctx) => {
+    await ctx.requestInput('confirm', elicit('Please confirm', 'ok', 'boolean'));
+    return 'state-ok: the request state held and the confirmation came with it';
+  }),
+  asking('test_input_required_result_multiple_inputs', 'Asks three questions at once.', async (ctx) => {
+    const [name, greeting, roots] = await Promise.all([
+      ctx.requestInput('user_name', elicit('What is your name?', 'name')),
+      ctx.requestInput('greeting', sample('Generate a greeting', 50)),
+      ctx.requestInput('client_roots', ROOTS),
+    ]);
+    return `${sampled(greeting)} ${field(name, 'name')} (roots: ${rootUris(roots)})`;
+  }),
+  asking('test_input_required_result_multi_round', 'Asks a question, then another.', async (ctx) => {
+    const name = field(await ctx.requestInput('step1', elicit('Step 1: What is your name?', 'name')), 'name');
+    const color = field(await ctx.requestInput('step2', elicit('Step 2: What is your favorite color?', 'color')), 'color');
+    return `${name} likes ${color}`;
+  }),
+  asking('test_input_required_result_capabilities', 'Asks only what the caller can answer: a name (elicitation) and a greeting (sampling).', async (ctx) => {
+    const questions: [string, InputRequest][] = [
+      ['user_name', elicit('What is your name?', 'name')],
+      ['greeting', sample('Generate a greeting', 50)],
+    ];
+    const answers = await Promise.all(questions.filter(([, request]) => ctx.canAsk(request.method)).map(([key, request]) => ctx.requestInput(key, request)));
+    return `${answers.length} answers`;
+  }),
+  asking('test_streaming_elicitation', 'Asks for a name: the question comes back as the answer, never as a request on the stream.', greetByName),
+  asking('test_logging_tool', 'Logs (to the service log, never to the client), then answers.', async (ctx) => {
+    ctx.logger.info('test_logging_tool ran');
+    return 'logged';
+  }),
+  asking('test_missing_capability', "Needs the client's sampling capability.", async (ctx) => sampled(await ctx.requestInput('needs_sampling', sample('Say anything', 10)))),
+  asking('confirm_delete', 'Asks for confirmation, then deletes (a task for clients that take tasks).', async (ctx) => {
+    const answer = await ctx.requestInput('confirm', elicit('Delete the file?', 'confirm', 'boolean'));
+    return answer.action === 'accept' ? 'Deleted' : 'Kept';
+  }, { task_support: 'optional' }),
+  asking('multi_input', 'Asks two questions at once (a task for clients that take tasks).', async (ctx) => {
+    const [first, second] = await Promise.all([ctx.requestInput('first', elicit('First?', 'value')), ctx.requestInput('second', elicit('Second?', 'value'))]);
+    return `${field(first, 'value')} and ${field(second, 'value')}`;
+  }, { task_support: 'optional' }),
+];
+
 @Resource({ uri: 'test://static-text', name: 'static-text', description: 'A static text resource.', mimeType: 'text/plain' })
 export class StaticTextResource implements ResourceHandler {
   async read(uri: string) {
@@ -220,6 +296,7 @@ export class ImagePrompt implements PromptHandler {
     SlowComputeFixture,
     FailingJobFixture,
     ProtocolErrorJobFixture,
+    ...INPUT_FIXTURES,
     StaticTextResource,
     StaticBinaryResource,
     TemplateResource,

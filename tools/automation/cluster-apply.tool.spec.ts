@@ -105,6 +105,33 @@ describe('cluster-apply', () => {
     expect(kube.get('ConfigMap', 'dry')).toBeUndefined();
   });
 
+  it('with confirm, asks before changing anything (naming the changes the dry run found) and applies only on an accepted answer', async () => {
+    const manifest = configMap('confirmed', { tier: 'gold' });
+    const asking = (answers: Record<string, Record<string, unknown>>) => runTool<Output>(ClusterApplyTool, { manifest, confirm: true }, { config: { KUBECONFIG: kubeconfig }, answers });
+    // No answer yet: the question names the plan and nothing is applied.
+    const unanswered = await asking({}).catch((err: Error) => err.message);
+    expect(unanswered).toMatch(/asked 'confirm_apply_[0-9a-f]{16}' \(elicitation\/create: Apply to the cluster\? ConfigMap default\/confirmed created\.\)/);
+    expect(kube.get('ConfigMap', 'confirmed')).toBeUndefined();
+    const key = /'(confirm_apply_[0-9a-f]+)'/.exec(unanswered as string)![1];
+
+    const declined = await toolFailure(asking({ [key]: { action: 'decline' } }));
+    expect(declined).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'confirm', action: 'decline' } });
+    expect(declined.message).toMatch(/nothing was changed/);
+    expect(kube.get('ConfigMap', 'confirmed')).toBeUndefined();
+
+    const accepted = await asking({ [key]: { action: 'accept', content: { apply: true } } });
+    expect(accepted.counts).toEqual({ created: 1, configured: 0, unchanged: 0 });
+    expect(kube.get('ConfigMap', 'confirmed')?.data).toEqual({ tier: 'gold' });
+
+    // Nothing left to change: nothing to confirm.
+    expect((await asking({})).counts).toEqual({ created: 0, configured: 0, unchanged: 1 });
+    // The plan changed since the answer was given (another value): the old answer does not fit, the caller is asked again.
+    const changed = await runTool<Output>(ClusterApplyTool, { manifest: configMap('confirmed', { tier: 'silver' }), confirm: true }, { config: { KUBECONFIG: kubeconfig }, answers: { [key]: { action: 'accept', content: { apply: true } } } }).catch((err: Error) => err.message);
+    expect(changed).toMatch(/asked 'confirm_apply_/);
+    expect(changed).not.toContain(key);
+    expect(kube.get('ConfigMap', 'confirmed')?.data).toEqual({ tier: 'gold' });
+  });
+
   it('fails on a field another manager owns, naming the fields and managers, and takes it over with force_conflicts', async () => {
     await apply({ manifest: configMap('shared', { owner: 'platform', color: 'blue' }), field_manager: 'platform-team' });
     const err = await toolFailure(apply({ manifest: configMap('shared', { owner: 'app', color: 'blue' }) }));

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 import { connect, type Cluster, type KubernetesObject } from './cluster-apply/kube-client';
@@ -9,6 +10,7 @@ interface ClusterApplyInput {
   dry_run: boolean;
   force_conflicts: boolean;
   field_manager: string;
+  confirm: boolean;
 }
 
 type ApplyResult = 'created' | 'configured' | 'unchanged';
@@ -57,6 +59,12 @@ const NAMESPACE_PATTERN = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$';
     },
     dry_run: { type: 'boolean', default: false, description: 'Server-side dry run (dryRun=All): validated, defaulted and checked for conflicts by the apiserver, nothing persisted.' },
     force_conflicts: { type: 'boolean', default: false, description: 'Take over fields other field managers own instead of failing on them.' },
+    confirm: {
+      type: 'boolean',
+      default: false,
+      description:
+        'Ask the caller to confirm before changing anything: the call first dry-runs the manifest, then asks (an elicitation naming what would be created and configured) and applies only on an accepted answer. A sync call can be asked: MCP 2026-07-28 tools/call, or REST invoke (answer with input_responses and request_state). Ignored with dry_run, and when nothing would change.',
+    },
     field_manager: { type: 'string', default: 'tool-orchestration-service', minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$', description: 'The field manager the applied fields are recorded under.' },
   },
   outputs: {
@@ -106,16 +114,48 @@ export class ClusterApplyTool implements ToolHandler<ClusterApplyInput> {
   async execute(input: ClusterApplyInput, ctx: ToolContext) {
     const manifest = parseManifest(input.manifest);
     const cluster = await connect(ctx);
-    const objects: AppliedObject[] = [];
-    for (const [index, entry] of manifest.entries()) {
-      ctx.signal.throwIfAborted();
-      const applied = await applyOne(cluster, entry, input, objects);
-      objects.push(applied);
-      ctx.progress(((index + 1) / manifest.length) * 100, `${applied.kind} ${describe(applied.namespace, applied.name)} ${applied.result}`);
+    if (input.confirm && !input.dry_run) {
+      // The question comes before anything changes: a call asked again runs from the start.
+      const plan = await applyAll(cluster, manifest, { ...input, dry_run: true }, ctx, 'planned');
+      if (plan.some(({ result }) => result !== 'unchanged')) await confirmPlan(plan, ctx);
     }
+    const objects = await applyAll(cluster, manifest, input, ctx, input.dry_run ? 'would be' : '');
     const counts = { created: 0, configured: 0, unchanged: 0 };
     for (const { result } of objects) counts[result]++;
     return { dry_run: input.dry_run, field_manager: input.field_manager, objects, counts };
+  }
+}
+
+async function applyAll(cluster: Cluster, manifest: ManifestObject[], input: ClusterApplyInput, ctx: ToolContext, verb: string): Promise<AppliedObject[]> {
+  const objects: AppliedObject[] = [];
+  for (const [index, entry] of manifest.entries()) {
+    ctx.signal.throwIfAborted();
+    const applied = await applyOne(cluster, entry, input, objects);
+    objects.push(applied);
+    ctx.progress(((index + 1) / manifest.length) * 100, `${applied.kind} ${describe(applied.namespace, applied.name)} ${[verb, applied.result].filter(Boolean).join(' ')}`);
+  }
+  return objects;
+}
+
+/**
+ * Asks the caller to accept the changes the dry run found, or stops. The question's key holds a
+ * digest of the plan: if the cluster changed between the question and the answer, the plan the
+ * answer accepted is not this one, and the caller is asked again.
+ */
+async function confirmPlan(plan: AppliedObject[], ctx: ToolContext): Promise<void> {
+  const changes = plan.filter(({ result }) => result !== 'unchanged').map(({ kind, namespace, name, result }) => `${kind} ${describe(namespace, name)} ${result}`);
+  const digest = createHash('sha256').update(JSON.stringify(changes)).digest('hex').slice(0, 16);
+  const unchanged = plan.length - changes.length;
+  const answer = await ctx.requestInput(`confirm_apply_${digest}`, {
+    method: 'elicitation/create',
+    params: {
+      message: `Apply to the cluster? ${changes.join('; ')}${unchanged > 0 ? ` (${unchanged} unchanged)` : ''}.`,
+      requestedSchema: { type: 'object', properties: { apply: { type: 'boolean', title: 'Apply these changes' } }, required: ['apply'] },
+    },
+  });
+  const accepted = answer.action === 'accept' && (answer.content as { apply?: unknown } | undefined)?.apply === true;
+  if (!accepted) {
+    throw new ToolError(`Not applied: the caller did not confirm (${String(answer.action)}); nothing was changed`, { code: 'INVALID_INPUT', details: { parameter: 'confirm', action: answer.action } });
   }
 }
 

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Principal } from '../../identity/principal';
 import { AppException, ErrorBody } from '../../common/errors';
 import { newExecutionId } from '../../common/ids';
-import { ToolError, ToolLogger, Workspace } from '../../tools/sdk';
+import { ToolError, ToolLogger, Workspace, type InputRequest } from '../../tools/sdk';
 import { ToolThreads } from '../../tools/isolation/tool-threads';
 import { RegisteredTool, ToolCatalogue } from '../../tools/tool-registry';
 import { WORKSPACE } from '../../tools/tools.module';
@@ -52,6 +52,15 @@ export interface RunRequest {
   callerGone?: AbortSignal;
   /** Hears the tool's progress as it is recorded (at most every 250 ms). */
   onProgress?: ProgressListener;
+  /** Set when the caller can be asked for input (a sync call on a door that carries questions). */
+  asking?: Asking;
+}
+
+/** A caller that can be asked: the answers it brought, by question key (none on a first round), and what it can answer. */
+export interface Asking {
+  answers: Readonly<Record<string, unknown>>;
+  /** The input request methods the caller can answer; every one when absent. */
+  methods?: ReadonlySet<InputRequest['method']>;
 }
 
 export type ProgressListener = (percent: number, message: string | null) => void;
@@ -62,7 +71,18 @@ export interface RunOutcome {
   executionMs: number;
 }
 
-type AbortKind = 'timeout' | 'cancel' | 'shutdown';
+/**
+ * A sync run that stopped at questions for its caller (`ctx.requestInput`), by key. It is not an
+ * outcome of the call: nothing of it is kept, and the caller calls again with the answers.
+ */
+export interface InputStop {
+  status: 'input_required';
+  inputRequests: Record<string, InputRequest>;
+}
+
+export type AskedOutcome = InputStop & Pick<RunOutcome, 'executionMs'>;
+
+type AbortKind = 'timeout' | 'cancel' | 'shutdown' | 'input';
 
 /** Why an execution's signal fired. */
 class AbortReason extends Error {
@@ -120,14 +140,17 @@ export class ExecutionRunner {
    * caller learns the id only from the answer, so before the row exists nothing can address it
    * except this call's own signals (timeout, caller gone), which end it like any other.
    */
-  async runSync(request: RunRequest): Promise<RunOutcome> {
+  runSync(request: RunRequest & Required<Pick<RunRequest, 'asking'>>): Promise<RunOutcome | AskedOutcome>;
+  runSync(request: RunRequest): Promise<RunOutcome>;
+  async runSync(request: RunRequest): Promise<RunOutcome | AskedOutcome> {
     const execution = this.newExecution(request, 'sync');
     const started = performance.now();
-    const run = this.execute(execution.id, request.principal.accountId, request.tool, request.input, this.timeoutOf(request), request.callerGone, request.onProgress).then((fields) => ({
+    const run = this.execute(execution.id, request.principal.accountId, request.tool, request.input, this.timeoutOf(request), request).then((fields) => ({
       fields,
       executionMs: performance.now() - started,
     }));
     const early = await settledWithin(run, RUNNING_ROW_DELAY_MS);
+    if (early?.fields.status === 'input_required') return { ...early.fields, executionMs: early.executionMs };
     if (early) {
       const finished = Object.assign(execution, terminalColumns(early.fields, execution.started_at));
       if (await this.recordEnd(finished, () => this.store.insert(finished))) this.publishStatus(finished);
@@ -140,6 +163,10 @@ export class ExecutionRunner {
       throw err;
     }
     const { fields, executionMs } = await run;
+    if (fields.status === 'input_required') {
+      await this.store.discard(execution.id);
+      return { ...fields, executionMs };
+    }
     const ended = Object.assign(execution, terminalColumns(fields, execution.started_at));
     let recorded: Execution | undefined;
     await this.recordEnd(ended, async () => void (recorded = await this.store.finish(execution.id, fields, execution.started_at)));
@@ -198,7 +225,8 @@ export class ExecutionRunner {
       await this.finish(job.executionId, terminal('error', null, error), started.started_at);
       return;
     }
-    const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, this.registry.get(job.toolId), input, job.timeoutSeconds));
+    // A queued call's caller cannot be asked, so it always ends.
+    const fields = (await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, this.registry.get(job.toolId), input, job.timeoutSeconds))) as TerminalFields;
     await this.finish(job.executionId, fields, started.started_at);
   }
 
@@ -313,7 +341,7 @@ export class ExecutionRunner {
   }
 
   /** Every tool run, sync or queued, passes here once: the one place metrics and traces observe it. */
-  private execute(...args: Parameters<ExecutionRunner['executeTool']>): Promise<TerminalFields> {
+  private execute(...args: Parameters<ExecutionRunner['executeTool']>): Promise<TerminalFields | InputStop> {
     return observeExecution({ executionId: args[0], toolId: args[2].definition.id }, () => this.executeTool(...args));
   }
 
@@ -323,10 +351,10 @@ export class ExecutionRunner {
     tool: RegisteredTool,
     input: Record<string, unknown>,
     timeoutSeconds: number,
-    callerGone?: AbortSignal,
-    onProgress?: ProgressListener,
-  ): Promise<TerminalFields> {
+    { callerGone, onProgress, asking }: Pick<RunRequest, 'callerGone' | 'onProgress' | 'asking'> = {},
+  ): Promise<TerminalFields | InputStop> {
     const { definition } = tool;
+    const asked: Record<string, InputRequest> = {};
     const controller = new AbortController();
     this.active.set(id, controller);
     const timer = setTimeout(() => controller.abort(new AbortReason('timeout', `Tool '${definition.id}' did not finish within ${timeoutSeconds}s`)), timeoutSeconds * 1000);
@@ -348,6 +376,10 @@ export class ExecutionRunner {
         egress: this.egress,
         accountId,
         accountSecrets: this.secrets,
+        ...(asking && {
+          requestInput: (key, request) => answerOrAsk(key, request, asking.answers, asked, controller),
+          canAsk: (method) => asking.methods?.has(method) ?? true,
+        }),
       };
       const run = tool.source ? this.threads.run(tool.source, input, parts, tool.secretSettings) : tool.handler.execute(input, createToolContext(parts));
       // A tool that ignores its signal still ends when the signal fires; its late outcome is dropped.
@@ -360,6 +392,8 @@ export class ExecutionRunner {
       }
       return terminal('success', result as Record<string, unknown>, null);
     } catch (err) {
+      const reason: unknown = controller.signal.reason;
+      if (reason instanceof AbortReason && reason.kind === 'input') return { status: 'input_required', inputRequests: asked };
       return this.failure(id, definition.id, controller.signal, err);
     } finally {
       clearTimeout(timer);
@@ -404,6 +438,18 @@ async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | un
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * `ctx.requestInput` of a call whose caller can be asked: the answer it brought, else the question
+ * is noted and the run stops — once the tool has asked everything it asks at the same moment
+ * (questions asked together, as with Promise.all, reach the caller together).
+ */
+function answerOrAsk(key: string, request: InputRequest, answers: Readonly<Record<string, unknown>>, asked: Record<string, InputRequest>, run: AbortController): Promise<Record<string, unknown>> {
+  if (Object.hasOwn(answers, key)) return Promise.resolve(answers[key] as Record<string, unknown>);
+  if (Object.keys(asked).length === 0) setImmediate(() => run.abort(new AbortReason('input', 'The tool asked its caller for input')));
+  asked[key] = request;
+  return rejectOnAbort(run.signal);
 }
 
 function rejectOnAbort(signal: AbortSignal): Promise<never> {

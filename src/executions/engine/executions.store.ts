@@ -74,6 +74,11 @@ export class ExecutionsStore {
     return rows.length > 0 ? this.executions.create(rows[0]) : null;
   }
 
+  /** Removes a sync run that stopped to ask its caller for input: it is no outcome of the call (the caller calls again). */
+  async discard(id: string): Promise<void> {
+    await this.executions.delete({ id, status: 'running' });
+  }
+
   /** Executions of an account created since `since` (seeds the monthly quota). */
   countSince(accountId: string, since: Date): Promise<number> {
     return this.executions.countBy({ account_id: accountId, created_at: MoreThanOrEqual(since) });

@@ -8,6 +8,8 @@ import { cacheLookups } from '../../common/probes';
 import { AdmissionGate, type ToolWindow } from '../../limits/admission-gate';
 import { WorkspacesService } from '../../workspaces/workspaces.service';
 import type { Principal } from '../../identity/principal';
+import type { InputRequest } from '../../tools/sdk';
+import { InputRounds } from './input-rounds';
 
 /** The result cache's part in an answer (DESIGN §5.11). */
 export interface CacheUse {
@@ -20,8 +22,28 @@ export interface CacheUse {
 }
 
 /** A sync call as the doors hand it over; what stops it is made only if the tool runs (a cache hit needs nothing). */
-export interface SyncRun extends Omit<RunRequest, 'callerGone'> {
+export interface SyncRun extends Omit<RunRequest, 'callerGone' | 'asking'> {
   callerGone?: () => AbortSignal;
+  /** Set by a door that can carry the tool's questions to its caller (`ctx.requestInput`). */
+  answering?: CallerAnswers;
+}
+
+/** What a caller that can be asked brings back: nothing on a first call. */
+export interface CallerAnswers {
+  /** Its answers to the last round's questions, by question key. */
+  responses?: Record<string, unknown>;
+  /** The state the last round handed it (InputRounds). */
+  state?: string;
+  /** The input request methods it can answer; every one when absent. */
+  methods?: ReadonlySet<InputRequest['method']>;
+}
+
+/** A sync call that stopped at questions for its caller: it calls again with the answers and `requestState`. */
+export interface SyncQuestion {
+  inputRequests: Record<string, InputRequest>;
+  requestState: string;
+  executionMs: number;
+  window: ToolWindow | null;
 }
 
 export interface SyncInvocation {
@@ -47,6 +69,7 @@ export class InvocationService {
     private readonly cache: ResultCache,
     private readonly gate: AdmissionGate,
     private readonly workspaces: WorkspacesService,
+    private readonly rounds: InputRounds,
   ) {}
 
   /** Admits and queues an async call; the tool window it was counted in comes back for the headers. */
@@ -64,7 +87,7 @@ export class InvocationService {
     return typeof input.workspace === 'string' ? this.workspaces.digestOf(principal.accountId, input.workspace) : undefined;
   }
 
-  async invokeSync({ callerGone, ...run }: SyncRun): Promise<SyncInvocation> {
+  async invokeSync({ callerGone, answering, ...run }: SyncRun): Promise<SyncInvocation | SyncQuestion> {
     const { principal, tool, input, options } = run;
     const { definition } = tool;
     if (definition.task_support === 'required') {
@@ -73,9 +96,13 @@ export class InvocationService {
         suggestion: 'Invoke it with async=true and follow the execution it returns',
       });
     }
+    const binding = { keyId: principal.keyId, toolId: definition.id, input };
+    const answers = answering && { ...(answering.state !== undefined && this.rounds.open(binding, answering.state)), ...responsesOf(answering.responses) };
+    // A result that took answers depends on them, which the cache key does not hold.
+    const answered = answers !== undefined && Object.keys(answers).length > 0;
     const digest = await this.workspaceDigest(principal, input);
     const window = await this.gate.admit(principal, definition);
-    const cacheKey = definition.cacheable ? resultCacheKey(principal.keyId, definition.id, definition.version, digest ? { ...input, workspace: { id: input.workspace, digest } } : input) : null;
+    const cacheKey = definition.cacheable && !answered ? resultCacheKey(principal.keyId, definition.id, definition.version, digest ? { ...input, workspace: { id: input.workspace, digest } } : input) : null;
     if (cacheKey && options.cache) {
       const hit = await this.cache.get(cacheKey);
       if (cacheLookups.hasSubscribers) cacheLookups.publish({ hit: !!hit });
@@ -89,7 +116,11 @@ export class InvocationService {
         };
       }
     }
-    const { execution, executionMs } = await this.runner.runSync({ ...run, callerGone: callerGone?.() });
+    const outcome = answers
+      ? await this.runner.runSync({ ...run, callerGone: callerGone?.(), asking: { answers, methods: answering.methods } })
+      : await this.runner.runSync({ ...run, callerGone: callerGone?.() });
+    if ('inputRequests' in outcome) return { inputRequests: outcome.inputRequests, requestState: this.rounds.seal(binding, answers!), executionMs: outcome.executionMs, window };
+    const { execution, executionMs } = outcome;
     if (!cacheKey || execution.status !== 'success') return { execution, executionMs, cache: null, window };
     const storedAt = Date.now();
     const etag = etagOf(JSON.stringify(execution.result));
@@ -102,6 +133,11 @@ export class InvocationService {
     });
     return { execution, executionMs, cache: { hit: false, ttl: definition.cache_ttl, etag, storedAt }, window };
   }
+}
+
+/** The answers a caller sent that can be answers (objects, as every input response is); anything else is left out, so the tool asks again. */
+function responsesOf(responses: Record<string, unknown> | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(responses ?? {}).filter(([, value]) => typeof value === 'object' && value !== null && !Array.isArray(value)));
 }
 
 /** A sync invocation's answer, as REST returns it and MCP carries it as text (SPEC §4.3). */

@@ -5,13 +5,21 @@ import { parseInvokeRequest } from './invoke-request';
 
 describe('parseInvokeRequest', () => {
   it('treats a body without an object `inputs` as flat inputs', () => {
-    expect(parseInvokeRequest('t', { a: 1, inputs: 'text' }, {})).toEqual({ input: { a: 1, inputs: 'text' }, options: { async: false, cache: true, timeout: undefined } });
+    expect(parseInvokeRequest('t', { a: 1, inputs: 'text' }, {})).toEqual({ input: { a: 1, inputs: 'text' }, options: { async: false, cache: true, timeout: undefined }, answering: {} });
     expect(parseInvokeRequest('t', undefined, {}).input).toEqual({});
   });
 
   it('reads the envelope; body options win over the query', () => {
     const parsed = parseInvokeRequest('t', { tool_id: 't', inputs: { a: 1 }, options: { timeout: 10, async: false, cache: false } }, { async: 'true', timeout: '99' });
-    expect(parsed).toEqual({ input: { a: 1 }, options: { async: false, cache: false, timeout: 10 } });
+    expect(parsed).toEqual({ input: { a: 1 }, options: { async: false, cache: false, timeout: 10 }, answering: {} });
+  });
+
+  it('reads the answers to a tool\'s questions from the envelope, and only there', () => {
+    const responses = { confirm: { action: 'accept' } };
+    expect(parseInvokeRequest('t', { inputs: {}, input_responses: responses, request_state: 'abc.def' }, {}).answering).toEqual({ responses, state: 'abc.def' });
+    expect(parseInvokeRequest('t', { input_responses: responses }, {})).toMatchObject({ input: { input_responses: responses }, answering: {} });
+    expect(thrownBy(() => parseInvokeRequest('t', { inputs: {}, request_state: 7 }, {}))).toMatchObject({ code: 'INVALID_REQUEST', options: { details: { parameter: 'request_state' } } });
+    expect(thrownBy(() => parseInvokeRequest('t', { inputs: {}, request_state: 'x'.repeat(65_537) }, {}))).toMatchObject({ code: 'INVALID_REQUEST' });
   });
 
   it('takes query options when the body has none', () => {

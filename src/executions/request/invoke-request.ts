@@ -1,5 +1,6 @@
 import { AppException } from '../../common/errors';
 import type { InvokeOptions } from '../engine/execution-runner';
+import type { CallerAnswers } from './invocation.service';
 
 export const MAX_TIMEOUT_SECONDS = 300;
 
@@ -7,7 +8,12 @@ export const MAX_TIMEOUT_SECONDS = 300;
 export interface InvokeRequest {
   input: Record<string, unknown>;
   options: InvokeOptions;
+  /** A sync call's answers to the questions its tool asked in the last round (envelope form only). */
+  answering: CallerAnswers;
 }
+
+/** A round's state is a few hundred bytes plus the answers; this bounds what a caller may send back. */
+const MAX_REQUEST_STATE_CHARS = 65_536;
 
 export interface InvokeQuery {
   async?: string;
@@ -32,7 +38,7 @@ export function parseInvokeRequest(toolId: string, body: unknown, query: InvokeQ
   const noCacheHeader = asksNoCache(cacheControl);
 
   if (!isObject(payload.inputs)) {
-    return { input: payload, options: resolveOptions(fromQuery, {}, noCacheHeader) };
+    return { input: payload, options: resolveOptions(fromQuery, {}, noCacheHeader), answering: {} };
   }
   if (payload.tool_id !== undefined && payload.tool_id !== toolId) {
     throw AppException.invalidRequest(`Body tool_id '${String(payload.tool_id)}' does not match the path tool '${toolId}'`, { parameter: 'tool_id', expected: toolId });
@@ -46,7 +52,16 @@ export function parseInvokeRequest(toolId: string, body: unknown, query: InvokeQ
     cache: options.cache === undefined ? undefined : requireBoolean('options.cache', options.cache),
     timeout: options.timeout === undefined ? undefined : parseTimeout(options.timeout, 'options.timeout'),
   };
-  return { input: payload.inputs, options: resolveOptions(fromQuery, fromBody, noCacheHeader) };
+  return { input: payload.inputs, options: resolveOptions(fromQuery, fromBody, noCacheHeader), answering: answeringOf(payload) };
+}
+
+/** `input_responses` (by question key) and `request_state`, as the last round's `input_required` answer asked. */
+function answeringOf({ input_responses: responses, request_state: state }: Record<string, unknown>): CallerAnswers {
+  if (responses !== undefined && !isObject(responses)) throw AppException.invalidRequest('input_responses must be an object of answers by question key', { parameter: 'input_responses', expected: 'object' });
+  if (state !== undefined && (typeof state !== 'string' || state.length > MAX_REQUEST_STATE_CHARS)) {
+    throw AppException.invalidRequest(`request_state must be the string the last answer gave (at most ${MAX_REQUEST_STATE_CHARS} characters)`, { parameter: 'request_state', expected: 'string' });
+  }
+  return { ...(responses && { responses }), ...(state !== undefined && { state: state as string }) };
 }
 
 /** `Cache-Control: no-cache` on an invocation bypasses the result cache (DESIGN §5.11), on REST and MCP alike. */

@@ -66,7 +66,7 @@ export class InvokeController {
     reply: FastifyReply,
   ): Promise<Record<string, unknown>> {
     const tool = this.registry.get(toolId);
-    const { input, options } = parseInvokeRequest(toolId, body, query, cacheControl);
+    const { input, options, answering } = parseInvokeRequest(toolId, body, query, cacheControl);
     const validated = tool.validateInput(input);
     const run = { principal, tool, input: validated, options, requestId: request.id };
     if (options.async) {
@@ -76,9 +76,18 @@ export class InvokeController {
       reply.status(202).header('location', statusUrl);
       return { status: 'queued', execution_id: queued.id, message: `Execution queued; follow it at ${statusUrl} or ${statusUrl}/events`, status_url: statusUrl };
     }
-    const outcome = await this.invocations.invokeSync({ ...run, callerGone: () => callerGone(reply) });
-    const { cache, window } = outcome;
+    const outcome = await this.invocations.invokeSync({ ...run, callerGone: () => callerGone(reply), answering });
+    const { window } = outcome;
     if (window) applyRateLimit(request, reply, window.limit, window.hit.count, window.hit.resetAt);
+    if ('inputRequests' in outcome) {
+      return {
+        status: 'input_required',
+        message: 'The tool asks for input: call again with the same inputs (envelope form), input_responses answering each of input_requests by its key, and request_state',
+        input_requests: outcome.inputRequests,
+        request_state: outcome.requestState,
+      };
+    }
+    const { cache } = outcome;
     if (cache && outcome.execution.status === 'success') setCachedResultHeaders(reply, cache.etag, cache.storedAt, cache.ttl);
     const answer = invocationAnswer(outcome, reply.elapsedTime);
     reply.status(answer.httpStatus);

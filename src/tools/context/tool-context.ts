@@ -3,6 +3,7 @@ import { createToolDns, createToolHttp, createToolNet } from '../egress/tool-net
 import type { ToolContext, ToolLogger, ToolSettingValue, Workspace } from '../sdk/context';
 import { createExec } from './exec';
 import { createToolSecrets, type AccountSecretSource } from './secrets';
+import { ToolError } from '../sdk/tool-error';
 
 export interface ToolContextParts {
   executionId: string;
@@ -16,6 +17,9 @@ export interface ToolContextParts {
   /** The calling account (null for service-internal runs). */
   accountId: string | null;
   accountSecrets?: AccountSecretSource;
+  /** Set when the call's caller can be asked (a sync call on a door that carries questions). */
+  requestInput?: ToolContext['requestInput'];
+  canAsk?: ToolContext['canAsk'];
 }
 
 /**
@@ -36,5 +40,13 @@ export function createToolContext(parts: ToolContextParts): ToolContext {
     dns: createToolDns(egress),
     exec: createExec(parts.workspace, parts.signal),
     secrets: createToolSecrets(parts.config, parts.accountId, parts.accountSecrets),
+    requestInput: parts.requestInput ?? cannotAsk,
+    canAsk: parts.canAsk ?? (() => false),
   };
+}
+
+async function cannotAsk(): Promise<never> {
+  throw new ToolError('This tool asks its caller for input, which only a synchronous call can answer: invoke it without async (REST), or with tools/call over MCP 2026-07-28 (not as a task)', {
+    code: 'INVALID_INPUT',
+  });
 }

@@ -62,7 +62,26 @@ export interface ToolContext {
   /** A subprocess without a shell, in the workspace, killed with its process group on abort. */
   exec(command: string, args: readonly string[], options?: ExecOptions): Promise<ExecResult>;
   readonly secrets: ToolSecrets;
+  /**
+   * Asks the caller a question (`key` names it, unique within the call) and resolves with the
+   * answer: for an elicitation `{ action: 'accept' | 'decline' | 'cancel', content? }`, for a
+   * sampling request the message the caller's model wrote, for `roots/list` `{ roots }`. The call
+   * stops at the first question not yet answered and its caller gets every question asked so far;
+   * when it calls again with the answers, the tool runs again **from the start** and each
+   * `requestInput` of an answered question resolves at once. So ask before doing anything that
+   * must not happen twice. Sync calls can be asked (MCP 2026-07-28 `tools/call`, REST invoke
+   * without `async`); in any other call this rejects with a ToolError (INVALID_INPUT) saying so.
+   */
+  requestInput(key: string, request: InputRequest): Promise<Record<string, unknown>>;
+  /** Whether this call's caller can answer a question of this kind (a 2026-07-28 client declares which). */
+  canAsk(method: InputRequest['method']): boolean;
 }
+
+/** A question for the caller, as MCP's input requests put it (the caller's client shows it to its user or model). */
+export type InputRequest =
+  | { method: 'elicitation/create'; params: { message: string; requestedSchema: Record<string, unknown>; mode?: 'form' } }
+  | { method: 'sampling/createMessage'; params: { messages: Record<string, unknown>[]; maxTokens: number; [member: string]: unknown } }
+  | { method: 'roots/list'; params?: Record<string, never> };
 
 export type ToolSettingValue = string | number | boolean;
 

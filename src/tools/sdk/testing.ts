@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import 'reflect-metadata';
 import { AppException } from '../../common/errors';
 import type { AppConfig } from '../../config/app-config';
-import { createToolContext } from '../context/tool-context';
+import { createToolContext, type ToolContextParts } from '../context/tool-context';
 import { readToolSettings } from '../tool-settings';
 import { ToolRegistry } from '../tool-registry';
 import { createWorkspace } from '../workspace';
@@ -33,6 +33,11 @@ export interface RunToolOverrides {
   tlsCa?: string;
   onProgress?: (percent: number, message?: string) => void;
   logger?: ToolLogger;
+  /**
+   * The caller's answers to the tool's questions (`ctx.requestInput`), by key; with them the
+   * caller can be asked. A question without an answer fails the run naming it.
+   */
+  answers?: Record<string, Record<string, unknown>>;
 }
 
 type ToolClass = new (...args: never[]) => ToolHandler<any, any>;
@@ -76,6 +81,7 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
         egress: { allow: overrides.egressAllow ?? LOOPBACK_ONLY, extraCa: overrides.tlsCa },
         accountId: 'acct_runtool',
         accountSecrets: { find: async (_account, name) => secrets[name] },
+        ...(overrides.answers && answering(overrides.answers)),
       }),
     );
     const problem = registered.outputProblem(output);
@@ -84,6 +90,19 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
   } finally {
     if (ownRoot) rmSync(ownRoot, { recursive: true, force: true });
   }
+}
+
+function answering(answers: Record<string, Record<string, unknown>>): Pick<ToolContextParts, 'requestInput' | 'canAsk'> {
+  return {
+    requestInput: async (key, request) => {
+      if (!Object.hasOwn(answers, key)) {
+        const message = request.method === 'elicitation/create' ? `: ${request.params.message}` : '';
+        throw new Error(`The tool asked '${key}' (${request.method}${message}) and the test gave no answer to it`);
+      }
+      return answers[key];
+    },
+    canAsk: () => true,
+  };
 }
 
 /**
