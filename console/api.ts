@@ -44,10 +44,10 @@ export async function apiText(path: string): Promise<string> {
   return (await send('GET', path)).text();
 }
 
-/** A query string from the members that have a value. */
+/** A query string from the members that are not undefined (an empty string is a value: `after=` starts a cursor walk). */
 export function query(params: Record<string, string | number | undefined>): string {
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(name, String(value));
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.set(name, String(value));
   const text = search.toString();
   return text ? `?${text}` : '';
 }

@@ -22,7 +22,7 @@ export async function executionsPage(main: HTMLElement): Promise<void> {
   const previous = h('button', { type: 'button', class: 'secondary' }, 'Previous page');
 
   const load = async () => {
-    const { items, pagination } = await api<CursorPage>('GET', `/v1/executions${query({ after: cursors[page], limit: PAGE_SIZE, status: status.value, tool_id: toolId.value.trim() })}`);
+    const { items, pagination } = await api<CursorPage>('GET', `/v1/executions${query({ after: cursors[page], limit: PAGE_SIZE, status: status.value || undefined, tool_id: toolId.value.trim() || undefined })}`);
     cursors[page + 1] = pagination.after ?? '';
     more.hidden = !pagination.has_more;
     previous.hidden = page === 0;

@@ -31,7 +31,7 @@ export async function keysPage(main: HTMLElement): Promise<void> {
     try {
       const record = await call();
       if ('key' in record) showSecret(secretSlot, record.name, record.key);
-      else notify(`${label}: ${record.name} (${record.id})`);
+      else notify(`${label} done: ${record.name} (${record.id})`);
       await refresh();
     } catch (error) {
       notify(error instanceof ApiError ? error.describe() : String(error), 'error');

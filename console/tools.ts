@@ -34,7 +34,7 @@ export async function toolsPage(main: HTMLElement): Promise<void> {
         ),
       ),
     );
-  const filter = async () => show((await api<{ tools: ToolSummary[] }>('GET', `/v1/tools${query({ limit: 100, search: search.value.trim(), category: category.value })}`)).tools);
+  const filter = async () => show((await api<{ tools: ToolSummary[] }>('GET', `/v1/tools${query({ limit: 100, search: search.value.trim() || undefined, category: category.value || undefined })}`)).tools);
   const form = h('form', { class: 'panel row', role: 'search', 'aria-label': 'Search tools' }, field('Search names and descriptions', search), field('Category', category), h('button', { type: 'submit' }, 'Search'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();

@@ -61,7 +61,7 @@ export class ConsoleSessions {
       used_at: null,
     });
     await this.links.insert(link);
-    const path = `/console/#/sign-in/${token}`;
+    const path = `/console#/sign-in/${token}`;
     return { id: link.id, url: `${this.config.publicUrl}${path}`, path, expires_at: link.expires_at };
   }
 
