@@ -43,6 +43,11 @@ export function when(iso: string | null | undefined): string {
   return iso ? new Date(iso).toLocaleString() : '—';
 }
 
+/** `1 key`, `3 keys`. */
+export function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 export function json(value: unknown): HTMLPreElement {
   return h('pre', {}, JSON.stringify(value, null, 2));
 }

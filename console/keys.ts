@@ -1,6 +1,6 @@
 /** Keys: create (type, name, scopes, tools, expiry), the secret shown once, rotate, regenerate, revoke. */
 import { api, ApiError } from './api.js';
-import { field, h, notify, table, when } from './dom.js';
+import { count, field, h, notify, table, when } from './dom.js';
 
 interface KeyRecord {
   id: string;
@@ -94,7 +94,7 @@ function keyState(key: KeyRecord, now = Date.now()): string {
 function keyTable(keys: KeyRecord[], act: (label: string, call: () => Promise<KeyRecord | IssuedKey>) => Promise<void>): HTMLElement {
   if (keys.length === 0) return h('p', {}, 'No keys yet.');
   return table(
-    `${keys.length} keys, newest first`,
+    `${count(keys.length, 'key')}, newest first`,
     ['Name', 'Key', 'Type', 'Scopes', 'Tools', 'Last used', 'State', 'Actions'],
     keys.map((key) => [
       key.name,

@@ -1,6 +1,6 @@
 /** Secrets: names only (values are write-only), set and delete. */
 import { api, ApiError } from './api.js';
-import { field, h, notify, table, when } from './dom.js';
+import { count, field, h, notify, table, when } from './dom.js';
 
 interface SecretView {
   name: string;
@@ -15,7 +15,7 @@ export async function secretsPage(main: HTMLElement): Promise<void> {
     list.replaceChildren(
       secrets.length === 0
         ? h('p', {}, 'No secrets yet.')
-        : table(`${secrets.length} of at most ${limit} secrets`, ['Name', 'Created', 'Updated', 'Actions'], secrets.map((secret) => [h('code', {}, secret.name), when(secret.created_at), when(secret.updated_at), deleteButton(secret.name)])),
+        : table(`${secrets.length} of at most ${count(limit, 'secret')}`, ['Name', 'Created', 'Updated', 'Actions'], secrets.map((secret) => [h('code', {}, secret.name), when(secret.created_at), when(secret.updated_at), deleteButton(secret.name)])),
     );
   };
   const run = async (done: string, call: () => Promise<unknown>) => {

@@ -1,6 +1,6 @@
 /** Tools: the catalogue with search and category filter; one tool's schema, docs and "try it" form. */
 import { api, ApiError, apiText, query } from './api.js';
-import { field, h, notify, table } from './dom.js';
+import { count, field, h, notify, table } from './dom.js';
 import { followExecution } from './execution-live.js';
 import { InputSpec, inputForm } from './tool-form.js';
 
@@ -25,7 +25,7 @@ export async function toolsPage(main: HTMLElement): Promise<void> {
   const results = h('div', { 'aria-live': 'polite' });
   const show = (tools: ToolSummary[]) =>
     results.replaceChildren(
-      h('p', {}, `${tools.length} tools`),
+      h('p', {}, count(tools.length, 'tool')),
       h(
         'ul',
         { class: 'cards' },

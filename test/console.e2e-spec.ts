@@ -4,13 +4,17 @@
  * Screenshots of each page land in a temp folder named in the output.
  */
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { releaseDataDir } from '../src/database/data-dir-lock';
 import { ConsoleSessions } from '../src/sessions/console-sessions.service';
 import { SESSION_COOKIE } from '../src/sessions/console-credentials';
-import { TestAccount, useTestApp } from './support/app';
+import { startTestApp, TestAccount, useTestApp } from './support/app';
+import { DATABASE_MODES } from './support/databases';
 import { ENGINE_MODES } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
 
@@ -20,6 +24,8 @@ const describeWithChromium = existsSync(CHROMIUM) || process.env.CI === 'true' ?
 if (!existsSync(CHROMIUM) && process.env.CI !== 'true') console.warn('SKIPPED: the console tests need Debian chromium (apt-get install chromium)');
 /** Issue 19: the first page, everything it loads included, under 200 KB on the wire. */
 const FIRST_PAGE_BUDGET_BYTES = 200 * 1024;
+const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+const run = promisify(execFile);
 
 describeWithChromium('browser console', () => {
   const suite = useTestApp(ENGINE_MODES.find((m) => m.name === 'embedded')!, { extensions: [TestToolsModule], env: { SECRETS_KEY: randomBytes(32).toString('base64') } });
@@ -99,6 +105,7 @@ describeWithChromium('browser console', () => {
     await again.goto(`${baseUrl}${used}`);
     await again.getByRole('button', { name: 'Sign in' }).click();
     await notice(again).getByText('UNAUTHORIZED: This sign-in link was used already').waitFor();
+    expect(await again.locator('#nav').isVisible()).toBe(false);
     await shoot(again, '0-used-link');
 
     const expired = await linkFor(suite.acme, new Date(Date.now() - 11 * 60_000));
@@ -287,6 +294,51 @@ describeWithChromium('browser console', () => {
     expect(replayed.statusCode).toBe(401);
     expect(replayed.json().error.message).toContain('signed out');
   });
+
+  it('answers bad console requests with the error envelope', async () => {
+    const host = new URL(baseUrl).host;
+    const signIn = (options: { payload?: unknown; headers?: Record<string, string> }) => suite.t.request({ method: 'POST', url: '/console/session', ...options, headers: { origin: baseUrl, host, ...options.headers } });
+    expect((await signIn({})).json().error.code).toBe('INVALID_REQUEST');
+    expect((await signIn({ payload: 'token', headers: { 'content-type': 'text/plain' } })).statusCode).toBe(415);
+    const withKey = await suite.t.request({ method: 'GET', url: '/console/session', key: suite.acme.key });
+    expect(withKey.statusCode).toBe(400);
+    expect(withKey.json().error.message).toContain('not signed in to the console');
+    const noKeyManage = await suite.t.createKey(suite.acme.id, { name: 'reader', type: 'temporary', expires_in: 600 });
+    expect((await suite.t.request({ method: 'POST', url: '/v1/console/links', key: noKeyManage })).statusCode).toBe(403);
+    expect((await suite.t.request({ method: 'DELETE', url: '/v1/console/sessions/ses_nope', key: suite.acme.key })).statusCode).toBe(404);
+    expect((await suite.t.request({ method: 'GET', url: '/console/assets/nope.js' })).statusCode).toBe(404);
+    expect((await suite.t.request({ method: 'GET', url: '/console/assets/..%2Ftsconfig.json' })).statusCode).toBe(404);
+    expect((await suite.t.request({ method: 'GET', url: '/console/assets/index.html' })).statusCode).toBe(404);
+    // A cookie that cannot be a session is no credential at all; a well-formed unknown one is refused by name.
+    const garbage = await suite.t.request({ method: 'GET', url: '/v1/keys', headers: { cookie: `${SESSION_COOKIE}=<script>` } });
+    expect(garbage.json().error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining('Missing API key') });
+    const unknown = await suite.t.request({ method: 'GET', url: '/v1/keys', headers: { cookie: `other=1; ${SESSION_COOKIE}=${'a'.repeat(43)}` } });
+    expect(unknown.json().error.message).toContain('Unknown console session');
+    const usage = await suite.t.request({ method: 'GET', url: '/v1/usage', key: noKeyManage });
+    expect(usage.json()).toMatchObject({ tier: 'enterprise', window: { limit: 10000, used: 1 }, month: { limit: null } });
+  });
+
+  it('tos console link (operator CLI) prints a link the service accepts, with a Secure cookie under https', async () => {
+    const { env, cleanup } = await DATABASE_MODES.find((m) => m.name === 'pglite')!.prepare();
+    const cli = (...args: string[]) => run(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, ...args], { env: { ...process.env, ...env, PUBLIC_URL: 'https://tos.example.test', NODE_OPTIONS: '' } });
+    try {
+      await cli('accounts', 'create', '--name', 'solo');
+      const link = JSON.parse((await cli('console', 'link', '--account', 'solo')).stdout);
+      expect(link.url).toMatch(/^https:\/\/tos\.example\.test\/console#\/sign-in\/[0-9A-Za-z]{43}$/);
+      const service = await startTestApp({ env: { ...env, PUBLIC_URL: 'https://tos.example.test' } });
+      try {
+        const signedIn = await service.request({ method: 'POST', url: '/console/session', headers: { origin: 'https://tos.example.test' }, payload: { token: tokenOf(link.path) } });
+        expect(signedIn.statusCode).toBe(201);
+        expect(signedIn.json()).toMatchObject({ account: { name: 'solo' }, csrf_token: expect.any(String) });
+        expect(signedIn.headers['set-cookie']).toMatch(/^tos_console=[0-9A-Za-z]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/);
+      } finally {
+        await service.close();
+        releaseDataDir(env.DATA_DIR);
+      }
+    } finally {
+      await cleanup();
+    }
+  }, 120_000); // two CLI processes under ts-node and a service boot
 
   it('loads nothing from anywhere but the service, without script errors', () => {
     expect(requested.filter((url) => !url.startsWith(`${baseUrl}/`))).toEqual([]);
