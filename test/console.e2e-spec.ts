@@ -92,7 +92,7 @@ describeWithChromium('browser console', () => {
 
     const cookie = await cookieOf(acme);
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', secure: false, path: '/' });
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate('document.cookie')).toBe(''); // HttpOnly: scripts never see it
     expect(page.url()).toBe(`${baseUrl}/console#/keys`); // the token left the address bar
     await shoot(page, '1-keys');
   });
@@ -159,7 +159,7 @@ describeWithChromium('browser console', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const first = await page.getByRole('region', { name: 'New secret' }).filter({ hasText: 'Secret of laptop' }).locator('code').innerText();
     await page.getByRole('button', { name: 'Regenerate laptop' }).first().click();
-    await page.waitForFunction((old) => document.querySelector('.secret-box code')?.textContent !== old, first);
+    await page.getByRole('region', { name: 'New secret' }).locator('code').filter({ hasNotText: first }).waitFor();
     const second = await page.getByRole('region', { name: 'New secret' }).locator('code').innerText();
     expect(second).not.toBe(first);
     expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: first })).statusCode).toBe(401);
@@ -186,7 +186,7 @@ describeWithChromium('browser console', () => {
     const run = page.getByRole('region', { name: 'Run' });
     await run.locator('.status', { hasText: 'running' }).waitFor();
     await run.locator('.status', { hasText: 'success' }).waitFor({ timeout: 15_000 });
-    expect(await run.locator('progress').evaluate((bar) => (bar as HTMLProgressElement).value)).toBe(100);
+    expect(await run.locator('progress').getAttribute('value')).toBe('100');
     expect(JSON.parse(await run.getByRole('region', { name: 'Result' }).locator('pre').innerText())).toEqual({ slept_ms: 1500 });
     await shoot(page, '4-tool-run');
   });
@@ -211,7 +211,8 @@ describeWithChromium('browser console', () => {
     await page.getByRole('link', { name: slowId }).waitFor();
     await page.getByLabel('Status').selectOption('cancelled');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForFunction(() => document.querySelectorAll('tbody tr').length === 1);
+    await page.locator('tbody tr', { hasText: 'success' }).first().waitFor({ state: 'detached' });
+    expect(await page.locator('tbody tr').count()).toBe(1);
     await page.getByRole('link', { name: slowId }).waitFor();
     await shoot(page, '7-executions');
   });
@@ -255,13 +256,13 @@ describeWithChromium('browser console', () => {
     const post = (headers: Record<string, string>) =>
       page.evaluate(async (extra) => {
         const response = await fetch('/v1/keys', { method: 'POST', headers: { 'content-type': 'application/json', ...extra }, body: JSON.stringify({ name: 'forged', type: 'user' }) });
-        return { status: response.status, body: await response.json() };
+        return { status: response.status, body: (await response.json()) as { error?: { code: string; message: string } } };
       }, headers);
     const without = await post({});
     expect(without).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
-    expect(without.body.error.message).toContain('x-csrf-token');
+    expect(without.body.error?.message).toContain('x-csrf-token');
     expect((await post({ 'x-csrf-token': 'wrong' })).status).toBe(403);
-    const token = await page.evaluate(async () => (await (await fetch('/console/session')).json()).csrf_token);
+    const token = await page.evaluate(async () => ((await (await fetch('/console/session')).json()) as { csrf_token: string }).csrf_token);
     expect((await post({ 'x-csrf-token': token })).status).toBe(201);
     // Reading needs no token; a bearer key never needs one.
     expect(await page.evaluate(async () => (await fetch('/v1/keys')).status)).toBe(200);
@@ -277,7 +278,7 @@ describeWithChromium('browser console', () => {
     const revokedPage = await signIn(context, await linkFor(suite.acme));
     const listed = (await suite.t.request({ method: 'GET', url: '/v1/console/sessions', key: suite.acme.key })).json();
     const mine = (await cookieOf(context)).value;
-    const sessionId = (await revokedPage.evaluate(async () => (await (await fetch('/console/session')).json()).session.id)) as string;
+    const sessionId = await revokedPage.evaluate(async () => ((await (await fetch('/console/session')).json()) as { session: { id: string } }).session.id);
     expect(listed.sessions.map((s: { id: string }) => s.id)).toContain(sessionId);
     expect(JSON.stringify(listed)).not.toContain(mine);
     expect((await suite.t.request({ method: 'DELETE', url: `/v1/console/sessions/${sessionId}`, key: suite.acme.key })).statusCode).toBe(200);
@@ -297,7 +298,7 @@ describeWithChromium('browser console', () => {
 
   it('answers bad console requests with the error envelope', async () => {
     const host = new URL(baseUrl).host;
-    const signIn = (options: { payload?: unknown; headers?: Record<string, string> }) => suite.t.request({ method: 'POST', url: '/console/session', ...options, headers: { origin: baseUrl, host, ...options.headers } });
+    const signIn = (options: { payload?: string | object; headers?: Record<string, string> }) => suite.t.request({ method: 'POST', url: '/console/session', ...options, headers: { origin: baseUrl, host, ...options.headers } });
     expect((await signIn({})).json().error.code).toBe('INVALID_REQUEST');
     expect((await signIn({ payload: 'token', headers: { 'content-type': 'text/plain' } })).statusCode).toBe(415);
     const withKey = await suite.t.request({ method: 'GET', url: '/console/session', key: suite.acme.key });
