@@ -40,7 +40,8 @@ export async function followExecution(container: HTMLElement, id: string): Promi
   };
   const show = (execution: ExecutionRecord) => {
     showStatus(execution.status);
-    showProgress(execution.progress, execution.progress_message);
+    // The last message reported mid-run says nothing once the execution has ended.
+    showProgress(execution.progress, ACTIVE.has(execution.status) ? execution.progress_message : undefined);
     facts.replaceChildren(
       h('dt', {}, 'Execution'), h('dd', {}, h('a', { href: `#/executions/${execution.id}` }, h('code', {}, execution.id))),
       h('dt', {}, 'Tool'), h('dd', {}, h('a', { href: `#/tools/${execution.tool_id}` }, execution.tool_id)),
