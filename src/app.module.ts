@@ -19,6 +19,8 @@ import { ObservabilityModule } from './observability/observability.module';
 import { LimitsModule } from './limits/limits.module';
 import { RateLimitGuard } from './limits/rate-limit.guard';
 import { ToolsModule } from './tools/tools.module';
+import { SessionsModule } from './sessions/sessions.module';
+import { ConsoleModule } from './console/console.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -41,10 +43,12 @@ export class AppModule {
         CacheModule.forRoot(config),
         IdempotencyModule,
         KeysModule,
+        SessionsModule,
         ExecutionsModule.forRoot(config),
         McpModule.forRoot(config),
         OpenApiModule.forRoot(config),
         ObservabilityModule.forRoot(config),
+        ConsoleModule.forRoot(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
         ...extensions,
         ...loadExtensionModules(config.EXTENSION_MODULES),

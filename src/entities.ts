@@ -4,6 +4,8 @@ import { Execution } from './executions/engine/execution.entity';
 import { IdempotencyRecord } from './idempotency/idempotency-record.entity';
 import { AccountSecret } from './secrets/account-secret.entity';
 import { WorkspaceRecord } from './workspaces/workspace.entity';
+import { ConsoleLink } from './sessions/console-link.entity';
+import { ConsoleSession } from './sessions/console-session.entity';
 
 /** Every entity of the service, for the TypeORM CLI (ormconfig.ts); the migrations create exactly these tables. */
-export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord];
+export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, ConsoleLink, ConsoleSession];

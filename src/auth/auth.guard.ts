@@ -8,9 +8,14 @@ import { applyRateLimit, ipWindowKey, rateLimited } from '../limits/rate-limit-h
 import { WINDOW_MS, WindowStore } from '../limits/window-store';
 import { PUBLIC_ROUTE, REQUIRED_SCOPES } from '../identity/auth.decorators';
 import { canUseTool } from '../identity/principal';
+import type { Principal } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
+import { ConsoleSessions } from '../sessions/console-sessions.service';
+import { CSRF_HEADER, csrfTokenMatches, sessionSecretOf } from '../sessions/console-credentials';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+/** Methods that change nothing: the only ones a console session may send without its CSRF token. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const FAILURE_MESSAGES = {
   malformed: 'Malformed API key: expected sk_user_, sk_svc_ or sk_temp_ followed by 32 letters or digits',
@@ -20,7 +25,8 @@ const FAILURE_MESSAGES = {
 } as const;
 
 /**
- * Global guard: `Authorization: Bearer <key>` on every route not marked @Public(),
+ * Global guard: `Authorization: Bearer <key>` on every route not marked @Public() (or, without
+ * that header, a console session's cookie plus its CSRF token on state-changing requests),
  * then the route's scopes and, for tool routes, the key's tool restriction.
  */
 @Injectable()
@@ -28,6 +34,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly verifier: KeyVerifier,
+    private readonly sessions: ConsoleSessions,
     private readonly windows: WindowStore,
     private readonly config: AppConfig,
   ) {}
@@ -50,8 +57,10 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  private async authenticate(request: FastifyRequest, reply: FastifyReply) {
+  private async authenticate(request: FastifyRequest, reply: FastifyReply): Promise<Principal> {
     const header = request.headers.authorization;
+    const sessionSecret = header ? undefined : sessionSecretOf(request);
+    if (sessionSecret) return this.authenticateSession(request, reply, sessionSecret);
     const secret = header ? BEARER.exec(header)?.[1] : undefined;
     if (!secret) {
       await this.countFailure(request, reply);
@@ -67,6 +76,20 @@ export class AuthGuard implements CanActivate {
     }
     request.principal = verification.principal;
     return verification.principal;
+  }
+
+  /** A console session acts as its account's principal; a request that changes something must prove it came from the console page. */
+  private async authenticateSession(request: FastifyRequest, reply: FastifyReply, secret: string): Promise<Principal> {
+    const check = await this.sessions.verify(secret);
+    if (!check.ok) {
+      await this.countFailure(request, reply);
+      throw new AppException('UNAUTHORIZED', check.reason);
+    }
+    if (!SAFE_METHODS.has(request.method) && !csrfTokenMatches(secret, request.headers[CSRF_HEADER])) {
+      throw new AppException('FORBIDDEN', `Missing or wrong ${CSRF_HEADER} header: a console session's state-changing requests carry its CSRF token`);
+    }
+    request.principal = check.principal;
+    return check.principal;
   }
 
   /** Requests without a valid key count against their client IP's window; past it they get 429, not 401. */

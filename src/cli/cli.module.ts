@@ -4,11 +4,12 @@ import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
 import { KeysModule } from '../keys/keys.module';
 import { SecretsModule } from '../secrets/secrets.module';
+import { SessionsModule } from '../sessions/sessions.module';
 
-/** What the operator CLI needs: the database and the key services, no HTTP. */
+/** What the operator CLI needs: the database, the key, secret and console-session services, no HTTP. */
 @Module({})
 export class CliModule {
   static forRoot(config: AppConfig): DynamicModule {
-    return { module: CliModule, imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), KeysModule, SecretsModule] };
+    return { module: CliModule, imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), KeysModule, SecretsModule, SessionsModule] };
   }
 }

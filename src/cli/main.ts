@@ -14,11 +14,12 @@ import { generateSecret, KEY_TYPE_ALIASES } from '../identity/key-secret';
 import { keyView } from '../keys/key-view';
 import { TIERS } from '../identity/tiers';
 import { SECRET_NAME, SecretsService } from '../secrets/secrets.service';
+import { ConsoleSessions } from '../sessions/console-sessions.service';
 import { CliModule } from './cli.module';
 import { outputOption, readStdin, registerClientCommands } from './client/commands';
 import { clientKeys, clientSecrets, registerClientKeyCommands } from './client/account-commands';
 
-type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService };
+type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService; consoleSessions: ConsoleSessions };
 
 /** Opens the database for one command, prints its result, closes. */
 async function run(action: (services: Services) => Promise<unknown>): Promise<void> {
@@ -27,7 +28,7 @@ async function run(action: (services: Services) => Promise<unknown>): Promise<vo
   // Failures reach the handler at the bottom, which prints their message once.
   const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false, abortOnError: false });
   try {
-    const result = await action({ accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService) });
+    const result = await action({ accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService), consoleSessions: app.get(ConsoleSessions) });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
     await app.close();
@@ -161,6 +162,14 @@ secrets
   .action(() => {
     process.stdout.write(`${randomBytes(32).toString('base64')}\n`);
   });
+
+program
+  .command('console')
+  .description('the browser console at /console')
+  .command('link')
+  .description('print a one-time sign-in link for an account (valid CONSOLE_LINK_TTL_SECONDS; the URL starts with PUBLIC_URL)')
+  .requiredOption('--account <name>', 'account name')
+  .action((o) => run(async ({ accounts: acc, consoleSessions }) => consoleSessions.createLink((await acc.findByName(o.account)).id, null)));
 
 registerClientCommands(program);
 registerClientKeyCommands(keys);

@@ -167,6 +167,18 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
   IP_RATE_LIMIT = 100;
 
+  /** How long a console sign-in link works (it works once). */
+  @Transform(toInt) @IsInt() @Min(30) @Max(3600)
+  CONSOLE_LINK_TTL_SECONDS = 600;
+
+  /** A console session unused this long is over. */
+  @Transform(toInt) @IsInt() @Min(60) @Max(86_400)
+  CONSOLE_SESSION_IDLE_SECONDS = 1800;
+
+  /** A console session is over this long after sign-in, however busy. */
+  @Transform(toInt) @IsInt() @Min(300) @Max(7 * 86_400)
+  CONSOLE_SESSION_MAX_SECONDS = 12 * 3600;
+
   /** How long a verified key stays in the in-process cache; a revoke clears it at once. */
   @Transform(toInt) @IsInt() @Min(0) @Max(3600)
   AUTH_CACHE_TTL_SECONDS = 30;

@@ -23,6 +23,7 @@ import { ExecutionsStore } from './engine/executions.store';
 import { InvocationService } from './request/invocation.service';
 import { InputRounds } from './request/input-rounds';
 import { InvokeController } from './request/invoke.controller';
+import { UsageController } from './request/usage.controller';
 import { BullExecutionQueue, EXECUTIONS_QUEUE } from './engine/queue/bull.queue';
 import { ExecutionJob, ExecutionQueue } from './engine/queue/execution-queue';
 import { InProcessQueue } from './engine/queue/in-process.queue';
@@ -51,7 +52,7 @@ export class ExecutionsModule {
         IdempotencyModule,
         ...(distributed?.imports ?? []),
       ],
-      controllers: config.runsApi ? [InvokeController, ExecutionsController, ExecutionEventsController] : [],
+      controllers: config.runsApi ? [InvokeController, ExecutionsController, ExecutionEventsController, UsageController] : [],
       providers: [
         ExecutionsStore,
         { provide: QUOTA_SEED, useExisting: ExecutionsStore },

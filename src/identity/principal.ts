@@ -4,8 +4,9 @@ import type { Tier, TierLimits } from './tiers';
 
 /** Who is calling: a verified API key and the account it belongs to. */
 export interface Principal {
+  /** The key's id; for a console session (keyType `session`), the session's id. */
   keyId: string;
-  keyType: KeyType;
+  keyType: KeyType | 'session';
   accountId: string;
   tier: Tier;
   limits: TierLimits;

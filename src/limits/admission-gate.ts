@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../identity/principal';
 import type { ResolvedDefinition } from '../tools/tool-registry';
 import { QuotaStore } from './quota-store';
-import { rateLimited } from './rate-limit-headers';
+import { keyWindowKey, rateLimited } from './rate-limit-headers';
 import { WINDOW_MS, WindowHit, WindowStore } from './window-store';
 
 /** The per-tool window an admitted call was counted in (for the X-RateLimit-* headers). */
@@ -19,6 +19,20 @@ export interface QuotaSeed {
   countSince(accountId: string, since: Date): Promise<number>;
 }
 export const QUOTA_SEED = Symbol('QUOTA_SEED');
+
+/** What a caller has spent: its own request window and its account's month (GET /v1/usage). */
+export interface Usage {
+  tier: Principal['tier'];
+  window: { limit: number; used: number; resets_at: string };
+  month: { limit: number | null; used: number; resets_at: string };
+}
+
+/** The calendar month (UTC) an account's quota counts in. */
+function quotaMonth(accountId: string, now: Date) {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const next = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  return { key: `${accountId}:${start.toISOString().slice(0, 7)}`, start, next };
+}
 
 /**
  * The one admission decision for a tool call, whichever door it came through (REST invoke or MCP
@@ -50,13 +64,24 @@ export class AdmissionGate {
     return window;
   }
 
+  /** Reads, never counts: the caller's request window and the account's monthly calls. */
+  async usage(principal: Principal, now = new Date()): Promise<Usage> {
+    const { limits, accountId } = principal;
+    const window = await this.windows.peek(keyWindowKey(principal.keyId), limits.requestsPerMinute, WINDOW_MS);
+    const month = quotaMonth(accountId, now);
+    const used = await this.quotas.used(month.key, () => this.seed.countSince(accountId, month.start));
+    return {
+      tier: principal.tier,
+      window: { limit: limits.requestsPerMinute, used: window.count, resets_at: new Date(window.resetAt).toISOString() },
+      month: { limit: limits.monthlyCalls, used, resets_at: month.next.toISOString() },
+    };
+  }
+
   private async consumeQuota({ accountId, limits }: Principal): Promise<void> {
     if (limits.monthlyCalls === null) return;
     const now = new Date();
-    const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-    const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-    const key = `${accountId}:${monthStart.toISOString().slice(0, 7)}`;
-    const use = await this.quotas.consume(key, limits.monthlyCalls, nextMonth.getTime() - now.getTime() + 86_400_000, () => this.seed.countSince(accountId, monthStart));
-    if (!use.allowed) throw rateLimited('monthly call quota', limits.monthlyCalls, Math.ceil((nextMonth.getTime() - now.getTime()) / 1000), 'month');
+    const month = quotaMonth(accountId, now);
+    const use = await this.quotas.consume(month.key, limits.monthlyCalls, month.next.getTime() - now.getTime() + 86_400_000, () => this.seed.countSince(accountId, month.start));
+    if (!use.allowed) throw rateLimited('monthly call quota', limits.monthlyCalls, Math.ceil((month.next.getTime() - now.getTime()) / 1000), 'month');
   }
 }

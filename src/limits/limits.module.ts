@@ -3,6 +3,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config';
 import { perConfig } from '../config/per-config';
+import { keyWindowKey } from './rate-limit-headers';
 import { MemoryQuotaStore, QuotaStore, RedisQuotaStore } from './quota-store';
 import { RedisWindowStore } from './redis-window-store';
 import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
@@ -33,7 +34,7 @@ export class LimitsModule {
             },
           ],
           // One window per key across every route, not one per route.
-          generateKey: (_context, tracker, name) => `${name}:${tracker}`,
+          generateKey: (_context, tracker) => keyWindowKey(tracker),
           storage: new SlidingWindowThrottlerStorage(windows),
         }),
       ],

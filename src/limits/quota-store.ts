@@ -13,6 +13,8 @@ export interface QuotaUse {
  */
 export abstract class QuotaStore {
   abstract consume(key: string, limit: number, ttlMs: number, seed: () => Promise<number>): Promise<QuotaUse>;
+  /** The count without consuming (usage pages). */
+  abstract used(key: string, seed: () => Promise<number>): Promise<number>;
 }
 
 export class MemoryQuotaStore extends QuotaStore {
@@ -24,6 +26,10 @@ export class MemoryQuotaStore extends QuotaStore {
     if (used >= limit) return { allowed: false, used };
     this.counts.set(key, used + 1);
     return { allowed: true, used: used + 1 };
+  }
+
+  async used(key: string, seed: () => Promise<number>): Promise<number> {
+    return this.counts.get(key) ?? seed();
   }
 }
 
@@ -63,6 +69,15 @@ export class RedisQuotaStore extends QuotaStore implements OnApplicationShutdown
     } catch (err) {
       this.logger.warn(`quota for ${key} counted locally: Redis unavailable (${(err as Error).message})`);
       return this.fallback.consume(key, limit, ttlMs, seed);
+    }
+  }
+
+  async used(key: string, seed: () => Promise<number>): Promise<number> {
+    try {
+      const used = await this.redis.get(`${this.prefix}:quota:${key}`);
+      return used === null ? await seed() : Number(used);
+    } catch {
+      return this.fallback.used(key, seed);
     }
   }
 

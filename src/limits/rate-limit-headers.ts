@@ -16,6 +16,11 @@ declare module 'fastify' {
   }
 }
 
+/** The request window of one API key (or console session): DESIGN §5.13. */
+export function keyWindowKey(keyId: string): string {
+  return `key:${keyId}`;
+}
+
 /** The window of a client IP that sends no valid key. */
 export function ipWindowKey(request: FastifyRequest): string {
   return `ip:${request.ip}`;

@@ -172,6 +172,44 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
     allOf: [ref('KeyRecord'), { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'The secret, shown once.' } } }],
   },
   KeyList: page('keys', ref('KeyRecord')),
+  Usage: {
+    type: 'object',
+    required: ['tier', 'window', 'month'],
+    properties: {
+      tier: { type: 'string', enum: ['free', 'pro', 'enterprise'] },
+      window: { type: 'object', description: 'The calling key’s rolling 60 s request window.', required: ['limit', 'used', 'resets_at'], properties: { limit: { type: 'integer' }, used: { type: 'integer' }, resets_at: { type: 'string', format: 'date-time' } } },
+      month: { type: 'object', description: 'The account’s tool calls this calendar month (UTC); limit null = no cap.', required: ['limit', 'used', 'resets_at'], properties: { limit: nullable('integer'), used: { type: 'integer' }, resets_at: { type: 'string', format: 'date-time' } } },
+    },
+  },
+  SignInLink: {
+    type: 'object',
+    required: ['id', 'url', 'path', 'expires_at'],
+    properties: { id: { type: 'string' }, url: { type: 'string', format: 'uri', description: 'Works once, until expires_at; the token is in the fragment.' }, path: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } },
+  },
+  ConsoleSession: {
+    type: 'object',
+    required: ['id', 'scopes', 'tool_ids', 'created_at', 'last_seen_at', 'expires_at', 'idle_expires_at', 'revoked_at'],
+    properties: {
+      id: { type: 'string' },
+      scopes: { type: 'array', items: { type: 'string' } },
+      tool_ids: { type: ['array', 'null'], items: { type: 'string' } },
+      user_agent: nullable('string'),
+      created_at: { type: 'string', format: 'date-time' },
+      last_seen_at: { type: 'string', format: 'date-time' },
+      expires_at: { type: 'string', format: 'date-time' },
+      idle_expires_at: { type: 'string', format: 'date-time' },
+      revoked_at: nullable('string'),
+    },
+  },
+  ConsoleSignedIn: {
+    type: 'object',
+    required: ['session', 'account', 'csrf_token'],
+    properties: {
+      session: ref('ConsoleSession'),
+      account: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, tier: { type: 'string' } } },
+      csrf_token: { type: 'string', description: 'Send it as X-CSRF-Token on every state-changing request of this session.' },
+    },
+  },
 };
 
 /** What each fixed route answers on success, by `METHOD path`; routes without an entry get the generator's bare answer. */
@@ -190,6 +228,12 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'POST /v1/keys/{key_id}/regenerate': ref('KeyWithSecret'),
   'POST /v1/keys/{key_id}/rotate': ref('KeyWithSecret'),
   'DELETE /v1/tools/{tool_id}/cache': { type: 'object', required: ['tool_id', 'dropped'], properties: { tool_id: { type: 'string' }, dropped: { type: 'integer' } } },
+  'GET /v1/usage': ref('Usage'),
+  'POST /v1/console/links': ref('SignInLink'),
+  'GET /v1/console/sessions': { type: 'object', required: ['sessions', 'total'], properties: { sessions: { type: 'array', items: ref('ConsoleSession') }, total: { type: 'integer' } } },
+  'DELETE /v1/console/sessions/{session_id}': ref('ConsoleSession'),
+  'POST /console/session': ref('ConsoleSignedIn'),
+  'GET /console/session': ref('ConsoleSignedIn'),
   'GET /healthz': { type: 'object', properties: { status: { const: 'ok' } } },
   'GET /readyz': {
     type: 'object',
@@ -211,6 +255,8 @@ export const SUCCESS_MEDIA: Record<string, Record<string, { schema: SchemaObject
     'text/event-stream': { schema: { type: 'string', description: '`status` and `progress` events, then one `result` event with the execution record.' } },
   },
   'GET /docs': { 'text/html': { schema: { type: 'string' } } },
+  'GET /console': { 'text/html': { schema: { type: 'string' } } },
+  'GET /console/assets/{name}': { 'text/css': { schema: { type: 'string' } }, 'text/javascript': { schema: { type: 'string' } } },
   'GET /docs/{asset}': { 'text/css': { schema: { type: 'string' } }, 'text/javascript': { schema: { type: 'string' } }, 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } } },
 };
 

@@ -1,0 +1,126 @@
+/** The console's shell: who is signed in, sign-in and sign-out, and a hash router over the pages. */
+import { api, ApiError, useCsrfToken } from './api.js';
+import { clearNotice, h, notify } from './dom.js';
+import { executionPage, executionsPage } from './executions.js';
+import { keysPage } from './keys.js';
+import { secretsPage } from './secrets.js';
+import { toolPage, toolsPage } from './tools.js';
+import { usagePage } from './usage.js';
+
+interface Me {
+  account: { id: string; name: string; tier: string };
+  session: { id: string; expires_at: string };
+  csrf_token: string;
+}
+
+/** A page draws into `main`; what it returns is called when the user leaves it (closes streams). */
+type Page = (main: HTMLElement, arg: string | undefined) => Promise<(() => void) | void>;
+
+const main = document.getElementById('main')!;
+let leave: (() => void) | void;
+
+function pageFor(section: string, arg: string | undefined): Page | undefined {
+  switch (section) {
+    case 'keys': return keysPage;
+    case 'secrets': return secretsPage;
+    case 'executions': return arg ? executionPage : executionsPage;
+    case 'tools': return arg ? toolPage : toolsPage;
+    case 'usage': return usagePage;
+    default: return undefined;
+  }
+}
+
+/** `#/section/arg` */
+function location(): [string, string | undefined] {
+  const [section = '', arg] = window.location.hash.replace(/^#\/?/, '').split('/');
+  return [section, arg ? decodeURIComponent(arg) : undefined];
+}
+
+async function route(): Promise<void> {
+  leave?.();
+  leave = undefined;
+  clearNotice();
+  const [section, arg] = location();
+  if (section === 'sign-in' && arg) return signInPage(arg);
+  const page = pageFor(section, arg);
+  if (!page) {
+    window.location.replace('#/keys');
+    return;
+  }
+  for (const link of document.querySelectorAll<HTMLAnchorElement>('#nav a')) {
+    if (link.getAttribute('href') === `#/${section}`) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  main.replaceChildren();
+  try {
+    leave = await page(main, arg);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return signedOut(error.message);
+    main.append(h('p', { class: 'error-text' }, error instanceof ApiError ? error.describe() : String(error)));
+  }
+  main.focus();
+}
+
+function signedIn(me: Me): void {
+  useCsrfToken(me.csrf_token);
+  document.getElementById('nav')!.hidden = false;
+  document.getElementById('who')!.replaceChildren(
+    h('span', {}, `${me.account.name} · ${me.account.tier}`),
+    h('button', { type: 'button', class: 'secondary', onClick: signOut }, 'Sign out'),
+  );
+}
+
+async function signOut(): Promise<void> {
+  await api('DELETE', '/console/session');
+  signedOut('You signed out.');
+}
+
+function signedOut(reason: string): void {
+  leave?.();
+  document.getElementById('nav')!.hidden = true;
+  document.getElementById('who')!.replaceChildren();
+  main.replaceChildren(
+    h('h1', {}, 'Not signed in'),
+    h('p', {}, reason),
+    h('p', {}, 'Sign in with a one-time link. An operator makes one with ', h('code', {}, 'tos console link --account <name>'), '; an account holder with a key that holds keys:manage with ', h('code', {}, 'POST /v1/console/links'), '.'),
+  );
+  main.focus();
+}
+
+/** The link's token stays in the fragment (never sent to the server by the browser) until the button spends it. */
+function signInPage(token: string): void {
+  const button = h('button', { type: 'button' }, 'Sign in');
+  main.replaceChildren(
+    h('h1', {}, 'Sign in to the console'),
+    h('p', {}, 'This link signs this browser in to your account. It works once, for a few minutes.'),
+    button,
+  );
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    try {
+      const me = await api<Me>('POST', '/console/session', { token });
+      history.replaceState(null, '', '/console#/keys');
+      signedIn(me);
+      await route();
+    } catch (error) {
+      button.disabled = false;
+      notify(error instanceof ApiError ? error.describe() : String(error), 'error');
+    }
+  });
+  button.focus();
+}
+
+async function boot(): Promise<void> {
+  window.addEventListener('hashchange', () => void route());
+  if (location()[0] !== 'sign-in') {
+    try {
+      signedIn(await api<Me>('GET', '/console/session'));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return signedOut('Your session is over, or you have not signed in yet.');
+      throw error;
+    }
+  }
+  await route();
+}
+
+void boot();

@@ -1,0 +1,24 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { SessionsModule } from '../sessions/sessions.module';
+import { ConsoleAssets } from './console-assets';
+import { ConsoleLinksController } from './console-links.controller';
+import { ConsolePagesController } from './console-pages.controller';
+import { ConsoleSessionController } from './console-session.controller';
+
+/**
+ * The browser console (issue 19): its page and scripts, sign-in and sign-out, and sign-in links.
+ * Everything else the page does goes through the /v1 API, as the session's principal.
+ */
+@Module({})
+export class ConsoleModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    if (!config.runsApi) return { module: ConsoleModule };
+    return {
+      module: ConsoleModule,
+      imports: [SessionsModule],
+      controllers: [ConsolePagesController, ConsoleSessionController, ConsoleLinksController],
+      providers: [ConsoleAssets],
+    };
+  }
+}

@@ -1,0 +1,348 @@
+/**
+ * The browser console (issue 19) in headless Chromium against the listening service (embedded
+ * engine): sign-in links, the session cookie and its CSRF token, and every page doing its job.
+ * Screenshots of each page land in a temp folder named in the output.
+ */
+import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { releaseDataDir } from '../src/database/data-dir-lock';
+import { ConsoleSessions } from '../src/sessions/console-sessions.service';
+import { SESSION_COOKIE } from '../src/sessions/console-credentials';
+import { startTestApp, TestAccount, useTestApp } from './support/app';
+import { DATABASE_MODES } from './support/databases';
+import { ENGINE_MODES } from './support/engines';
+import { TestToolsModule } from './support/test-tools.module';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
+const describeWithChromium = existsSync(CHROMIUM) || process.env.CI === 'true' ? describe : describe.skip;
+if (!existsSync(CHROMIUM) && process.env.CI !== 'true') console.warn('SKIPPED: the console tests need Debian chromium (apt-get install chromium)');
+/** Issue 19: the first page, everything it loads included, under 200 KB on the wire. */
+const FIRST_PAGE_BUDGET_BYTES = 200 * 1024;
+const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+const run = promisify(execFile);
+
+describeWithChromium('browser console', () => {
+  const suite = useTestApp(ENGINE_MODES.find((m) => m.name === 'embedded')!, { extensions: [TestToolsModule], env: { SECRETS_KEY: randomBytes(32).toString('base64') } });
+  const shots = mkdtempSync(path.join(tmpdir(), 'tos-console-shots-'));
+  let browser: Browser;
+  let baseUrl: string;
+  let acme: BrowserContext;
+  let page: Page;
+  /** Every URL the browser asked for, to prove it talks to nobody but the service. */
+  const requested: string[] = [];
+  const pageErrors: string[] = [];
+
+  const sessions = () => suite.t.app.get(ConsoleSessions);
+  const shoot = (target: Page, name: string) => target.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  const notice = (target: Page) => target.locator('#notice');
+
+  async function newContext(): Promise<BrowserContext> {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    context.on('request', (request) => requested.push(request.url()));
+    context.on('page', (p) => {
+      p.on('pageerror', (error) => pageErrors.push(error.message));
+      p.on('dialog', (dialog) => void dialog.accept());
+    });
+    return context;
+  }
+
+  /** Opens a sign-in link and presses its button: the console then shows the keys page. */
+  async function signIn(context: BrowserContext, linkPath: string): Promise<Page> {
+    const opened = await context.newPage();
+    await opened.goto(`${baseUrl}${linkPath}`);
+    await opened.getByRole('button', { name: 'Sign in' }).click();
+    await opened.getByRole('heading', { name: 'API keys' }).waitFor();
+    return opened;
+  }
+
+  const linkFor = async (account: TestAccount, now?: Date) => (await sessions().createLink(account.id, null, now)).path;
+  const tokenOf = (linkPath: string) => linkPath.split('/').pop()!;
+  const cookieOf = async (context: BrowserContext) => (await context.cookies()).find((cookie) => cookie.name === SESSION_COOKIE)!;
+
+  beforeAll(async () => {
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    baseUrl = (await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    acme = await newContext();
+    console.log(`console screenshots: ${shots}`);
+  });
+  afterAll(async () => browser?.close());
+
+  it('signs in through a link from POST /v1/console/links, into an HttpOnly SameSite=Strict cookie, and the first page stays under 200 KB', async () => {
+    const link = await suite.t.request({ method: 'POST', url: '/v1/console/links', key: suite.acme.key });
+    expect(link.statusCode).toBe(201);
+    const { url, path: linkPath, expires_at } = link.json();
+    expect(url).toMatch(/\/console#\/sign-in\/[0-9A-Za-z]{43}$/);
+    expect(Date.parse(expires_at) - Date.now()).toBeLessThanOrEqual(600_000);
+
+    const transferred: Promise<number>[] = [];
+    acme.on('requestfinished', (request) => transferred.push(request.sizes().then((sizes) => sizes.responseBodySize + sizes.responseHeadersSize)));
+    page = await signIn(acme, linkPath);
+    await page.getByRole('table').waitFor();
+    acme.removeAllListeners('requestfinished');
+    const bytes = (await Promise.all(transferred)).reduce((sum, size) => sum + size, 0);
+    expect(bytes).toBeGreaterThan(0);
+    expect(bytes).toBeLessThan(FIRST_PAGE_BUDGET_BYTES);
+
+    const cookie = await cookieOf(acme);
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', secure: false, path: '/' });
+    expect(await page.evaluate('document.cookie')).toBe(''); // HttpOnly: scripts never see it
+    expect(page.url()).toBe(`${baseUrl}/console#/keys`); // the token left the address bar
+    await shoot(page, '1-keys');
+  });
+
+  it('refuses a used link and an expired one, in the page and over the API', async () => {
+    const used = await linkFor(suite.acme);
+    const context = await newContext();
+    await signIn(context, used);
+    const again = await context.newPage();
+    await again.goto(`${baseUrl}${used}`);
+    await again.getByRole('button', { name: 'Sign in' }).click();
+    await notice(again).getByText('UNAUTHORIZED: This sign-in link was used already').waitFor();
+    expect(await again.locator('#nav').isVisible()).toBe(false);
+    await shoot(again, '0-used-link');
+
+    const expired = await linkFor(suite.acme, new Date(Date.now() - 11 * 60_000));
+    await again.goto(`${baseUrl}${expired}`);
+    await again.getByRole('button', { name: 'Sign in' }).click();
+    await notice(again).getByText('This sign-in link has expired').waitFor();
+    await context.close();
+
+    const origin = baseUrl;
+    const host = new URL(baseUrl).host;
+    const overApi = await suite.t.request({ method: 'POST', url: '/console/session', headers: { origin, host }, payload: { token: tokenOf(expired) } });
+    expect(overApi.statusCode).toBe(401);
+    expect(overApi.json().error).toMatchObject({ code: 'UNAUTHORIZED' });
+    expect(overApi.headers['set-cookie']).toBeUndefined();
+    const unknown = await suite.t.request({ method: 'POST', url: '/console/session', headers: { origin, host }, payload: { token: 'x'.repeat(43) } });
+    expect(unknown.json().error.message).toContain('is unknown');
+    const malformed = await suite.t.request({ method: 'POST', url: '/console/session', headers: { origin, host }, payload: { token: '../etc' } });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json().error.code).toBe('INVALID_REQUEST');
+    // Another site cannot sign a browser in to the account of a link it holds.
+    const fresh = await linkFor(suite.acme);
+    const crossSite = await suite.t.request({ method: 'POST', url: '/console/session', headers: { origin: 'https://evil.example', host }, payload: { token: tokenOf(fresh) } });
+    expect(crossSite.statusCode).toBe(403);
+  });
+
+  it('creates a key whose secret, shown once, works against the API', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('ci-deploy');
+    await page.getByLabel('Type').selectOption('service');
+    await page.getByRole('checkbox', { name: 'keys:manage' }).uncheck();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = page.getByRole('region', { name: 'New secret' });
+    const secret = await secretBox.locator('code').innerText();
+    expect(secret).toMatch(/^sk_svc_[0-9A-Za-z]{32}$/);
+    await page.getByRole('cell', { name: 'ci-deploy', exact: true }).waitFor();
+    await shoot(page, '2-key-created');
+
+    const withSecret = await suite.t.request({ method: 'GET', url: '/v1/tools/test-sleep', key: secret });
+    expect(withSecret.statusCode).toBe(200);
+    const narrowed = await suite.t.request({ method: 'GET', url: '/v1/keys', key: secret });
+    expect(narrowed.statusCode).toBe(403);
+
+    // Reloading shows the key, never its secret again.
+    await page.reload();
+    await page.getByRole('cell', { name: 'ci-deploy', exact: true }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+  });
+
+  it('regenerates a user key and revokes it from the keys page', async () => {
+    await page.getByLabel('Name', { exact: true }).fill('laptop');
+    await page.getByLabel('Type').selectOption('user');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const first = await page.getByRole('region', { name: 'New secret' }).filter({ hasText: 'Secret of laptop' }).locator('code').innerText();
+    await page.getByRole('button', { name: 'Regenerate laptop' }).first().click();
+    await page.getByRole('region', { name: 'New secret' }).locator('code').filter({ hasNotText: first }).waitFor();
+    const second = await page.getByRole('region', { name: 'New secret' }).locator('code').innerText();
+    expect(second).not.toBe(first);
+    expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: first })).statusCode).toBe(401);
+    expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: second })).statusCode).toBe(200);
+    await page.getByRole('button', { name: 'Revoke laptop' }).click();
+    await notice(page).getByText('Revoke done: laptop').waitFor();
+    expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: second })).statusCode).toBe(401);
+  });
+
+  it('runs a tool through its generated form and watches it finish', async () => {
+    await page.goto(`${baseUrl}/console#/tools`);
+    await page.getByRole('searchbox', { name: 'Search names and descriptions' }).fill('sleep');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: 'Test Sleep' }).waitFor();
+    expect(await page.getByRole('listitem').count()).toBe(1);
+    await shoot(page, '3-tools');
+    await page.getByRole('link', { name: 'Test Sleep' }).click();
+    await page.getByRole('heading', { name: 'Test Sleep' }).waitFor();
+
+    const ms = page.getByLabel('ms', { exact: true });
+    expect(await ms.getAttribute('required')).not.toBeNull();
+    await ms.fill('1500');
+    await page.getByRole('button', { name: 'Run' }).click();
+    const run = page.getByRole('region', { name: 'Run' });
+    await run.locator('.status', { hasText: 'running' }).waitFor();
+    await run.locator('.status', { hasText: 'success' }).waitFor({ timeout: 15_000 });
+    expect(await run.locator('progress').getAttribute('value')).toBe('100');
+    expect(JSON.parse(await run.getByRole('region', { name: 'Result' }).locator('pre').innerText())).toEqual({ slept_ms: 1500 });
+    await shoot(page, '4-tool-run');
+  });
+
+  let slowId: string;
+  it('cancels a slow async execution from its page', async () => {
+    const started = await suite.t.request({ method: 'POST', url: '/v1/tools/test-sleep/invoke?async=true', key: suite.acme.key, payload: { ms: 30_000 } });
+    slowId = started.json().execution_id;
+    await page.goto(`${baseUrl}/console#/executions/${slowId}`);
+    await page.locator('.status', { hasText: 'running' }).waitFor();
+    await page.getByText(/\d+% · step \d+/).waitFor(); // live progress over the stream
+    await shoot(page, '5-execution-running');
+    await page.getByRole('button', { name: 'Cancel execution' }).click();
+    await page.locator('.status', { hasText: 'cancelled' }).waitFor();
+    const after = await suite.t.request({ method: 'GET', url: `/v1/executions/${slowId}`, key: suite.acme.key });
+    expect(after.json().status).toBe('cancelled');
+    await shoot(page, '6-execution-cancelled');
+  });
+
+  it('lists executions by filter, paged by cursor', async () => {
+    await page.goto(`${baseUrl}/console#/executions`);
+    await page.getByRole('link', { name: slowId }).waitFor();
+    await page.getByLabel('Status').selectOption('cancelled');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.locator('tbody tr', { hasText: 'success' }).first().waitFor({ state: 'detached' });
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    await page.getByRole('link', { name: slowId }).waitFor();
+    await shoot(page, '7-executions');
+  });
+
+  it('sets and deletes a secret, showing only its name', async () => {
+    await page.goto(`${baseUrl}/console#/secrets`);
+    await page.getByLabel('Name').fill('CHAT_WEBHOOK');
+    await page.getByLabel('Value').fill('hunter2-very-secret');
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    await page.getByRole('cell', { name: 'CHAT_WEBHOOK', exact: true }).waitFor();
+    expect(await page.content()).not.toContain('hunter2-very-secret');
+    await shoot(page, '8-secrets');
+    await page.getByRole('button', { name: 'Delete CHAT_WEBHOOK' }).click();
+    await page.getByText('No secrets yet.').waitFor();
+  });
+
+  it('shows usage: the tier, the request window and the month', async () => {
+    await page.goto(`${baseUrl}/console#/usage`);
+    await page.getByRole('heading', { name: 'Usage' }).waitFor();
+    expect(await page.locator('dl.facts').innerText()).toMatch(/Tier\s+enterprise[\s\S]*Requests in the current minute\s+\d+ of 10000[\s\S]*Tool calls this month\s+\d+ \(no cap\)/);
+    await shoot(page, '9-usage');
+  });
+
+  it('shows a second account none of the first one’s keys, secrets or executions', async () => {
+    const globex = await suite.t.createAccount('globex');
+    const context = await newContext();
+    const other = await signIn(context, await linkFor(globex));
+    await other.getByRole('cell', { name: 'globex-svc', exact: true }).waitFor();
+    expect(await other.content()).not.toContain('ci-deploy');
+    await other.goto(`${baseUrl}/console#/executions`);
+    await other.getByText('No executions match.').waitFor();
+    await other.goto(`${baseUrl}/console#/executions/${slowId}`);
+    await other.getByText(/^NOT_FOUND: .*not found/).waitFor();
+    const cookie = await cookieOf(context);
+    const overApi = await suite.t.request({ method: 'GET', url: `/v1/executions/${slowId}`, headers: { cookie: `${SESSION_COOKIE}=${cookie.value}` } });
+    expect(overApi.statusCode).toBe(404);
+    await context.close();
+  });
+
+  it('refuses a state-changing request without the session’s CSRF token', async () => {
+    const post = (headers: Record<string, string>) =>
+      page.evaluate(async (extra) => {
+        const response = await fetch('/v1/keys', { method: 'POST', headers: { 'content-type': 'application/json', ...extra }, body: JSON.stringify({ name: 'forged', type: 'user' }) });
+        return { status: response.status, body: (await response.json()) as { error?: { code: string; message: string } } };
+      }, headers);
+    const without = await post({});
+    expect(without).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN' } } });
+    expect(without.body.error?.message).toContain('x-csrf-token');
+    expect((await post({ 'x-csrf-token': 'wrong' })).status).toBe(403);
+    const token = await page.evaluate(async () => ((await (await fetch('/console/session')).json()) as { csrf_token: string }).csrf_token);
+    expect((await post({ 'x-csrf-token': token })).status).toBe(201);
+    // Reading needs no token; a bearer key never needs one.
+    expect(await page.evaluate(async () => (await fetch('/v1/keys')).status)).toBe(200);
+  });
+
+  it('ends a session when idle, when revoked and when signed out', async () => {
+    const { value } = await cookieOf(acme);
+    const idle = await sessions().verify(value, new Date(Date.now() + 31 * 60_000));
+    expect(idle).toMatchObject({ ok: false, reason: expect.stringContaining('expired') });
+
+    // Revoked from elsewhere (a key with keys:manage): its next request is refused.
+    const context = await newContext();
+    const revokedPage = await signIn(context, await linkFor(suite.acme));
+    const listed = (await suite.t.request({ method: 'GET', url: '/v1/console/sessions', key: suite.acme.key })).json();
+    const mine = (await cookieOf(context)).value;
+    const sessionId = await revokedPage.evaluate(async () => ((await (await fetch('/console/session')).json()) as { session: { id: string } }).session.id);
+    expect(listed.sessions.map((s: { id: string }) => s.id)).toContain(sessionId);
+    expect(JSON.stringify(listed)).not.toContain(mine);
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/console/sessions/${sessionId}`, key: suite.acme.key })).statusCode).toBe(200);
+    await revokedPage.goto(`${baseUrl}/console#/usage`);
+    await revokedPage.getByRole('heading', { name: 'Not signed in' }).waitFor();
+    await context.close();
+
+    await page.goto(`${baseUrl}/console#/keys`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Not signed in' }).waitFor();
+    await shoot(page, '10-signed-out');
+    expect(await cookieOf(acme)).toBeUndefined();
+    const replayed = await suite.t.request({ method: 'GET', url: '/v1/keys', headers: { cookie: `${SESSION_COOKIE}=${value}` } });
+    expect(replayed.statusCode).toBe(401);
+    expect(replayed.json().error.message).toContain('signed out');
+  });
+
+  it('answers bad console requests with the error envelope', async () => {
+    const host = new URL(baseUrl).host;
+    const signIn = (options: { payload?: string | object; headers?: Record<string, string> }) => suite.t.request({ method: 'POST', url: '/console/session', ...options, headers: { origin: baseUrl, host, ...options.headers } });
+    expect((await signIn({})).json().error.code).toBe('INVALID_REQUEST');
+    expect((await signIn({ payload: 'token', headers: { 'content-type': 'text/plain' } })).statusCode).toBe(415);
+    const withKey = await suite.t.request({ method: 'GET', url: '/console/session', key: suite.acme.key });
+    expect(withKey.statusCode).toBe(400);
+    expect(withKey.json().error.message).toContain('not signed in to the console');
+    const noKeyManage = await suite.t.createKey(suite.acme.id, { name: 'reader', type: 'temporary', expires_in: 600 });
+    expect((await suite.t.request({ method: 'POST', url: '/v1/console/links', key: noKeyManage })).statusCode).toBe(403);
+    expect((await suite.t.request({ method: 'DELETE', url: '/v1/console/sessions/ses_nope', key: suite.acme.key })).statusCode).toBe(404);
+    expect((await suite.t.request({ method: 'GET', url: '/console/assets/nope.js' })).statusCode).toBe(404);
+    expect((await suite.t.request({ method: 'GET', url: '/console/assets/..%2Ftsconfig.json' })).statusCode).toBe(404);
+    expect((await suite.t.request({ method: 'GET', url: '/console/assets/index.html' })).statusCode).toBe(404);
+    // A cookie that cannot be a session is no credential at all; a well-formed unknown one is refused by name.
+    const garbage = await suite.t.request({ method: 'GET', url: '/v1/keys', headers: { cookie: `${SESSION_COOKIE}=<script>` } });
+    expect(garbage.json().error).toMatchObject({ code: 'UNAUTHORIZED', message: expect.stringContaining('Missing API key') });
+    const unknown = await suite.t.request({ method: 'GET', url: '/v1/keys', headers: { cookie: `other=1; ${SESSION_COOKIE}=${'a'.repeat(43)}` } });
+    expect(unknown.json().error.message).toContain('Unknown console session');
+    const usage = await suite.t.request({ method: 'GET', url: '/v1/usage', key: noKeyManage });
+    expect(usage.json()).toMatchObject({ tier: 'enterprise', window: { limit: 10000, used: 1 }, month: { limit: null } });
+  });
+
+  it('tos console link (operator CLI) prints a link the service accepts, with a Secure cookie under https', async () => {
+    const { env, cleanup } = await DATABASE_MODES.find((m) => m.name === 'pglite')!.prepare();
+    const cli = (...args: string[]) => run(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, ...args], { env: { ...process.env, ...env, PUBLIC_URL: 'https://tos.example.test', NODE_OPTIONS: '' } });
+    try {
+      await cli('accounts', 'create', '--name', 'solo');
+      const link = JSON.parse((await cli('console', 'link', '--account', 'solo')).stdout);
+      expect(link.url).toMatch(/^https:\/\/tos\.example\.test\/console#\/sign-in\/[0-9A-Za-z]{43}$/);
+      const service = await startTestApp({ env: { ...env, PUBLIC_URL: 'https://tos.example.test' } });
+      try {
+        const signedIn = await service.request({ method: 'POST', url: '/console/session', headers: { origin: 'https://tos.example.test' }, payload: { token: tokenOf(link.path) } });
+        expect(signedIn.statusCode).toBe(201);
+        expect(signedIn.json()).toMatchObject({ account: { name: 'solo' }, csrf_token: expect.any(String) });
+        expect(signedIn.headers['set-cookie']).toMatch(/^tos_console=[0-9A-Za-z]{43}; Path=\/; Max-Age=43200; HttpOnly; SameSite=Strict; Secure$/);
+      } finally {
+        await service.close();
+        releaseDataDir(env.DATA_DIR);
+      }
+    } finally {
+      await cleanup();
+    }
+  }, 120_000); // two CLI processes under ts-node and a service boot
+
+  it('loads nothing from anywhere but the service, without script errors', () => {
+    expect(requested.filter((url) => !url.startsWith(`${baseUrl}/`))).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
