@@ -17,7 +17,7 @@ export interface ExecutionRecord {
   error?: { code: string; message: string; suggestion?: string; details?: unknown };
 }
 
-const ACTIVE = new Set(['queued', 'running']);
+const ACTIVE = new Set(['queued', 'running', 'input_required']);
 
 /** Draws the execution into `container` and follows it until it ends; the answer stops following. */
 export async function followExecution(container: HTMLElement, id: string): Promise<() => void> {

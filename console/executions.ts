@@ -4,7 +4,7 @@ import { field, h, table, when } from './dom.js';
 import { ExecutionRecord, followExecution } from './execution-live.js';
 
 const PAGE_SIZE = 20;
-const STATUSES = ['queued', 'running', 'success', 'error', 'cancelled'];
+const STATUSES = ['queued', 'running', 'input_required', 'success', 'error', 'cancelled'];
 
 interface CursorPage {
   items: ExecutionRecord[];

@@ -85,14 +85,53 @@ describe('Input requests', () => {
     expect((await invoke({ inputs: {}, input_responses: [] })).json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'input_responses' } });
   });
 
-  it('fails a call that cannot be asked (an async execution), saying how to call it', async () => {
+  it('parks an async execution in input_required until POST /v1/executions/{id}/input answers, then runs it again with the answers', async () => {
+    const execution = async (id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: suite.acme.key })).json();
+    const waiting = (id: string, key: string) =>
+      until(`${id} waiting on ${key}`, async () => {
+        const row = await execution(id);
+        return row.status === 'input_required' && row.input_requests[key] ? row : undefined;
+      });
+    const answer = (id: string, responses: object, key = suite.acme.key) => suite.t.request({ method: 'POST', url: `/v1/executions/${id}/input`, key, payload: { responses } });
     const queued = await suite.t.request({ method: 'POST', url: `${MULTI_ROUND}?async=true`, key: suite.acme.key, payload: {} });
     const id = queued.json().execution_id as string;
+
+    const first = await waiting(id, 'step1');
+    expect(first.input_requests).toEqual({ step1: expect.objectContaining({ method: 'elicitation/create' }) });
+    // Nothing outstanding answered, another account, not waiting: refused, nothing changes.
+    expect((await answer(id, { step9: { action: 'accept' } })).json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'input_responses', expected: ['step1'] } });
+    expect((await answer(id, { step1: { action: 'accept', content: { name: 'Eve' } } }, (await suite.t.createAccount('other-async-input')).key)).statusCode).toBe(404);
+    expect((await answer(id, { step1: 'Ada' })).statusCode).toBe(400);
+
+    const accepted = await answer(id, { step1: { action: 'accept', content: { name: 'Ada' } } });
+    expect(accepted.statusCode).toBe(202);
+    expect(accepted.json()).toMatchObject({ id, status: 'queued' });
+    await waiting(id, 'step2');
+    await answer(id, { step2: { action: 'accept', content: { color: 'green' } } });
     const done = await until('the execution ended', async () => {
-      const row = (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: suite.acme.key })).json();
-      return row.status === 'queued' || row.status === 'running' ? undefined : row;
+      const row = await execution(id);
+      return ['success', 'error', 'cancelled'].includes(row.status) ? row : undefined;
     });
-    expect(done).toMatchObject({ status: 'error', error: { code: 'INVALID_INPUT', message: expect.stringMatching(/only a synchronous call can answer/) } });
+    expect(done).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: 'Ada likes green' }] } });
+    expect(done.input_requests).toBeUndefined();
+    expect((await answer(id, { step2: { action: 'accept' } })).json().error).toMatchObject({ code: 'CONFLICT' });
+
+    // A waiting execution can be cancelled like any other.
+    const another = (await suite.t.request({ method: 'POST', url: `${MULTI_ROUND}?async=true`, key: suite.acme.key, payload: {} })).json().execution_id as string;
+    await waiting(another, 'step1');
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${another}`, key: suite.acme.key })).statusCode).toBe(200);
+    expect((await execution(another)).status).toBe('cancelled');
+  });
+
+  it('tells an MCP 2025 caller, which cannot be asked, how to call the tool', async () => {
+    const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport: TransportV1 } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const legacy = new ClientV1({ name: 'e2e-v1', version: '1.0.0' });
+    await legacy.connect(new TransportV1(url, { requestInit: { headers: { authorization: `Bearer ${suite.acme.key}` } } }));
+    closers.push(() => legacy.close());
+    const answer = await legacy.callTool({ name: 'test_input_required_result_elicitation', arguments: {} });
+    expect(answer.isError).toBe(true);
+    expect(JSON.stringify(answer.content)).toMatch(/cannot carry \(an MCP 2025 call/);
   });
 
   it('confirms a cluster-apply with an MCP 2026-07-28 client: its elicitation handler answers, the SDK retries, and only an accepted plan is applied', async () => {

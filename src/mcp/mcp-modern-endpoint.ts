@@ -97,15 +97,15 @@ export class McpModernEndpoint implements OnApplicationShutdown {
       return this.tools.call(principal, params.name, params.arguments, call) as Promise<CallToolResult>;
     });
     // The Tasks extension's methods, for clients that declare it on the request.
-    const taskMethod = (method: string, answer: (taskId: string) => Promise<object>) =>
+    const taskMethod = (method: string, answer: (taskId: string, inputResponses: Record<string, unknown>) => Promise<object>) =>
       server.setRequestHandler(method, { params: TASK_PARAMS }, ({ taskId }, ctx) => {
         if (!declaresTasks(ctx)) throw missingTasksExtension();
-        return answer(taskId).catch((err: unknown) => hideUnexpected(err, method, facts)) as never;
+        // The SDK lifts a tasks/update's inputResponses out of its params.
+        return answer(taskId, ctx.mcpReq.inputResponses ?? {}).catch((err: unknown) => hideUnexpected(err, method, facts)) as never;
       });
     taskMethod('tasks/get', (taskId) => this.tasks.get(principal, taskId));
     taskMethod('tasks/cancel', (taskId) => this.tasks.cancel(principal, taskId));
-    // The SDK lifts a tasks/update's inputResponses out of its params (ctx.mcpReq.inputResponses).
-    taskMethod('tasks/update', (taskId) => this.tasks.update(principal, taskId));
+    taskMethod('tasks/update', (taskId, inputResponses) => this.tasks.update(principal, taskId, inputResponses));
     return server;
   }
 }

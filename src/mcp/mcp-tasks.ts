@@ -3,6 +3,8 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AppException } from '../common/errors';
 import type { Execution } from '../executions/engine/execution.entity';
 import { ExecutionsService } from '../executions/request/executions.service';
+import { pendingInputRequests } from '../executions/request/execution-views';
+import type { InputRequest } from '../tools/sdk';
 import { InvocationService } from '../executions/request/invocation.service';
 import type { Principal } from '../identity/principal';
 import { ToolCatalogue, type RegisteredTool } from '../tools/tool-registry';
@@ -15,7 +17,7 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const POLL_INTERVAL_MS = 500;
 const DAY_MS = 86_400_000;
 
-type TaskStatus = 'working' | 'completed' | 'failed' | 'cancelled';
+type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
 /** A task as tasks/get shows it: its state, and the result or error once it ended. */
 export interface DetailedTask {
@@ -28,11 +30,12 @@ export interface DetailedTask {
   pollIntervalMs: number;
   result?: Record<string, unknown>;
   error?: { code: number; message: string; data?: unknown };
+  inputRequests?: Record<string, InputRequest>;
   [key: string]: unknown;
 }
 
 /** The answer to a tools/call that became a task (`resultType: 'task'`): the task, without result or error. */
-export type CreateTaskResult = Omit<DetailedTask, 'result' | 'error'> & { resultType: 'task' };
+export type CreateTaskResult = Omit<DetailedTask, 'result' | 'error' | 'inputRequests'> & { resultType: 'task' };
 
 /** The refusal for a client without the extension, naming what it lacks. */
 export function missingTasksExtension(): McpError {
@@ -81,11 +84,19 @@ export class McpTasks {
   }
 
   /**
-   * Acknowledges input responses for a known task. None of our tasks waits for input yet, so
-   * none is outstanding and, as the extension asks, responses to keys not outstanding are ignored.
+   * Answers a task's questions (tasks/update); once all are answered it runs again. Acknowledged
+   * whatever it answers: responses to keys not outstanding are ignored, as the extension asks.
    */
-  async update(principal: Principal, taskId: string): Promise<Record<string, never>> {
-    await this.get(principal, taskId);
+  async update(principal: Principal, taskId: string, responses: Record<string, unknown>): Promise<Record<string, never>> {
+    requireScope(principal, 'tools:invoke');
+    await this.known(async () => {
+      try {
+        await this.executions.answer(principal, taskId, responses);
+      } catch (err) {
+        const ignored = err instanceof AppException && (err.body.code === 'CONFLICT' || err.body.code === 'INVALID_REQUEST');
+        if (!ignored) throw err;
+      }
+    });
     return {};
   }
 
@@ -109,6 +120,8 @@ export class McpTasks {
       pollIntervalMs: POLL_INTERVAL_MS,
     };
     switch (execution.status) {
+      case 'input_required':
+        return { ...base, status: 'input_required', statusMessage: 'Waiting for answers to its questions (tasks/update)', inputRequests: pendingInputRequests(execution) };
       case 'queued':
       case 'running':
         return { ...base, status: 'working', ...(execution.progress_message && { statusMessage: execution.progress_message }) };

@@ -28,7 +28,13 @@ export function invokeBody(input: SchemaObject, toolId?: string): SchemaObject {
             {
               type: 'object',
               required: ['inputs'],
-              properties: { tool_id: toolId ? { const: toolId } : { type: 'string' }, inputs: input, options: ref('InvokeOptions') },
+              properties: {
+                tool_id: toolId ? { const: toolId } : { type: 'string' },
+                inputs: input,
+                options: ref('InvokeOptions'),
+                input_responses: { type: 'object', description: "Answers to the questions the last round's `input_required` answer asked, by key." },
+                request_state: { type: 'string', maxLength: 65_536, description: 'The `request_state` that answer handed out.' },
+              },
             },
           ],
         },
@@ -64,7 +70,10 @@ export function toolOperations(tools: readonly RegisteredTool[]) {
         parameters: [...INVOKE_QUERY_PARAMETERS, ...INVOKE_HEADER_PARAMETERS],
         requestBody: invokeBody(ref(`${base}Input`), id),
         responses: {
-          '200': { description: 'The tool ran and succeeded.', content: { 'application/json': { schema: ref(`${base}Success`) } } },
+          '200': {
+            description: "The tool ran and succeeded; or, when it asks its caller, `{ status: 'input_required', input_requests, request_state }` (answer by calling again).",
+            content: { 'application/json': { schema: ref(`${base}Success`) } },
+          },
         },
       },
     };

@@ -225,9 +225,35 @@ export class ExecutionRunner {
       await this.finish(job.executionId, terminal('error', null, error), started.started_at);
       return;
     }
-    // A queued call's caller cannot be asked, so it always ends.
-    const fields = (await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, this.registry.get(job.toolId), input, job.timeoutSeconds))) as TerminalFields;
+    const tool = this.registry.get(job.toolId);
+    // A re-run after answers reads its input from the row, where secrets are never kept: a call
+    // holding secret inputs cannot be asked (the tool is told it cannot, and fails saying so).
+    const asking = hasSecretInputs(tool, input) ? undefined : { answers: started.input_responses ?? {} };
+    const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, tool, input, job.timeoutSeconds, { asking }));
+    if (fields.status === 'input_required') {
+      const waiting = await this.store.awaitInput(job.executionId, fields.inputRequests, new Date());
+      if (waiting) this.publishStatus(waiting);
+      return;
+    }
     await this.finish(job.executionId, fields, started.started_at);
+  }
+
+  /**
+   * Records answers to an async execution's questions; once all are answered it is queued again
+   * and runs from the start with them. CONFLICT when it no longer waits for input.
+   */
+  async answer(execution: Execution, responses: Record<string, unknown>): Promise<Execution> {
+    const after = await this.store.answer(execution.id, responses, new Date());
+    if (!after) throw new AppException('CONFLICT', `Execution ${execution.id} is not waiting for input`);
+    if (after.status === 'queued') {
+      try {
+        await this.queue.enqueue({ executionId: after.id, toolId: after.tool_id, input: after.input, timeoutSeconds: after.timeout_seconds ?? this.registry.get(after.tool_id).definition.timeout });
+      } catch (err) {
+        return this.finish(after.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), after.started_at);
+      }
+    }
+    this.publishStatus(after);
+    return after;
   }
 
   /** A queued call's input for its job: its secret inputs sealed when SECRETS_KEY is set, so the queue never holds them in clear. */
@@ -303,6 +329,9 @@ export class ExecutionRunner {
       duration_ms: null,
       // Whole seconds (a timeout may be fractional): the deadline errs late, never early.
       timeout_seconds: Math.ceil(this.timeoutOf(request)),
+      input_requests: null,
+      input_responses: null,
+      waiting_since: mode === 'async' ? now : null,
     });
   }
 
@@ -457,6 +486,10 @@ function rejectOnAbort(signal: AbortSignal): Promise<never> {
     if (signal.aborted) reject(signal.reason);
     else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
   });
+}
+
+function hasSecretInputs(tool: RegisteredTool, input: Record<string, unknown>): boolean {
+  return Object.entries(tool.definition.inputs).some(([name, definition]) => definition.secret && input[name] !== undefined);
 }
 
 /** Stored inputs never hold credentials (DESIGN §6). */

@@ -16,6 +16,13 @@ export const OVERDUE_QUEUED_ERROR: ErrorBody = {
   retryable: true,
 };
 
+export const UNANSWERED_ERROR: ErrorBody = {
+  code: 'INVALID_INPUT',
+  message: "The tool's questions to its caller went unanswered longer than the service waits (QUEUE_MAX_WAIT_SECONDS). Call it again.",
+  retryable: false,
+  details: { parameter: 'input_responses' },
+};
+
 /**
  * Every accepted execution reaches a terminal state, even when the process running it died or
  * could not write its end (the database was down at that moment): each process periodically ends
@@ -51,6 +58,7 @@ export class ExecutionSweeper implements OnApplicationBootstrap, OnModuleDestroy
       const ended = await this.store.endOverdue(now, this.config.SWEEP_GRACE_SECONDS, this.config.QUEUE_MAX_WAIT_SECONDS, {
         running: OVERDUE_RUNNING_ERROR,
         queued: OVERDUE_QUEUED_ERROR,
+        unanswered: UNANSWERED_ERROR,
       });
       for (const execution of ended) this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
       if (ended.length > 0) this.logger.warn(`Ended ${ended.length} overdue execution(s): ${ended.map((e) => e.id).join(', ')}`);

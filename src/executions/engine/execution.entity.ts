@@ -1,10 +1,13 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../../keys/account.entity';
 import type { ErrorBody } from '../../common/errors';
+import type { InputRequest } from '../../tools/sdk';
 
-export const EXECUTION_STATUSES = ['queued', 'running', 'success', 'error', 'cancelled'] as const;
+/** `input_required`: the tool stopped to ask its caller (an async call); an answer queues it again. */
+export const EXECUTION_STATUSES = ['queued', 'running', 'input_required', 'success', 'error', 'cancelled'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
-export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set(['success', 'error', 'cancelled']);
+export type TerminalStatus = 'success' | 'error' | 'cancelled';
+export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
 
 @Entity('executions')
 @Index('idx_executions_account_id', ['account_id', 'id'])
@@ -74,4 +77,16 @@ export class Execution {
   /** The timeout the call ran (or will run) with: its deadline, for the sweeper and a re-queue. */
   @Column('integer', { nullable: true })
   timeout_seconds: number | null;
+
+  /** While `input_required`: the questions not yet answered, by key (ctx.requestInput). */
+  @Column('jsonb', { nullable: true })
+  input_requests: Record<string, InputRequest> | null;
+
+  /** The caller's answers so far, by question key: a run asked again starts with them. */
+  @Column('jsonb', { nullable: true })
+  input_responses: Record<string, unknown> | null;
+
+  /** Since when an async execution waits for a worker or for its caller's answer (else `created_at`): the sweeper's clock. */
+  @Column('timestamptz', { nullable: true })
+  waiting_since: Date | null;
 }

@@ -3,17 +3,21 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityNotFoundError, FindOptionsWhere, In, LessThan, MoreThanOrEqual, Repository } from 'typeorm';
 import { AppException, type ErrorBody } from '../../common/errors';
 import { TIER_LIMITS } from '../../identity/tiers';
-import { Execution, ExecutionStatus } from './execution.entity';
+import type { InputRequest } from '../../tools/sdk';
+import { Execution, ExecutionStatus, type TerminalStatus } from './execution.entity';
 import { GroupCommit } from './group-commit';
 
-const ACTIVE: ExecutionStatus[] = ['queued', 'running'];
+/** What may still end (a cancel too): what runs, waits for a worker, or waits for its caller. */
+const ACTIVE: ExecutionStatus[] = ['queued', 'running', 'input_required'];
+/** What a process runs or will run: left so by a stopped embedded process, it is recovered. */
+const IN_FLIGHT: ExecutionStatus[] = ['queued', 'running'];
 /** The longest timeout a call may ask for: the deadline of rows written before timeouts were stored. */
 const MAX_TIMEOUT_SECONDS = 300;
 
 /** Rows per batched statement: bounds a statement's size and the wait of its last caller. */
 const MAX_BATCH = 100;
 
-export type TerminalFields = Pick<Execution, 'status' | 'result' | 'error'> & { completed_at: Date };
+export type TerminalFields = Pick<Execution, 'result' | 'error'> & { status: TerminalStatus; completed_at: Date };
 
 /** The columns an execution ends with: its terminal fields, the duration, and progress 100 on success. */
 type TerminalColumns = TerminalFields & Pick<Execution, 'duration_ms'> & Partial<Pick<Execution, 'progress'>>;
@@ -74,6 +78,32 @@ export class ExecutionsStore {
     return rows.length > 0 ? this.executions.create(rows[0]) : null;
   }
 
+  /** running → input_required: an async run stopped at its caller's questions; null when it is no longer running (a cancel won). */
+  async awaitInput(id: string, requests: Record<string, InputRequest>, now: Date): Promise<Execution | null> {
+    const rows = (await this.executions.query(
+      `UPDATE executions SET status = 'input_required', input_requests = $2::jsonb, waiting_since = $3::timestamptz
+        WHERE id = $1 AND status = 'running' RETURNING *`,
+      [id, JSON.stringify(requests), now.toISOString()],
+    )) as [Execution[], number];
+    return rows[0][0] ? this.executions.create(rows[0][0]) : null;
+  }
+
+  /**
+   * Adds answers to an execution waiting for its caller; once every question asked has one it is
+   * `queued` again (to run from the start with them). Null when it no longer waits.
+   */
+  async answer(id: string, responses: Record<string, unknown>, now: Date): Promise<Execution | null> {
+    const rows = (await this.executions.query(
+      `UPDATE executions
+          SET input_responses = COALESCE(input_responses, '{}'::jsonb) || $2::jsonb,
+              status = CASE WHEN (COALESCE(input_responses, '{}'::jsonb) || $2::jsonb) ?& ARRAY(SELECT jsonb_object_keys(input_requests)) THEN 'queued' ELSE status END,
+              waiting_since = $3::timestamptz
+        WHERE id = $1 AND status = 'input_required' RETURNING *`,
+      [id, JSON.stringify(responses), now.toISOString()],
+    )) as [Execution[], number];
+    return rows[0][0] ? this.executions.create(rows[0][0]) : null;
+  }
+
   /** Removes a sync run that stopped to ask its caller for input: it is no outcome of the call (the caller calls again). */
   async discard(id: string): Promise<void> {
     await this.executions.delete({ id, status: 'running' });
@@ -90,7 +120,7 @@ export class ExecutionsStore {
 
   /** Executions left active by a process that stopped, oldest first (embedded recovery). */
   active(): Promise<Execution[]> {
-    return this.executions.find({ where: { status: In(ACTIVE) }, order: { id: 'ASC' } });
+    return this.executions.find({ where: { status: In(IN_FLIGHT) }, order: { id: 'ASC' } });
   }
 
   /**
@@ -111,9 +141,10 @@ export class ExecutionsStore {
   /**
    * Ends, as `error` (retryable) with `error`, every running execution past its deadline (start +
    * its timeout + `graceSeconds`: its runner would have ended it by then, so its process stopped or
-   * could not write) and every queued one older than `maxQueueWaitSeconds`. Answers the ended rows.
+   * could not write), every queued one that waited longer than `maxQueueWaitSeconds` for a worker,
+   * and every one that waited as long for its caller's answer. Answers the ended rows.
    */
-  async endOverdue(now: Date, graceSeconds: number, maxQueueWaitSeconds: number, errors: { running: ErrorBody; queued: ErrorBody }): Promise<Execution[]> {
+  async endOverdue(now: Date, graceSeconds: number, maxQueueWaitSeconds: number, errors: { running: ErrorBody; queued: ErrorBody; unanswered: ErrorBody }): Promise<Execution[]> {
     const end = (condition: string, error: ErrorBody, limit: number) =>
       this.executions.query(
         `UPDATE executions
@@ -128,8 +159,10 @@ export class ExecutionsStore {
       errors.running,
       graceSeconds,
     );
-    const [queued] = await end(`status = 'queued' AND created_at + make_interval(secs => $3) < $1::timestamptz`, errors.queued, maxQueueWaitSeconds);
-    return [...running, ...queued].map((row) => this.executions.create(row));
+    const waitedTooLong = `COALESCE(waiting_since, created_at) + make_interval(secs => $3) < $1::timestamptz`;
+    const [queued] = await end(`status = 'queued' AND ${waitedTooLong}`, errors.queued, maxQueueWaitSeconds);
+    const [unanswered] = await end(`status = 'input_required' AND ${waitedTooLong}`, errors.unanswered, maxQueueWaitSeconds);
+    return [...running, ...queued, ...unanswered].map((row) => this.executions.create(row));
   }
 
   async recordProgress(id: string, progress: number, message: string | null): Promise<void> {

@@ -1,5 +1,6 @@
 import { iso } from '../../keys/key-view';
 import type { Execution } from '../engine/execution.entity';
+import type { InputRequest } from '../../tools/sdk';
 
 /** A list entry (SPEC §4.6). */
 export function executionSummary(e: Execution) {
@@ -15,6 +16,12 @@ export function executionSummary(e: Execution) {
   };
 }
 
+/** The questions an execution in `input_required` still waits on (asked, not yet answered), by key. */
+export function pendingInputRequests(e: Execution): Record<string, InputRequest> {
+  const answered = e.input_responses ?? {};
+  return Object.fromEntries(Object.entries(e.input_requests ?? {}).filter(([key]) => !Object.hasOwn(answered, key)));
+}
+
 /** The single read (SPEC §2.2): the summary with result or error, input and progress message. */
 export function executionView(e: Execution) {
   return {
@@ -25,5 +32,6 @@ export function executionView(e: Execution) {
     input: e.input,
     ...(e.result && { result: e.result }),
     ...(e.error && { error: e.error }),
+    ...(e.status === 'input_required' && { input_requests: pendingInputRequests(e) }),
   };
 }

@@ -1,13 +1,13 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Controller, Delete, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import { IsIn, IsObject, IsOptional, IsString, Matches } from 'class-validator';
 import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators';
 import type { Principal } from '../../identity/principal';
 import { AppException } from '../../common/errors';
 import { EXECUTION_ID_PATTERN } from '../../common/ids';
 import { PageQuery } from '../../common/pagination';
-import { EXECUTION_STATUSES, ExecutionStatus } from '../engine/execution.entity';
+import { EXECUTION_STATUSES, ExecutionStatus, type Execution } from '../engine/execution.entity';
 import { executionSummary, executionView } from './execution-views';
 import { ExecutionsService } from './executions.service';
 
@@ -24,6 +24,12 @@ export class ListExecutionsQuery extends PageQuery {
   @ApiPropertyOptional({ description: 'Cursor paging: empty starts the walk, then each page’s pagination.after.' })
   @IsOptional() @IsString() @Matches(/^[A-Za-z0-9_-]{0,64}$/, { message: 'after must be a cursor returned by a previous page' })
   after?: string;
+}
+
+export class AnswerInputDto {
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'An answer per question key of `input_requests` (an elicitation: `{ action, content? }`).' })
+  @IsObject()
+  responses: Record<string, unknown>;
 }
 
 @Controller()
@@ -46,8 +52,16 @@ export class ExecutionsController {
   @RequireScopes('executions:read')
   async get(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
     const execution = await this.executions.get(principal, id);
-    reply.header('last-modified', (execution.completed_at ?? execution.started_at ?? execution.created_at).toUTCString());
+    reply.header('last-modified', lastChange(execution).toUTCString());
     return executionView(execution);
+  }
+
+  /** Answers the questions an async execution in `input_required` waits on; once all are answered it runs again. */
+  @Post('v1/executions/:execution_id/input')
+  @HttpCode(202)
+  @RequireScopes('tools:invoke')
+  async answer(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string, @Body() body: AnswerInputDto) {
+    return executionView(await this.executions.answer(principal, id, body.responses));
   }
 
   @Delete('v1/executions/:execution_id')
@@ -56,6 +70,13 @@ export class ExecutionsController {
     const execution = await this.executions.cancel(principal, id);
     return { status: 'cancelled', execution_id: execution.id, message: `Execution ${execution.id} cancelled` };
   }
+}
+
+/** When the row last moved: its end, else the later of its (latest) start and its wait for a worker or an answer. */
+function lastChange({ completed_at, started_at, waiting_since, created_at }: Execution): Date {
+  if (completed_at) return completed_at;
+  const moves = [started_at, waiting_since].filter((at): at is Date => at !== null);
+  return moves.length > 0 ? new Date(Math.max(...moves.map((at) => at.getTime()))) : created_at;
 }
 
 /** Cursors are opaque to clients: the last id seen, base64url-encoded. */

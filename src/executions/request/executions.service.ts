@@ -3,6 +3,7 @@ import { AppException } from '../../common/errors';
 import { Execution, TERMINAL_STATUSES } from '../engine/execution.entity';
 import { ExecutionRunner } from '../engine/execution-runner';
 import { ExecutionReader, ExecutionsStore, ListFilter } from '../engine/executions.store';
+import { pendingInputRequests } from './execution-views';
 
 /** Reads and cancels executions within one account, of the tools the calling key may use. */
 @Injectable()
@@ -23,6 +24,21 @@ export class ExecutionsService {
   async pageAfter(reader: ExecutionReader, filter: ListFilter, afterId: string | null, limit: number) {
     const { executions, hasMore } = await this.store.pageAfter(reader, filter, afterId, limit);
     return { executions, next: hasMore ? executions[executions.length - 1].id : null };
+  }
+
+  /**
+   * Answers the questions an async execution waits on (by key; answers to other keys, and ones
+   * that are not objects, are left out); once all are answered it runs again with them.
+   */
+  async answer(reader: ExecutionReader, id: string, responses: Record<string, unknown>): Promise<Execution> {
+    const current = await this.store.get(reader, id);
+    if (current.status !== 'input_required') throw new AppException('CONFLICT', `Execution ${id} is not waiting for input (status '${current.status}')`);
+    const pending = pendingInputRequests(current);
+    const accepted = Object.fromEntries(Object.entries(responses).filter(([key, value]) => Object.hasOwn(pending, key) && typeof value === 'object' && value !== null && !Array.isArray(value)));
+    if (Object.keys(accepted).length === 0) {
+      throw AppException.invalidRequest('input_responses answers none of the questions the execution waits on', { parameter: 'input_responses', expected: Object.keys(pending) });
+    }
+    return this.runner.answer(current, accepted);
   }
 
   /** DESIGN §5.8: active → cancelled; cancelled again → the same answer; otherwise finished → 409. */

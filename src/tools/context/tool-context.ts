@@ -46,7 +46,8 @@ export function createToolContext(parts: ToolContextParts): ToolContext {
 }
 
 async function cannotAsk(): Promise<never> {
-  throw new ToolError('This tool asks its caller for input, which only a synchronous call can answer: invoke it without async (REST), or with tools/call over MCP 2026-07-28 (not as a task)', {
-    code: 'INVALID_INPUT',
-  });
+  throw new ToolError(
+    'This tool asks its caller for input, which this call cannot carry (an MCP 2025 call, or an async call holding secret inputs, which the service does not keep for the run after the answer): invoke it over REST or MCP 2026-07-28',
+    { code: 'INVALID_INPUT' },
+  );
 }

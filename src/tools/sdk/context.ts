@@ -69,8 +69,10 @@ export interface ToolContext {
    * stops at the first question not yet answered and its caller gets every question asked so far;
    * when it calls again with the answers, the tool runs again **from the start** and each
    * `requestInput` of an answered question resolves at once. So ask before doing anything that
-   * must not happen twice. Sync calls can be asked (MCP 2026-07-28 `tools/call`, REST invoke
-   * without `async`); in any other call this rejects with a ToolError (INVALID_INPUT) saying so.
+   * must not happen twice. REST and MCP 2026-07-28 calls can be asked, sync (the answers come
+   * with the next call) and async (an execution, or an MCP task, waits in `input_required`); an
+   * MCP 2025 call, or an async one holding secret inputs, cannot: this rejects with a ToolError
+   * (INVALID_INPUT) saying so.
    */
   requestInput(key: string, request: InputRequest): Promise<Record<string, unknown>>;
   /** Whether this call's caller can answer a question of this kind (a 2026-07-28 client declares which). */
