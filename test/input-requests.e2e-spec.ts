@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { useTestApp } from './support/app';
+import { describeEachEngine } from './support/engines';
 import { DATABASE_MODES } from './support/databases';
 import { startKubeApiServer, type KubeApiServer } from './support/kube/kube-api-server';
 import { until } from './support/poll';
@@ -85,44 +86,6 @@ describe('Input requests', () => {
     expect((await invoke({ inputs: {}, input_responses: [] })).json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'input_responses' } });
   });
 
-  it('parks an async execution in input_required until POST /v1/executions/{id}/input answers, then runs it again with the answers', async () => {
-    const execution = async (id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: suite.acme.key })).json();
-    const waiting = (id: string, key: string) =>
-      until(`${id} waiting on ${key}`, async () => {
-        const row = await execution(id);
-        return row.status === 'input_required' && row.input_requests[key] ? row : undefined;
-      });
-    const answer = (id: string, responses: object, key = suite.acme.key) => suite.t.request({ method: 'POST', url: `/v1/executions/${id}/input`, key, payload: { responses } });
-    const queued = await suite.t.request({ method: 'POST', url: `${MULTI_ROUND}?async=true`, key: suite.acme.key, payload: {} });
-    const id = queued.json().execution_id as string;
-
-    const first = await waiting(id, 'step1');
-    expect(first.input_requests).toEqual({ step1: expect.objectContaining({ method: 'elicitation/create' }) });
-    // Nothing outstanding answered, another account, not waiting: refused, nothing changes.
-    expect((await answer(id, { step9: { action: 'accept' } })).json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'input_responses', expected: ['step1'] } });
-    expect((await answer(id, { step1: { action: 'accept', content: { name: 'Eve' } } }, (await suite.t.createAccount('other-async-input')).key)).statusCode).toBe(404);
-    expect((await answer(id, { step1: 'Ada' })).statusCode).toBe(400);
-
-    const accepted = await answer(id, { step1: { action: 'accept', content: { name: 'Ada' } } });
-    expect(accepted.statusCode).toBe(202);
-    expect(accepted.json()).toMatchObject({ id, status: 'queued' });
-    await waiting(id, 'step2');
-    await answer(id, { step2: { action: 'accept', content: { color: 'green' } } });
-    const done = await until('the execution ended', async () => {
-      const row = await execution(id);
-      return ['success', 'error', 'cancelled'].includes(row.status) ? row : undefined;
-    });
-    expect(done).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: 'Ada likes green' }] } });
-    expect(done.input_requests).toBeUndefined();
-    expect((await answer(id, { step2: { action: 'accept' } })).json().error).toMatchObject({ code: 'CONFLICT' });
-
-    // A waiting execution can be cancelled like any other.
-    const another = (await suite.t.request({ method: 'POST', url: `${MULTI_ROUND}?async=true`, key: suite.acme.key, payload: {} })).json().execution_id as string;
-    await waiting(another, 'step1');
-    expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${another}`, key: suite.acme.key })).statusCode).toBe(200);
-    expect((await execution(another)).status).toBe('cancelled');
-  });
-
   it('tells an MCP 2025 caller, which cannot be asked, how to call the tool', async () => {
     const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StreamableHTTPClientTransport: TransportV1 } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
@@ -184,5 +147,47 @@ describe('Input requests', () => {
     expect(answer.status).toBe(400);
     expect(await answer.json()).toMatchObject({ id: 7, error: { code: -32021, data: { requiredCapabilities: { elicitation: {} } } } });
     expect(kube.get('ConfigMap', 'never')).toBeUndefined();
+  });
+});
+
+describeEachEngine('Input requests of async executions', (mode) => {
+  const suite = useTestApp(mode, { extensions: [ConformanceFixturesModule] });
+
+  it('parks an async execution in input_required until POST /v1/executions/{id}/input answers, then runs it again with the answers', async () => {
+    const execution = async (id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: suite.acme.key })).json();
+    const waiting = (id: string, key: string) =>
+      until(`${id} waiting on ${key}`, async () => {
+        const row = await execution(id);
+        return row.status === 'input_required' && row.input_requests[key] ? row : undefined;
+      });
+    const answer = (id: string, responses: object, key = suite.acme.key) => suite.t.request({ method: 'POST', url: `/v1/executions/${id}/input`, key, payload: { responses } });
+    const queued = await suite.t.request({ method: 'POST', url: `${MULTI_ROUND}?async=true`, key: suite.acme.key, payload: {} });
+    const id = queued.json().execution_id as string;
+
+    const first = await waiting(id, 'step1');
+    expect(first.input_requests).toEqual({ step1: expect.objectContaining({ method: 'elicitation/create' }) });
+    // Nothing outstanding answered, another account, not waiting: refused, nothing changes.
+    expect((await answer(id, { step9: { action: 'accept' } })).json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'input_responses', expected: ['step1'] } });
+    expect((await answer(id, { step1: { action: 'accept', content: { name: 'Eve' } } }, (await suite.t.createAccount('other-async-input')).key)).statusCode).toBe(404);
+    expect((await answer(id, { step1: 'Ada' })).statusCode).toBe(400);
+
+    const accepted = await answer(id, { step1: { action: 'accept', content: { name: 'Ada' } } });
+    expect(accepted.statusCode).toBe(202);
+    expect(accepted.json()).toMatchObject({ id, status: 'queued' });
+    await waiting(id, 'step2');
+    await answer(id, { step2: { action: 'accept', content: { color: 'green' } } });
+    const done = await until('the execution ended', async () => {
+      const row = await execution(id);
+      return ['success', 'error', 'cancelled'].includes(row.status) ? row : undefined;
+    });
+    expect(done).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: 'Ada likes green' }] } });
+    expect(done.input_requests).toBeUndefined();
+    expect((await answer(id, { step2: { action: 'accept' } })).json().error).toMatchObject({ code: 'CONFLICT' });
+
+    // A waiting execution can be cancelled like any other.
+    const another = (await suite.t.request({ method: 'POST', url: `${MULTI_ROUND}?async=true`, key: suite.acme.key, payload: {} })).json().execution_id as string;
+    await waiting(another, 'step1');
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${another}`, key: suite.acme.key })).statusCode).toBe(200);
+    expect((await execution(another)).status).toBe('cancelled');
   });
 });

@@ -79,7 +79,7 @@ describeEachDatabase('operations', (mode) => {
       await t.close();
       if (env.DATA_DIR) releaseDataDir(env.DATA_DIR);
     }
-  });
+  }, 180_000); // six CLI runs, each booting the service's modules under ts-node
 });
 
 describe('boot', () => {

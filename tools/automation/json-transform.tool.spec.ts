@@ -115,11 +115,12 @@ describe('JsonTransformTool', () => {
   });
 
   it('evaluates one expression side by side on separate instances, more of them than are kept idle', async () => {
-    // Each evaluation nests about 600 steps: two sharing an instance (and its depth guard) would pass the limit of 1000.
-    const expression = '($loop := function($n) { $n < 200 ? 1 + $loop($n + 1) : $x }; $loop(0))';
+    // Each evaluation nests about 510 steps: two sharing an instance (and its depth guard) would pass
+    // the limit of 1000. 34 at once is past the 32 kept idle, and light enough for a loaded machine.
+    const expression = '($loop := function($n) { $n < 170 ? 1 + $loop($n + 1) : $x }; $loop(0))';
     for (let round = 0; round < 2; round++) {
-      const results = await Promise.all(Array.from({ length: 40 }, (_, x) => run({ expression, data: {}, bindings: { x } })));
-      expect(results).toEqual(Array.from({ length: 40 }, (_, x) => ({ result: 200 + x })));
+      const results = await Promise.all(Array.from({ length: 34 }, (_, x) => run({ expression, data: {}, bindings: { x } })));
+      expect(results).toEqual(Array.from({ length: 34 }, (_, x) => ({ result: 170 + x })));
     }
   });
 });

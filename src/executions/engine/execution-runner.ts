@@ -247,7 +247,13 @@ export class ExecutionRunner {
     if (!after) throw new AppException('CONFLICT', `Execution ${execution.id} is not waiting for input`);
     if (after.status === 'queued') {
       try {
-        await this.queue.enqueue({ executionId: after.id, toolId: after.tool_id, input: after.input, timeoutSeconds: after.timeout_seconds ?? this.registry.get(after.tool_id).definition.timeout });
+        await this.queue.enqueue({
+          executionId: after.id,
+          toolId: after.tool_id,
+          input: after.input,
+          timeoutSeconds: after.timeout_seconds ?? this.registry.get(after.tool_id).definition.timeout,
+          answered: Object.keys(after.input_responses ?? {}).length,
+        });
       } catch (err) {
         return this.finish(after.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), after.started_at);
       }

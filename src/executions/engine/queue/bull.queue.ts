@@ -9,7 +9,7 @@ const ENQUEUE_TIMEOUT_MS = 2_000;
 const KEEP_FAILED_JOBS = 1_000;
 
 /**
- * Bull on Redis: jobs are keyed by execution id (never enqueued twice) and removed once done,
+ * Bull on Redis: jobs are keyed by execution id (and answer count, for runs after answers) and removed once done,
  * since the database holds the state. A job whose worker stops renewing its lock is not re-run
  * (tools may have side effects): it is reported lost and its execution ends in a retryable error.
  */
@@ -27,7 +27,9 @@ export class BullExecutionQueue extends ExecutionQueue {
     const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(queueUnavailable('Redis did not answer in time')), ENQUEUE_TIMEOUT_MS)));
     try {
       // Failed jobs are kept a while: a stalled job's 'failed' event needs the job to name its execution.
-      await Promise.race([this.queue.add(job, { jobId: job.executionId, removeOnComplete: true, removeOnFail: KEEP_FAILED_JOBS }), timeout]);
+      // A run after answers gets an id of its own: the run before may not be removed yet, and Bull ignores a job id it holds.
+      const jobId = job.answered ? `${job.executionId}:${job.answered}` : job.executionId;
+      await Promise.race([this.queue.add(job, { jobId, removeOnComplete: true, removeOnFail: KEEP_FAILED_JOBS }), timeout]);
     } catch (err) {
       throw err instanceof AppException ? err : queueUnavailable((err as Error).message);
     } finally {

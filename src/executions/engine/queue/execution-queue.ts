@@ -13,6 +13,8 @@ export interface ExecutionJob {
   trace?: TraceCarrier;
   /** The call's secret inputs, sealed with SECRETS_KEY (then absent from `input`). */
   sealedInputs?: Sealed;
+  /** Set on a run after answers to the tool's questions: how many answers it has (each run's differs). */
+  answered?: number;
 }
 
 export type JobHandler = (job: ExecutionJob) => Promise<void>;
