@@ -55,6 +55,8 @@ export async function keysPage(main: HTMLElement): Promise<void> {
   await refresh();
 }
 
+const CREDENTIAL_SCOPES = ['keys:manage', 'secrets:manage'];
+
 function createForm(scopes: string[], tools: { id: string; name: string }[], create: (body: Record<string, unknown>) => Promise<void>): HTMLFormElement {
   const name = h('input', { type: 'text', name: 'name', required: true, maxlength: 100, autocomplete: 'off' });
   const type = h('select', { name: 'type' }, h('option', { value: 'service' }, 'service'), h('option', { value: 'user' }, 'user'), h('option', { value: 'temporary' }, 'temporary'));
@@ -70,6 +72,13 @@ function createForm(scopes: string[], tools: { id: string; name: string }[], cre
     field('Tool allowlist', toolSelect, 'Select none to allow every tool you may use; Ctrl or Shift to select several.'),
     h('button', { type: 'submit' }, 'Create key'),
   );
+  // Temporary keys never hold the credential scopes (DESIGN §5.7): they are not offered for one.
+  type.addEventListener('change', () => {
+    for (const box of scopeBoxes.filter(({ value }) => CREDENTIAL_SCOPES.includes(value))) {
+      box.disabled = type.value === 'temporary';
+      box.checked = !box.disabled;
+    }
+  });
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const chosenTools = [...toolSelect.selectedOptions].map((option) => option.value);

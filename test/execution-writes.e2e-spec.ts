@@ -40,6 +40,9 @@ describeEachDatabase('execution writes', (mode) => {
       completed_at: null,
       duration_ms: null,
       timeout_seconds: 30,
+      input_requests: null,
+      input_responses: null,
+      waiting_since: null,
       ...fields,
     });
 

@@ -8,6 +8,7 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpModernEndpoint } from '../src/mcp/mcp-modern-endpoint';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
 
@@ -71,6 +72,32 @@ describe('MCP revisions and library', () => {
     const legacyNames = (await legacy.listTools()).tools.map(({ name }) => name);
     expect(modernNames).toContain('json-transform');
     expect(modernNames.slice(0, legacyNames.length)).toEqual(legacyNames);
+  });
+
+  it('answers a plain 2026-07-28 tools/call on its fast path exactly as the SDK path does', async () => {
+    // Declaring extensions (none) sends the call through the SDK's Server; without, the fast path takes it.
+    const viaSdk = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { extensions: {} } };
+    const call = (name: string, args: object, meta: unknown) => raw(suite.acme.key, 'tools/call', { name, arguments: args }, { 'mcp-name': name, 'cache-control': 'no-cache' }, meta);
+    const args = { data: { n: [4, 5] }, expression: '$sum(n)' };
+    // The SDK's handler is what the fast path skips: it must see the second call only.
+    const sdkHandler = (suite.t.app.get(McpModernEndpoint) as unknown as { handler: { fetch: (...args: unknown[]) => unknown } }).handler;
+    const sdkCalls = jest.spyOn(sdkHandler, 'fetch');
+    const fast = await call('json-transform', args, ENVELOPE);
+    expect(sdkCalls).not.toHaveBeenCalled();
+    const sdk = await call('json-transform', args, viaSdk);
+    expect(sdkCalls).toHaveBeenCalledTimes(1);
+    sdkCalls.mockRestore();
+    const comparable = ({ status, body }: Awaited<ReturnType<typeof call>>) => {
+      const { execution_id, timing, ...about } = body.result._meta;
+      return { status, body: { ...body, result: { ...body.result, _meta: { ...about, execution_id: typeof execution_id, timing: Object.keys(timing) } } } };
+    };
+    expect(comparable(fast)).toEqual(comparable(sdk));
+    expect(fast.body.result).toMatchObject({ resultType: 'complete', structuredContent: { result: 9 }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'tool-orchestration-service' } } });
+    // Failures too: an unknown tool in band, invalid arguments as an error result.
+    expect(await call('no-such-tool', {}, ENVELOPE)).toEqual(await call('no-such-tool', {}, viaSdk));
+    const invalid = [await call('json-transform', { expression: 7 }, ENVELOPE), await call('json-transform', { expression: 7 }, viaSdk)];
+    expect(invalid[0]).toEqual(invalid[1]);
+    expect(invalid[0].body.result.isError).toBe(true);
   });
 
   it('answers the 2026-07-28 validation ladder with HTTP 400, the request id and the spec codes', async () => {

@@ -1,5 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, type InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {
@@ -137,7 +137,8 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
 
   /** The revision is resolved per POST, by the SDK v2's own classifier: see McpModernEndpoint. */
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (!isLegacy(request)) return this.modern.handle(principal, request, reply);
+    const route = routeOf(request);
+    if (route.kind !== 'legacy') return this.modern.handle(principal, request, reply, route);
     const messages = readMessages(request);
     if (messages instanceof TransportRefusal) {
       const { status, code, message } = messages;
@@ -207,20 +208,19 @@ function readMessages(request: FastifyRequest): Messages | TransportRefusal {
   return messages;
 }
 
-/** 2025-era traffic: no `_meta` protocol-version claim and no 2026 MCP-Protocol-Version header. */
-function isLegacy(request: FastifyRequest): boolean {
+/** The SDK v2's routing of the POST: `legacy` for 2025-era traffic (no `_meta` protocol-version claim, no 2026 MCP-Protocol-Version header), else 2026-07-28 through its validation ladder. */
+function routeOf(request: FastifyRequest): InboundClassificationOutcome {
   const header = (name: string) => {
     const value = request.headers[name];
     return Array.isArray(value) ? value[0] : value;
   };
-  const route = classifyInboundRequest({
+  return classifyInboundRequest({
     httpMethod: 'POST',
     protocolVersionHeader: header('mcp-protocol-version'),
     mcpMethodHeader: header('mcp-method'),
     mcpNameHeader: header('mcp-name'),
     body: request.body,
   });
-  return route.kind === 'legacy';
 }
 
 function asksForProgress(request: JSONRPCRequest): boolean {

@@ -1,5 +1,16 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { createMcpHandler, Server, type CallToolResult, type ListToolsResult, type McpRequestContext, type RequestMethod } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  createMcpHandler,
+  SERVER_INFO_META_KEY,
+  Server,
+  type CallToolResult,
+  type InboundClassificationOutcome,
+  type ListToolsResult,
+  type McpRequestContext,
+  type RequestMethod,
+} from '@modelcontextprotocol/server';
+import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -51,7 +62,10 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     this.methods = libraryMethods(library);
   }
 
-  async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /** `route` is the SDK's classification of the POST (its validation ladder), which McpEndpoint made to route it here. */
+  async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply, route: Exclude<InboundClassificationOutcome, { kind: 'legacy' }>): Promise<void> {
+    const plain = plainToolCall(route, request);
+    if (plain) return this.callTool(principal, plain, request, reply);
     const caller: Caller = { principal, request, reply };
     const response = await this.handler.fetch(webRequest(request, callerGone(reply)), {
       parsedBody: request.body,
@@ -67,6 +81,37 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     await this.handler.close();
   }
 
+  /**
+   * The common case, answered without a Server per request: a tools/call the SDK's ladder passed
+   * (envelope, version, headers, params), with no progress stream, no answers to questions and no
+   * tasks. The answer is the one the SDK gives: the result with `resultType` and the server's
+   * identity in `_meta`, or the error in band (HTTP 200; 400 for -32021, as the SDK maps it).
+   */
+  private async callTool(principal: Principal, message: PlainToolCall, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const { id, params } = message;
+    const call: CallContext = {
+      signal: () => callerGone(reply),
+      cache: !asksNoCache(request.headers['cache-control']),
+      requestId: request.id,
+      log: request.log,
+      elapsedMs: () => reply.elapsedTime,
+      answering: { methods: answerableMethods(params._meta[CLIENT_CAPABILITIES_META_KEY] ?? {}) },
+    };
+    let status = 200;
+    let answer: Record<string, unknown>;
+    try {
+      // A CallToolResult (no resultType: it completed) or an InputRequiredResult (never a task: no tasks here).
+      const result: { resultType?: string; _meta?: object } = await this.tools.call(principal, params.name, params.arguments, call);
+      answer = { result: { ...result, resultType: result.resultType ?? 'complete', _meta: { ...result._meta, [SERVER_INFO_META_KEY]: MCP_SERVER_INFO } } };
+    } catch (err) {
+      // McpTools.call throws McpErrors only: anything unexpected was logged and made one.
+      const { code, message: text, data } = err as McpError;
+      if (code === MISSING_REQUIRED_CLIENT_CAPABILITY) status = 400;
+      answer = { error: { code, message: text, ...(data !== undefined && { data }) } };
+    }
+    await reply.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id, ...answer }));
+  }
+
   private serverFor(context: McpRequestContext): Server {
     const { principal, request, reply } = (context.authInfo?.extra as { caller: Caller }).caller;
     const server = new Server(MCP_SERVER_INFO, {
@@ -79,14 +124,13 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     server.setRequestHandler('tools/list', ({ params }) => ({ ...(this.tools.list(principal, params?.cursor) as ListToolsResult), ...TOOLS_LIST_CACHE }));
     server.setRequestHandler('tools/call', ({ params }, ctx) => {
       const progressToken = params._meta?.progressToken;
-      const capabilities = clientCapabilities(ctx);
       const call: CallContext = {
         signal: () => ctx.mcpReq.signal,
         cache: !asksNoCache(request.headers['cache-control']),
         ...facts,
         elapsedMs: () => reply.elapsedTime,
         tasks: declaresTasks(ctx),
-        answering: { responses: ctx.mcpReq.inputResponses, state: ctx.mcpReq.requestState<string>(), capabilities, methods: answerableMethods(capabilities) },
+        answering: { responses: ctx.mcpReq.inputResponses, state: ctx.mcpReq.requestState<string>(), methods: answerableMethods(clientCapabilities(ctx)) },
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>
             void ctx.mcpReq
@@ -111,6 +155,29 @@ export class McpModernEndpoint implements OnApplicationShutdown {
 }
 
 const TASK_PARAMS = z.looseObject({ taskId: z.string().min(1).max(128) });
+const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+
+/** A tools/call as the ladder proved it (name, optional arguments, the `_meta` envelope). */
+interface PlainToolCall {
+  id: string | number;
+  params: { name: string; arguments?: Record<string, unknown>; _meta: Record<string, Record<string, unknown> | undefined> };
+}
+
+/**
+ * The POST as a tools/call the fast path answers exactly as the SDK would: one the ladder passed,
+ * not asking for progress, bringing no answers, from a client that does not take tasks (the SDK
+ * shapes task results), accepting JSON.
+ */
+function plainToolCall(route: Exclude<InboundClassificationOutcome, { kind: 'legacy' }>, request: FastifyRequest): PlainToolCall | undefined {
+  if (route.kind !== 'modern' || route.messageKind !== 'request' || route.message.method !== 'tools/call') return undefined;
+  const message = route.message as unknown as PlainToolCall;
+  const { params } = message;
+  const meta = params._meta as Record<string, unknown>;
+  if (meta.progressToken !== undefined || 'inputResponses' in params || 'requestState' in params) return undefined;
+  if (params._meta[CLIENT_CAPABILITIES_META_KEY]?.extensions !== undefined) return undefined;
+  if (!(request.headers.accept ?? '').includes('application/json')) return undefined;
+  return message;
+}
 
 type RequestContext = { mcpReq: { envelope?: object } };
 

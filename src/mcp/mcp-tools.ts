@@ -25,9 +25,9 @@ export interface CallContext extends RequestFacts {
   tasks?: boolean;
   /**
    * Set on 2026-07-28, whose clients answer a tool's questions (`input_required`): what this
-   * request brings back, and the capabilities it declared (a question needs its method's).
+   * request brings back, and the methods its declared capabilities answer.
    */
-  answering?: CallerAnswers & { capabilities: Record<string, unknown> };
+  answering?: CallerAnswers & Required<Pick<CallerAnswers, 'methods'>>;
 }
 
 /** The client capability each input request method needs. */
@@ -100,7 +100,7 @@ export class McpTools implements OnApplicationBootstrap {
         onProgress: context.onProgress,
         answering: context.answering,
       });
-      if ('inputRequests' in outcome) return inputRequired(outcome, context.answering!.capabilities);
+      if ('inputRequests' in outcome) return inputRequired(outcome, context.answering!.methods);
       return toolCallResult(tool, outcome.execution, invocationAnswer(outcome, context.elapsedMs()).body);
     } catch (err) {
       // A requestState that does not hold is a fault of the request itself, not of the call.
@@ -113,8 +113,8 @@ export class McpTools implements OnApplicationBootstrap {
 }
 
 /** The questions, if the client declared every capability they need (it must not be sent one it cannot answer). */
-function inputRequired({ inputRequests, requestState }: SyncQuestion, capabilities: Record<string, unknown>): InputRequiredResult {
-  const lacking = [...new Set(Object.values(inputRequests).map(({ method }) => CAPABILITY_OF[method]))].filter((capability) => capabilities[capability] === undefined);
+function inputRequired({ inputRequests, requestState }: SyncQuestion, answerable: ReadonlySet<InputRequest['method']>): InputRequiredResult {
+  const lacking = [...new Set(Object.values(inputRequests).filter(({ method }) => !answerable.has(method)).map(({ method }) => CAPABILITY_OF[method]))];
   if (lacking.length > 0) throw missingCapability(lacking.join(', '), Object.fromEntries(lacking.map((capability) => [capability, {}])));
   return { resultType: 'input_required', inputRequests, requestState };
 }
