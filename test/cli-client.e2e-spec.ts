@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { useTestApp } from './support/app';
+import { until } from './support/poll';
 import { ENGINE_MODES } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
 
@@ -139,7 +140,7 @@ describe('tos client commands', () => {
     rmSync(configHome, { recursive: true, force: true });
   });
 
-  it('mcp stdio forwards tools/list and tools/call with progress to /v1/mcp', async () => {
+  it("mcp stdio forwards tools/list and tools/call with progress to /v1/mcp, and the host's cancel", async () => {
     const client = new Client({ name: 'cli-e2e', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
@@ -156,6 +157,18 @@ describe('tos client commands', () => {
       expect(result.isError).toBeFalsy();
       expect(JSON.stringify(result.content)).toContain('slept_ms');
       expect(progress.length).toBeGreaterThan(0);
+
+      // The host's cancel reaches the service through the bridge: the remote execution ends cancelled.
+      const cancelledSleeps = async () => (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=test-sleep&status=cancelled', key: suite.acme.key })).json();
+      const before = (await cancelledSleeps()).total as number;
+      const host = new AbortController();
+      const slow = client.callTool({ name: 'test-sleep', arguments: { ms: 20_000 } }, undefined, { signal: host.signal, onprogress: () => host.abort() });
+      await expect(slow).rejects.toThrow(/abort/i);
+      const cancelled = await until('the bridged call cancelled on the service', async () => {
+        const listed = await cancelledSleeps();
+        return listed.total > before ? listed.executions : undefined;
+      });
+      expect(cancelled[0]).toMatchObject({ tool_id: 'test-sleep', status: 'cancelled' });
     } finally {
       await client.close();
     }

@@ -2,8 +2,8 @@ import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { JsonTransformTool } from './json-transform.tool';
 
 const tool = new JsonTransformTool();
-const run = (input: { expression: string; data: unknown; bindings?: Record<string, unknown> }, signal?: AbortSignal) =>
-  runTool<{ result: unknown }>(tool, input, { signal });
+const run = (input: { expression: string; data: unknown; bindings?: Record<string, unknown> }, signal?: AbortSignal, config?: Record<string, string>) =>
+  runTool<{ result: unknown }>(tool, input, { signal, config });
 
 const people = {
   people: [
@@ -115,12 +115,14 @@ describe('JsonTransformTool', () => {
   });
 
   it('evaluates one expression side by side on separate instances, more of them than are kept idle', async () => {
-    // Each evaluation nests about 510 steps: two sharing an instance (and its depth guard) would pass
-    // the limit of 1000. 34 at once is past the 32 kept idle, and light enough for a loaded machine.
-    const expression = '($loop := function($n) { $n < 170 ? 1 + $loop($n + 1) : $x }; $loop(0))';
+    // Each evaluation nests about 600 steps: two sharing an instance (and its depth guard) would pass
+    // the limit of 1000. 40 at once is past the 32 kept idle. They interleave, so each one's clock
+    // runs while all the others work: the time limit is raised for this test (it is not what it checks).
+    const expression = '($loop := function($n) { $n < 200 ? 1 + $loop($n + 1) : $x }; $loop(0))';
+    const roomy = { JSON_TRANSFORM_TIME_LIMIT_SECONDS: '120' };
     for (let round = 0; round < 2; round++) {
-      const results = await Promise.all(Array.from({ length: 34 }, (_, x) => run({ expression, data: {}, bindings: { x } })));
-      expect(results).toEqual(Array.from({ length: 34 }, (_, x) => ({ result: 170 + x })));
+      const results = await Promise.all(Array.from({ length: 40 }, (_, x) => run({ expression, data: {}, bindings: { x } }, undefined, roomy)));
+      expect(results).toEqual(Array.from({ length: 40 }, (_, x) => ({ result: 200 + x })));
     }
   });
 });

@@ -4,7 +4,6 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
 /** Wall-clock budget of one evaluation, whatever the request timeout. */
-const TIME_LIMIT_MS = 5_000;
 /** Nested evaluation steps; a non-tail recursive function uses about 3 per call. */
 const MAX_DEPTH = 1_000;
 const MAX_RESULT_BYTES = 1024 * 1024;
@@ -58,6 +57,9 @@ const orders = {
   description: 'Evaluates a JSONata expression over a JSON document, bounded in time, nesting depth and result size.',
   status: 'ready',
   version: '1.0.0',
+  config: {
+    JSON_TRANSFORM_TIME_LIMIT_SECONDS: { type: 'integer', default: 5, description: 'How long one evaluation may run before it is stopped as an endless loop.' },
+  },
   cacheable: true,
   // Caller-supplied expressions: a catastrophic regular expression blocks its thread, never the service.
   isolated: true,
@@ -119,7 +121,7 @@ export class JsonTransformTool implements ToolHandler<JsonTransformInput, JsonTr
 
   async execute(input: JsonTransformInput, ctx: ToolContext): Promise<JsonTransformOutput> {
     const expression = this.compiled.take(input.expression);
-    guard(expression, ctx.signal);
+    guard(expression, ctx.signal, Number(ctx.config.JSON_TRANSFORM_TIME_LIMIT_SECONDS) * 1000);
 
     let value: unknown;
     try {
@@ -184,8 +186,8 @@ function compile(expression: string): jsonata.Expression {
  * Installs the time, depth and cancellation checks that jsonata runs at every evaluation step,
  * the way jsonata's own test suite "timeboxes" expressions.
  */
-function guard(expression: jsonata.Expression, signal: AbortSignal): void {
-  const deadline = Date.now() + TIME_LIMIT_MS;
+function guard(expression: jsonata.Expression, signal: AbortSignal, timeLimitMs: number): void {
+  const deadline = Date.now() + timeLimitMs;
   let lastYield = Date.now();
   let depth = 0;
   const tooExpensive = (reason: string) =>
@@ -198,7 +200,7 @@ function guard(expression: jsonata.Expression, signal: AbortSignal): void {
       throw tooExpensive(`nesting deeper than ${MAX_DEPTH} evaluation steps (non-terminating recursion?)`);
     }
     const now = Date.now();
-    if (now > deadline) throw tooExpensive(`it ran longer than ${TIME_LIMIT_MS / 1000} s (infinite loop?)`);
+    if (now > deadline) throw tooExpensive(`it ran longer than ${timeLimitMs / 1000} s (infinite loop?)`);
     if (now - lastYield >= YIELD_EVERY_MS) {
       lastYield = now;
       await yieldToEventLoop();
