@@ -22,14 +22,13 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../identity/principal';
-import { asksNoCache } from '../executions/request/invoke-request';
 import { McpAnswer } from './mcp-answer';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { McpCancellations } from './mcp-cancellations';
 import { McpHttpTransport } from './mcp-http-transport';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
-import { CallContext, McpTools } from './mcp-tools';
+import { callOf, CallContext, McpTools } from './mcp-tools';
 
 /** The library's requests as the SDK v1 Server knows them. */
 const LIBRARY_REQUESTS = [
@@ -101,6 +100,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       let release = () => {};
       const progressToken = params._meta?.progressToken;
       const context: CallContext = {
+        ...callOf(post.request, post.reply),
         signal: () => {
           const cancelled = this.cancellations.track(post.principal.keyId, clientId);
           const stopWatching = post.answer.whenGone(cancelled.abort);
@@ -110,10 +110,6 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
           };
           return cancelled.signal;
         },
-        cache: !asksNoCache(post.request.headers['cache-control']),
-        requestId: post.request.id,
-        log: post.request.log,
-        elapsedMs: () => post.reply.elapsedTime,
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>
             void extra

@@ -17,12 +17,11 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { z } from 'zod';
 import { callerGone } from '../common/caller-gone';
 import type { Principal } from '../identity/principal';
-import { asksNoCache } from '../executions/request/invoke-request';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
-import { hideUnexpected } from './mcp-replies';
+import { hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY } from './mcp-replies';
 import { McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
-import { answerableMethods, McpTools, type CallContext } from './mcp-tools';
+import { answerableMethods, callOf, McpTools, type CallContext } from './mcp-tools';
 
 /**
  * How long a client may reuse a tools/list answer. `private`: the list depends on the key (its
@@ -90,11 +89,8 @@ export class McpModernEndpoint implements OnApplicationShutdown {
   private async callTool(principal: Principal, message: PlainToolCall, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const { id, params } = message;
     const call: CallContext = {
+      ...callOf(request, reply),
       signal: () => callerGone(reply),
-      cache: !asksNoCache(request.headers['cache-control']),
-      requestId: request.id,
-      log: request.log,
-      elapsedMs: () => reply.elapsedTime,
       answering: { methods: answerableMethods(params._meta[CLIENT_CAPABILITIES_META_KEY] ?? {}) },
     };
     let status = 200;
@@ -125,10 +121,8 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     server.setRequestHandler('tools/call', ({ params }, ctx) => {
       const progressToken = params._meta?.progressToken;
       const call: CallContext = {
+        ...callOf(request, reply),
         signal: () => ctx.mcpReq.signal,
-        cache: !asksNoCache(request.headers['cache-control']),
-        ...facts,
-        elapsedMs: () => reply.elapsedTime,
         tasks: declaresTasks(ctx),
         answering: { responses: ctx.mcpReq.inputResponses, state: ctx.mcpReq.requestState<string>(), methods: answerableMethods(clientCapabilities(ctx)) },
         ...(progressToken !== undefined && {
@@ -155,7 +149,6 @@ export class McpModernEndpoint implements OnApplicationShutdown {
 }
 
 const TASK_PARAMS = z.looseObject({ taskId: z.string().min(1).max(128) });
-const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 
 /** A tools/call as the ladder proved it (name, optional arguments, the `_meta` envelope). */
 interface PlainToolCall {

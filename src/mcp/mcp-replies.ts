@@ -39,7 +39,7 @@ export function hideUnexpected(err: unknown, method: string, facts: RequestFacts
 }
 
 /** JSON-RPC error of 2026-07-28 for a request that needs a client capability the request did not declare. */
-const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 
 /** The refusal naming what the client lacks, in the shape of its capabilities (`{ elicitation: {} }`, `{ extensions: {…} }`). */
 export function missingCapability(what: string, requiredCapabilities: Record<string, unknown>): McpError {

@@ -2,7 +2,9 @@ import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { ErrorCode, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { canUseTool, type Principal } from '../identity/principal';
 import { AppException } from '../common/errors';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config';
+import { asksNoCache } from '../executions/request/invoke-request';
 import type { ProgressListener } from '../executions/engine/execution-runner';
 import { invocationAnswer, InvocationService, type CallerAnswers, type SyncQuestion } from '../executions/request/invocation.service';
 import type { InputRequest } from '../tools/sdk';
@@ -28,6 +30,11 @@ export interface CallContext extends RequestFacts {
    * request brings back, and the methods its declared capabilities answer.
    */
   answering?: CallerAnswers & Required<Pick<CallerAnswers, 'methods'>>;
+}
+
+/** What every tools/call takes from its HTTP request, in every revision. */
+export function callOf(request: FastifyRequest, reply: FastifyReply): Pick<CallContext, 'cache' | 'requestId' | 'log' | 'elapsedMs'> {
+  return { cache: !asksNoCache(request.headers['cache-control']), requestId: request.id, log: request.log, elapsedMs: () => reply.elapsedTime };
 }
 
 /** The client capability each input request method needs. */

@@ -4,6 +4,7 @@ import { Execution, TERMINAL_STATUSES } from '../engine/execution.entity';
 import { ExecutionRunner } from '../engine/execution-runner';
 import { ExecutionReader, ExecutionsStore, ListFilter } from '../engine/executions.store';
 import { pendingInputRequests } from './execution-views';
+import { answersOf } from './input-rounds';
 
 /** Reads and cancels executions within one account, of the tools the calling key may use. */
 @Injectable()
@@ -34,7 +35,7 @@ export class ExecutionsService {
     const current = await this.store.get(reader, id);
     if (current.status !== 'input_required') throw new AppException('CONFLICT', `Execution ${id} is not waiting for input (status '${current.status}')`);
     const pending = pendingInputRequests(current);
-    const accepted = Object.fromEntries(Object.entries(responses).filter(([key, value]) => Object.hasOwn(pending, key) && typeof value === 'object' && value !== null && !Array.isArray(value)));
+    const accepted = answersOf(responses, pending);
     if (Object.keys(accepted).length === 0) {
       throw AppException.invalidRequest('input_responses answers none of the questions the execution waits on', { parameter: 'input_responses', expected: Object.keys(pending) });
     }

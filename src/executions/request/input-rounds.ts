@@ -62,6 +62,16 @@ export class InputRounds {
   }
 }
 
+/**
+ * The answers a caller sent that can be answers: objects, as every input response is, and with
+ * `open`, only to those questions. Anything else is left out, so its question comes again.
+ */
+export function answersOf(responses: Record<string, unknown> | undefined, open?: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(responses ?? {}).filter(([key, value]) => (!open || Object.hasOwn(open, key)) && typeof value === 'object' && value !== null && !Array.isArray(value)),
+  );
+}
+
 function digestOf({ keyId, toolId, input }: RoundBinding): string {
   return createHash('sha256').update(canonicalJson({ keyId, toolId, input })).digest('base64url');
 }

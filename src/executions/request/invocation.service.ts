@@ -9,7 +9,7 @@ import { AdmissionGate, type ToolWindow } from '../../limits/admission-gate';
 import { WorkspacesService } from '../../workspaces/workspaces.service';
 import type { Principal } from '../../identity/principal';
 import type { InputRequest } from '../../tools/sdk';
-import { InputRounds } from './input-rounds';
+import { answersOf, InputRounds } from './input-rounds';
 
 /** The result cache's part in an answer (DESIGN §5.11). */
 export interface CacheUse {
@@ -97,7 +97,7 @@ export class InvocationService {
       });
     }
     const binding = { keyId: principal.keyId, toolId: definition.id, input };
-    const answers = answering && { ...(answering.state !== undefined && this.rounds.open(binding, answering.state)), ...responsesOf(answering.responses) };
+    const answers = answering && { ...(answering.state !== undefined && this.rounds.open(binding, answering.state)), ...answersOf(answering.responses) };
     // A result that took answers depends on them, which the cache key does not hold.
     const answered = answers !== undefined && Object.keys(answers).length > 0;
     const digest = await this.workspaceDigest(principal, input);
@@ -133,11 +133,6 @@ export class InvocationService {
     });
     return { execution, executionMs, cache: { hit: false, ttl: definition.cache_ttl, etag, storedAt }, window };
   }
-}
-
-/** The answers a caller sent that can be answers (objects, as every input response is); anything else is left out, so the tool asks again. */
-function responsesOf(responses: Record<string, unknown> | undefined): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(responses ?? {}).filter(([, value]) => typeof value === 'object' && value !== null && !Array.isArray(value)));
 }
 
 /** A sync invocation's answer, as REST returns it and MCP carries it as text (SPEC §4.3). */
