@@ -86,7 +86,7 @@ describe('Input requests', () => {
     expect((await invoke({ inputs: {}, input_responses: [] })).json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'input_responses' } });
   });
 
-  it('tells an MCP 2025 caller, which cannot be asked, how to call the tool', async () => {
+  it('tells an MCP 2025 caller, which cannot be asked, how to call the tool, or that the prompt needs a newer client', async () => {
     const { Client: ClientV1 } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StreamableHTTPClientTransport: TransportV1 } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const legacy = new ClientV1({ name: 'e2e-v1', version: '1.0.0' });
@@ -95,6 +95,8 @@ describe('Input requests', () => {
     const answer = await legacy.callTool({ name: 'test_input_required_result_elicitation', arguments: {} });
     expect(answer.isError).toBe(true);
     expect(JSON.stringify(answer.content)).toMatch(/cannot carry \(an MCP 2025 call/);
+    // A prompt that asks regardless of ctx.canAsk: invalid params saying why.
+    await expect(legacy.getPrompt({ name: 'test_input_required_result_prompt' })).rejects.toThrow(/asks its caller for input, which only MCP 2026-07-28 clients answer/);
   });
 
   it('confirms a cluster-apply with an MCP 2026-07-28 client: its elicitation handler answers, the SDK retries, and only an accepted plan is applied', async () => {

@@ -159,4 +159,41 @@ describe('MCP revisions and library', () => {
     expect((review.messages[0].content as { text: string }).text).toContain('sast-scan, secret-scan, dependency-check and license-check on workspace "ws_123"');
     await expect(modern.getPrompt({ name: 'no-such-prompt' })).rejects.toThrow(/Unknown prompt/);
   });
+
+  it("lets a prompt ask its caller (2026-07-28 with elicitation): triage asks what it may change, and its answer shapes the steps", async () => {
+    const triage = { name: 'triage-failing-workflow', arguments: { owner: 'acme', repo: 'shop', workflow: 'ci.yml' } };
+    const stepsOf = (result: { messages: { content: unknown }[] }) => (result.messages[0].content as { text: string }).text;
+    const asked: string[] = [];
+    const client = new ClientV2({ name: 'e2e-v2-forms', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
+    client.setRequestHandler('elicitation/create', async ({ params }) => {
+      asked.push(params.message);
+      return { action: 'accept', content: { comment: true, rerun: false } };
+    });
+    await client.connect(new TransportV2(url, { requestInit: { headers: headers(suite.acme.key) } }));
+    closers.push(() => client.close());
+    const allowed = stepsOf(await client.getPrompt(triage));
+    expect(asked).toEqual(['Besides reading the run, its logs and the pull request, what may the assistant do?']);
+    expect(allowed).toContain('post the diagnosis on the pull request with vcs-comment-pr (owner "acme", repo "shop")');
+    expect(allowed).not.toContain('vcs-workflow on');
+
+    // Raw: the question and its signed state; a state altered, or brought to other arguments, is refused.
+    const capable = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+    const first = await raw(suite.acme.key, 'prompts/get', triage, { 'mcp-name': triage.name }, capable);
+    expect(first.body.result).toMatchObject({ resultType: 'input_required', inputRequests: { allowed_actions: { method: 'elicitation/create' } }, requestState: expect.any(String) });
+    const answered = (state: string, args = triage.arguments) =>
+      raw(suite.acme.key, 'prompts/get', { ...triage, arguments: args, inputResponses: { allowed_actions: { action: 'accept', content: { rerun: true } } }, requestState: state }, { 'mcp-name': triage.name }, capable);
+    const second = await answered(first.body.result.requestState);
+    expect(second.body.result.messages[0].content.text).toContain('dispatch workflow "ci.yml" on its branch with vcs-workflow');
+    expect((await answered(`${first.body.result.requestState}x`)).body.error).toMatchObject({ code: -32602, message: /not issued by this service or was altered/ });
+    expect((await answered(first.body.result.requestState, { ...triage.arguments, repo: 'other' })).body.error).toMatchObject({ code: -32602, message: /belongs to another call/ });
+
+    // A declined form, a client that cannot show one, and a 2025 client: reading only, and nothing asked.
+    const declined = await raw(suite.acme.key, 'prompts/get', { ...triage, inputResponses: { allowed_actions: { action: 'decline' } }, requestState: first.body.result.requestState }, { 'mcp-name': triage.name }, capable);
+    expect(declined.body.result.messages[0].content.text).toContain('Do not re-run or comment anything without asking.');
+    const formless = await raw(suite.acme.key, 'prompts/get', triage, { 'mcp-name': triage.name });
+    expect(formless.body.result).toMatchObject({ resultType: 'complete' });
+    expect(formless.body.result.messages[0].content.text).toContain('Do not re-run or comment anything without asking.');
+    const legacy = await legacyClient(suite.acme.key);
+    expect(stepsOf(await legacy.getPrompt(triage))).toContain('Do not re-run or comment anything without asking.');
+  });
 });

@@ -5,9 +5,13 @@ import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { ExecutionsService } from '../executions/request/executions.service';
 import { executionView } from '../executions/request/execution-views';
+import { InputRounds } from '../executions/request/input-rounds';
 import { canUseTool, type Principal } from '../identity/principal';
+import { answerOrAsk, rejectOnAbort } from '../tools/caller-questions';
 import {
   PromptMetadata,
+  type AskingContext,
+  type InputRequest,
   ResourceMetadata,
   type PromptDefinition,
   type PromptHandler,
@@ -19,6 +23,7 @@ import {
 import { toolDocumentation } from '../tools/tool-docs';
 import { ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
+import { inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, requireScope, type RequestFacts } from './mcp-replies';
 import { PRODUCT_PROMPTS } from './product-prompts';
 
@@ -63,6 +68,7 @@ export class McpLibrary implements OnApplicationBootstrap {
     private readonly tools: ToolCatalogue,
     private readonly executions: ExecutionsService,
     private readonly config: AppConfig,
+    private readonly rounds: InputRounds,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -116,7 +122,13 @@ export class McpLibrary implements OnApplicationBootstrap {
     return { prompts: page.map(promptView), ...(nextCursor && { nextCursor }), ...SHARED_LIST_HINT };
   }
 
-  async getPrompt(principal: Principal, name: string, args: Record<string, unknown> | undefined): Promise<{ description: string; messages: PromptMessage[] }> {
+  /** `answering` is what a 2026-07-28 request brings for the prompt's questions; without it the prompt cannot ask. */
+  async getPrompt(
+    principal: Principal,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    answering?: Answering,
+  ): Promise<{ description: string; messages: PromptMessage[] } | InputRequiredResult> {
     requireScope(principal, 'tools:read');
     const prompt = this.prompts.get(name);
     if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
@@ -130,7 +142,27 @@ export class McpLibrary implements OnApplicationBootstrap {
       if (typeof value !== 'string' || value.length > MAX_ARGUMENT_CHARS) throw new McpError(ErrorCode.InvalidParams, `Argument '${argument.name}' must be a string of at most ${MAX_ARGUMENT_CHARS} characters`);
       given[argument.name] = value;
     }
-    return { description: prompt.definition.description, messages: await prompt.handler.get(given) };
+    if (!answering) return { description: prompt.definition.description, messages: await prompt.handler.get(given, cannotAsk(name)) };
+    const binding = { keyId: principal.keyId, subject: `prompt:${name}`, input: given };
+    let answers: Record<string, unknown>;
+    try {
+      answers = this.rounds.answersSoFar(binding, answering);
+    } catch (err) {
+      throw stateRefusal(err) ?? err;
+    }
+    // As a tool's run: the prompt stops at its first unanswered question(s) and runs again from the start with the answers.
+    const asked: Record<string, InputRequest> = {};
+    const stop = new AbortController();
+    const ctx: AskingContext = {
+      requestInput: (key, request) => answerOrAsk(key, request, answers, asked, () => stop.abort(), stop.signal),
+      canAsk: (method) => answering.methods.has(method),
+    };
+    try {
+      return { description: prompt.definition.description, messages: await Promise.race([prompt.handler.get(given, ctx), rejectOnAbort(stop.signal)]) };
+    } catch (err) {
+      if (!stop.signal.aborted) throw err;
+      return inputRequired(asked, this.rounds.seal(binding, answers), answering.methods);
+    }
   }
 
   /** completion/complete: the declared values of a prompt argument or template variable that start with what was typed. */
@@ -167,6 +199,14 @@ export class McpLibrary implements OnApplicationBootstrap {
       throw err;
     }
   }
+}
+
+/** A prompt got over a 2025 revision, whose clients cannot answer questions in a request's result. */
+function cannotAsk(name: string): AskingContext {
+  return {
+    requestInput: () => Promise.reject(new McpError(ErrorCode.InvalidParams, `Prompt '${name}' asks its caller for input, which only MCP 2026-07-28 clients answer`)),
+    canAsk: () => false,
+  };
 }
 
 /** SEP-2164: an unknown resource is Invalid Params naming the uri. */
@@ -206,24 +246,25 @@ function promptView({ name, title, description, arguments: args }: PromptDefinit
 }
 
 type Params = Record<string, any> | undefined;
-type LibraryMethod = (principal: Principal, params: Params, facts: RequestFacts) => Promise<unknown>;
+/** `answering`: set on 2026-07-28, whose clients answer a prompt's questions. */
+type LibraryMethod = (principal: Principal, params: Params, facts: RequestFacts, answering?: Answering) => Promise<unknown>;
 
 /** The library's JSON-RPC methods, for whichever SDK Server registers them; unexpected failures are logged, not shown. */
 export function libraryMethods(library: McpLibrary): Record<string, LibraryMethod> {
-  const methods: Record<string, (principal: Principal, params: Params) => unknown> = {
+  const methods: Record<string, (principal: Principal, params: Params, answering?: Answering) => unknown> = {
     'resources/list': (principal, params) => library.listResources(principal, params?.cursor),
     'resources/templates/list': (principal, params) => library.listTemplates(principal, params?.cursor),
     'resources/read': (principal, params) => library.read(principal, String(params?.uri)),
     'prompts/list': (principal, params) => library.listPrompts(principal, params?.cursor),
-    'prompts/get': (principal, params) => library.getPrompt(principal, String(params?.name), params?.arguments),
+    'prompts/get': (principal, params, answering) => library.getPrompt(principal, String(params?.name), params?.arguments, answering),
     'completion/complete': (_, params) => library.complete(params?.ref ?? {}, params?.argument ?? { name: '', value: '' }),
   };
   return Object.fromEntries(
     Object.entries(methods).map(([method, run]) => [
       method,
-      async (principal: Principal, params: Params, facts: RequestFacts) => {
+      async (principal: Principal, params: Params, facts: RequestFacts, answering?: Answering) => {
         try {
-          return await run(principal, params);
+          return await run(principal, params, answering);
         } catch (err) {
           hideUnexpected(err, method, facts);
         }

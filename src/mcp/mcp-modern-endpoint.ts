@@ -21,7 +21,8 @@ import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY } from './mcp-replies';
 import { McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
-import { answerableMethods, callOf, McpTools, type CallContext } from './mcp-tools';
+import { answerableMethods, type Answering } from './mcp-questions';
+import { callOf, McpTools, type CallContext } from './mcp-tools';
 
 /**
  * How long a client may reuse a tools/list answer. `private`: the list depends on the key (its
@@ -115,7 +116,9 @@ export class McpModernEndpoint implements OnApplicationShutdown {
       instructions: MCP_INSTRUCTIONS,
     });
     const facts = { requestId: request.id, log: request.log };
-    for (const [method, handler] of Object.entries(this.methods)) server.setRequestHandler(method as RequestMethod, ({ params }) => handler(principal, params, facts) as never);
+    for (const [method, handler] of Object.entries(this.methods)) {
+      server.setRequestHandler(method as RequestMethod, ({ params }, ctx) => handler(principal, params, facts, answeringOf(ctx)) as never);
+    }
     // McpTools speaks the SDK v1 types, which name the same JSON less narrowly.
     server.setRequestHandler('tools/list', ({ params }) => ({ ...(this.tools.list(principal, params?.cursor) as ListToolsResult), ...TOOLS_LIST_CACHE }));
     server.setRequestHandler('tools/call', ({ params }, ctx) => {
@@ -124,7 +127,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
         ...callOf(request, reply),
         signal: () => ctx.mcpReq.signal,
         tasks: declaresTasks(ctx),
-        answering: { responses: ctx.mcpReq.inputResponses, state: ctx.mcpReq.requestState<string>(), methods: answerableMethods(clientCapabilities(ctx)) },
+        answering: answeringOf(ctx),
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>
             void ctx.mcpReq
@@ -172,7 +175,12 @@ function plainToolCall(route: Exclude<InboundClassificationOutcome, { kind: 'leg
   return message;
 }
 
-type RequestContext = { mcpReq: { envelope?: object } };
+type RequestContext = { mcpReq: { envelope?: object; inputResponses?: Record<string, unknown>; requestState<T>(): T | undefined } };
+
+/** What the request brings for the questions a tool or prompt asks. */
+function answeringOf(ctx: RequestContext): Answering {
+  return { responses: ctx.mcpReq.inputResponses, state: ctx.mcpReq.requestState<string>(), methods: answerableMethods(clientCapabilities(ctx)) };
+}
 
 /** The client capabilities the request declared in its `_meta` envelope. */
 function clientCapabilities(ctx: RequestContext): Record<string, unknown> {

@@ -6,11 +6,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config';
 import { asksNoCache } from '../executions/request/invoke-request';
 import type { ProgressListener } from '../executions/engine/execution-runner';
-import { invocationAnswer, InvocationService, type CallerAnswers, type SyncQuestion } from '../executions/request/invocation.service';
-import type { InputRequest } from '../tools/sdk';
+import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
 import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
-import { hideUnexpected, missingCapability, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
+import { inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
+import { hideUnexpected, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
 import { McpTasks, missingTasksExtension, type CreateTaskResult } from './mcp-tasks';
 
 /** What a tools/call brings besides its name and arguments. */
@@ -29,27 +29,12 @@ export interface CallContext extends RequestFacts {
    * Set on 2026-07-28, whose clients answer a tool's questions (`input_required`): what this
    * request brings back, and the methods its declared capabilities answer.
    */
-  answering?: CallerAnswers & Required<Pick<CallerAnswers, 'methods'>>;
+  answering?: Answering;
 }
 
 /** What every tools/call takes from its HTTP request, in every revision. */
 export function callOf(request: FastifyRequest, reply: FastifyReply): Pick<CallContext, 'cache' | 'requestId' | 'log' | 'elapsedMs'> {
   return { cache: !asksNoCache(request.headers['cache-control']), requestId: request.id, log: request.log, elapsedMs: () => reply.elapsedTime };
-}
-
-/** The client capability each input request method needs. */
-const CAPABILITY_OF: Record<InputRequest['method'], string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
-
-/** The input request methods a client with these capabilities answers. */
-export function answerableMethods(capabilities: Record<string, unknown>): ReadonlySet<InputRequest['method']> {
-  return new Set((Object.keys(CAPABILITY_OF) as InputRequest['method'][]).filter((method) => capabilities[CAPABILITY_OF[method]] !== undefined));
-}
-
-/** The answer of 2026-07-28 to a call whose tool asked its caller (SEP-2322). */
-export interface InputRequiredResult {
-  resultType: 'input_required';
-  inputRequests: Record<string, InputRequest>;
-  requestState: string;
 }
 
 /**
@@ -107,23 +92,16 @@ export class McpTools implements OnApplicationBootstrap {
         onProgress: context.onProgress,
         answering: context.answering,
       });
-      if ('inputRequests' in outcome) return inputRequired(outcome, context.answering!.methods);
+      if ('inputRequests' in outcome) return inputRequired(outcome.inputRequests, outcome.requestState, context.answering!.methods);
       return toolCallResult(tool, outcome.execution, invocationAnswer(outcome, context.elapsedMs()).body);
     } catch (err) {
-      // A requestState that does not hold is a fault of the request itself, not of the call.
-      if (err instanceof AppException && err.body.details?.parameter === 'request_state') throw new McpError(ErrorCode.InvalidParams, err.message);
+      const refusal = stateRefusal(err);
+      if (refusal) throw refusal;
       // Refused before it ran (limits, invalid arguments): an error result the model can act on.
       if (err instanceof AppException) return refusedCallResult(err.body);
       hideUnexpected(err, 'tools/call', context);
     }
   }
-}
-
-/** The questions, if the client declared every capability they need (it must not be sent one it cannot answer). */
-function inputRequired({ inputRequests, requestState }: SyncQuestion, answerable: ReadonlySet<InputRequest['method']>): InputRequiredResult {
-  const lacking = [...new Set(Object.values(inputRequests).filter(({ method }) => !answerable.has(method)).map(({ method }) => CAPABILITY_OF[method]))];
-  if (lacking.length > 0) throw missingCapability(lacking.join(', '), Object.fromEntries(lacking.map((capability) => [capability, {}])));
-  return { resultType: 'input_required', inputRequests, requestState };
 }
 
 function mcpName({ definition }: RegisteredTool): string {

@@ -1,16 +1,41 @@
-import type { PromptDefinition, PromptHandler, PromptMessage } from '../tools/sdk';
+import type { AskingContext, PromptDefinition, PromptHandler, PromptMessage } from '../tools/sdk';
+
+type Args = Readonly<Record<string, string>>;
 
 /** A prompt that asks the model to do a job with the service's tools, step by step. */
-function job(definition: PromptDefinition, steps: (args: Readonly<Record<string, string>>) => string[]): { definition: PromptDefinition; handler: PromptHandler } {
+function job(definition: PromptDefinition, steps: (args: Args, ctx: AskingContext) => string[] | Promise<string[]>): { definition: PromptDefinition; handler: PromptHandler } {
   return {
     definition,
     handler: {
-      get: async (args): Promise<PromptMessage[]> => [{ role: 'user', content: { type: 'text', text: steps(args).map((step, i) => `${i + 1}. ${step}`).join('\n') } }],
+      get: async (args, ctx): Promise<PromptMessage[]> => [{ role: 'user', content: { type: 'text', text: (await steps(args, ctx)).map((step, i) => `${i + 1}. ${step}`).join('\n') } }],
     },
   };
 }
 
-const repository = (args: Readonly<Record<string, string>>) => `owner "${args.owner}", repo "${args.repo}"`;
+/**
+ * What the user lets the model change while triaging, asked once when the client can show a form
+ * (MCP 2026-07-28 with elicitation); nothing beyond reading otherwise, or when the user declines.
+ */
+async function triageActions(ctx: AskingContext): Promise<{ rerun: boolean; comment: boolean }> {
+  if (!ctx.canAsk('elicitation/create')) return { rerun: false, comment: false };
+  const answer = await ctx.requestInput('allowed_actions', {
+    method: 'elicitation/create',
+    params: {
+      message: 'Besides reading the run, its logs and the pull request, what may the assistant do?',
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          rerun: { type: 'boolean', title: 'Dispatch the workflow again once, after a fix is pushed', default: false },
+          comment: { type: 'boolean', title: 'Post the diagnosis as a comment on the pull request', default: false },
+        },
+      },
+    },
+  });
+  const content = answer.action === 'accept' ? ((answer.content ?? {}) as Record<string, unknown>) : {};
+  return { rerun: content.rerun === true, comment: content.comment === true };
+}
+
+const repository = (args: Args) => `owner "${args.owner}", repo "${args.repo}"`;
 
 /** The jobs people most often chain tools for. */
 export const PRODUCT_PROMPTS = [
@@ -25,12 +50,18 @@ export const PRODUCT_PROMPTS = [
         { name: 'workflow', description: 'Workflow file name or id (e.g. ci.yml).', required: true },
       ],
     },
-    (args) => [
-      `Call vcs-workflow-status with ${repository(args)}, workflow "${args.workflow}" and find the most recent run whose conclusion is failure.`,
-      'If its logs or test reports are in a workspace, call log-analysis on the logs and test-report on the JUnit files to find the failing step and its error signatures.',
-      `If the run belongs to a pull request, call vcs-get-pr with ${repository(args)} and that number to see the files changed.`,
-      'Say which change most likely broke the run and propose a fix; do not re-run or comment anything without asking.',
-    ],
+    async (args, ctx) => {
+      const allowed = await triageActions(ctx);
+      return [
+        `Call vcs-workflow-status with ${repository(args)}, workflow "${args.workflow}" and find the most recent run whose conclusion is failure.`,
+        'If its logs or test reports are in a workspace, call log-analysis on the logs and test-report on the JUnit files to find the failing step and its error signatures.',
+        `If the run belongs to a pull request, call vcs-get-pr with ${repository(args)} and that number to see the files changed.`,
+        'Say which change most likely broke the run and propose a fix.',
+        ...(allowed.comment ? [`The user allows one comment: post the diagnosis on the pull request with vcs-comment-pr (${repository(args)}).`] : []),
+        ...(allowed.rerun ? [`The user allows one re-run: once a fix is pushed, dispatch workflow "${args.workflow}" on its branch with vcs-workflow and follow it with vcs-workflow-status.`] : []),
+        allowed.comment || allowed.rerun ? 'Do nothing else that changes the repository without asking.' : 'Do not re-run or comment anything without asking.',
+      ];
+    },
   ),
   job(
     {

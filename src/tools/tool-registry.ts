@@ -1,6 +1,6 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import Ajv, { ValidateFunction } from 'ajv';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { AppConfig } from '../config/app-config';
 import { AppException } from '../common/errors';
@@ -18,7 +18,7 @@ export const DEFAULT_RATE_LIMIT = 60;
 export const DEFAULT_CACHE_TTL_SECONDS = 3600;
 
 /** A tool's definition with every default filled in (`mcp` has none: absent means the id and JSON text). */
-export type ResolvedDefinition = Required<Omit<ToolDefinition, 'mcp' | 'task_support'>> & Pick<ToolDefinition, 'mcp' | 'task_support'>;
+export type ResolvedDefinition = Required<Omit<ToolDefinition, 'mcp' | 'task_support' | 'input_rules'>> & Pick<ToolDefinition, 'mcp' | 'task_support' | 'input_rules'>;
 
 export interface RegisteredTool {
   definition: ResolvedDefinition;
@@ -47,7 +47,13 @@ export interface ToolFilter {
   allowed?: ReadonlySet<string> | null;
 }
 
-const AJV_OPTIONS = { allErrors: true, strict: true, allowUnionTypes: true, coerceTypes: false } as const;
+// strictRequired would refuse `required` in a rule's subschema (`anyOf: [{ required: ['phone'] }]`), which is valid 2020-12: definitionProblems checks those names instead.
+const AJV_OPTIONS = { allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, coerceTypes: false } as const;
+
+/** A 2020-12 validator; Ajv 8 resolves `$anchor` but its strict mode calls it unknown inside a `$ref`'d schema, so it is declared. */
+function validator(options: ConstructorParameters<typeof Ajv2020>[0]): Ajv2020 {
+  return addFormats(new Ajv2020(options)).addKeyword('$anchor');
+}
 
 export class ToolDefinitionError extends Error {
   override name = 'ToolDefinitionError';
@@ -71,8 +77,8 @@ export class ToolRegistry extends ToolCatalogue implements OnModuleInit {
   /** HTTP date the catalogue was built: it changes only with a deploy (Last-Modified of tool reads). */
   readonly loadedAt = new Date().toUTCString();
   /** Inputs are normalised in place (defaults, unknown members dropped); outputs only checked. */
-  private readonly inputAjv = addFormats(new Ajv({ ...AJV_OPTIONS, useDefaults: true, removeAdditional: true }));
-  private readonly outputAjv = addFormats(new Ajv(AJV_OPTIONS));
+  private readonly inputAjv = validator({ ...AJV_OPTIONS, useDefaults: true, removeAdditional: true });
+  private readonly outputAjv = validator(AJV_OPTIONS);
 
   constructor(
     private readonly discovery: DiscoveryService,

@@ -5,8 +5,11 @@ export type JsonSchema = Record<string, unknown>;
 
 const BOUND_KEYS: readonly (keyof SchemaBounds)[] = [
   'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum',
-  'minItems', 'maxItems', 'maxProperties', 'items', 'properties', 'additionalProperties',
+  'minItems', 'maxItems', 'maxProperties', 'items', 'properties', 'additionalProperties', '$ref',
 ];
+
+/** The dialect of every schema a tool publishes and is validated with: MCP's default (SEP-1613). */
+export const JSON_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 
 function pickBounds(definition: SchemaBounds): JsonSchema {
   return Object.fromEntries(BOUND_KEYS.filter((k) => definition[k] !== undefined).map((k) => [k, definition[k]]));
@@ -23,7 +26,7 @@ export function inputSchema(definition: ToolDefinition): JsonSchema {
     Object.entries(definition.inputs).map(([name, input]) => [name, inputPropertySchema(input)]),
   );
   const required = Object.entries(definition.inputs).filter(([, input]) => input.required).map(([name]) => name);
-  return { type: 'object', properties, required, additionalProperties: false };
+  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties, required, additionalProperties: false, ...definition.input_rules };
 }
 
 function inputPropertySchema(input: ToolInputDefinition): JsonSchema {
@@ -42,7 +45,7 @@ export function outputSchema(definition: ToolDefinition): JsonSchema {
     Object.entries(definition.outputs).map(([name, output]) => [name, outputPropertySchema(output)]),
   );
   const required = Object.entries(definition.outputs).filter(([, output]) => !output.optional).map(([name]) => name);
-  return { type: 'object', properties, required, additionalProperties: false };
+  return { $schema: JSON_SCHEMA_DIALECT, type: 'object', properties, required, additionalProperties: false };
 }
 
 function outputPropertySchema(output: ToolOutputDefinition): JsonSchema {
@@ -87,5 +90,14 @@ export function definitionProblems(definition: ToolDefinition): string[] {
     check(input.type !== 'array' || input.maxItems !== undefined, `${where}: an array input needs maxItems`);
     check(!(input.required && input.default !== undefined), `${where}: a required input cannot have a default`);
   }
+  const { $defs, ...rules } = definition.input_rules ?? {};
+  for (const name of requiredNames(rules)) check(Object.hasOwn(definition.inputs ?? {}, name), `input_rules: '${name}' is required by a rule but is not an input`);
   return problems;
+}
+
+/** Every input name a `required` in these rules lists (not inside `properties` or `$defs`: those objects have members of their own). */
+function requiredNames(schema: unknown): string[] {
+  if (Array.isArray(schema)) return schema.flatMap(requiredNames);
+  if (typeof schema !== 'object' || schema === null) return [];
+  return Object.entries(schema).flatMap(([keyword, value]) => (keyword === 'required' && Array.isArray(value) ? value.map(String) : keyword === '$defs' || keyword === 'properties' ? [] : requiredNames(value)));
 }

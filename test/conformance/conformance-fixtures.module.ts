@@ -13,6 +13,7 @@ import {
   Resource,
   Tool,
   ToolError,
+  type AskingContext,
   type PromptHandler,
   type ResourceHandler,
   type ToolContext,
@@ -90,6 +91,36 @@ export class ProgressFixture implements ToolHandler {
       await sleep(PROGRESS_STEP_MS, undefined, { signal: ctx.signal });
     }
     return { content: [{ type: 'text', text: 'done' }] };
+  }
+}
+
+/** SEP-1613 / SEP-2106: rules across inputs published, and enforced, in JSON Schema 2020-12. */
+@Tool(
+  taskFixture(
+    'json_schema_2020_12_tool',
+    'Tool with JSON Schema 2020-12 features: a contact by phone or email, whichever contactMethod says.',
+    {
+      name: { type: 'string', description: 'Who.', maxLength: 100 },
+      address: { type: 'object', description: 'Where.', $ref: '#/$defs/address' },
+      contactMethod: { type: 'string', description: 'How to reach them.', enum: ['phone', 'email'] },
+      phone: { type: 'string', description: 'A phone number.', maxLength: 40 },
+      email: { type: 'string', description: 'An email address.', maxLength: 254 },
+    },
+    {
+      input_rules: {
+        $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string', maxLength: 200 }, city: { type: 'string', maxLength: 100 } } } },
+        allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+        if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+        then: { required: ['phone'] },
+        else: { required: ['email'] },
+      },
+      examples: [{ name: 'by email', input: { email: 'ada@example.com' }, output: { content: [{ type: 'text', text: 'Contact someone at ada@example.com' }] } }],
+    },
+  ),
+)
+export class JsonSchema2020Fixture implements ToolHandler {
+  async execute({ name, phone, email }: { name?: string; phone?: string; email?: string }) {
+    return text(`Contact ${name ?? 'someone'} at ${phone ?? email}`);
   }
 }
 
@@ -287,12 +318,21 @@ export class ImagePrompt implements PromptHandler {
   }
 }
 
+@Prompt({ name: 'test_input_required_result_prompt', description: 'A prompt that asks its caller for the context it should use.' })
+export class AskingPrompt implements PromptHandler {
+  async get(_args: Readonly<Record<string, string>>, ctx: AskingContext) {
+    const answer = await ctx.requestInput('user_context', elicit('What context should the prompt use?', 'context'));
+    return [{ role: 'user' as const, content: { type: 'text' as const, text: `Use this context: ${field(answer, 'context')}` } }];
+  }
+}
+
 @Module({
   providers: [
     ...CONTENT_FIXTURES,
     ErrorHandlingFixture,
     ProgressFixture,
     GreetFixture,
+    JsonSchema2020Fixture,
     SlowComputeFixture,
     FailingJobFixture,
     ProtocolErrorJobFixture,
@@ -304,6 +344,7 @@ export class ImagePrompt implements PromptHandler {
     ArgumentsPrompt,
     EmbeddedResourcePrompt,
     ImagePrompt,
+    AskingPrompt,
   ],
 })
 export class ConformanceFixturesModule {}

@@ -20,6 +20,7 @@ import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.s
 import { ProgressThrottle } from './progress-throttle';
 import { captureTrace, observeExecution, resumeTrace } from '../../common/probes';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
+import { answerOrAsk, rejectOnAbort } from '../../tools/caller-questions';
 
 /** Progress is persisted at most this often per execution. */
 const PROGRESS_INTERVAL_MS = 250;
@@ -412,7 +413,8 @@ export class ExecutionRunner {
         accountId,
         accountSecrets: this.secrets,
         ...(asking && {
-          requestInput: (key, request) => answerOrAsk(key, request, asking.answers, asked, controller),
+          requestInput: (key, request) =>
+            answerOrAsk(key, request, asking.answers, asked, () => controller.abort(new AbortReason('input', 'The tool asked its caller for input')), controller.signal),
           canAsk: (method) => asking.methods?.has(method) ?? true,
         }),
       };
@@ -473,25 +475,6 @@ async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | un
   } finally {
     clearTimeout(timer);
   }
-}
-
-/**
- * `ctx.requestInput` of a call whose caller can be asked: the answer it brought, else the question
- * is noted and the run stops — once the tool has asked everything it asks at the same moment
- * (questions asked together, as with Promise.all, reach the caller together).
- */
-function answerOrAsk(key: string, request: InputRequest, answers: Readonly<Record<string, unknown>>, asked: Record<string, InputRequest>, run: AbortController): Promise<Record<string, unknown>> {
-  if (Object.hasOwn(answers, key)) return Promise.resolve(answers[key] as Record<string, unknown>);
-  if (Object.keys(asked).length === 0) setImmediate(() => run.abort(new AbortReason('input', 'The tool asked its caller for input')));
-  asked[key] = request;
-  return rejectOnAbort(run.signal);
-}
-
-function rejectOnAbort(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
 }
 
 function hasSecretInputs(tool: RegisteredTool, input: Record<string, unknown>): boolean {

@@ -2,7 +2,7 @@ import type { AppConfig } from '../../config/app-config';
 import { InputRounds } from './input-rounds';
 
 describe('InputRounds', () => {
-  const binding = { keyId: 'key_1', toolId: 'cluster-apply', input: { manifest: 'a', confirm: true } };
+  const binding = { keyId: 'key_1', subject: 'cluster-apply', input: { manifest: 'a', confirm: true } };
   const answers = { confirm: { action: 'accept', content: { apply: true } } };
   const rounds = new InputRounds({ SECRETS_KEY: 'a shared deployment key' } as AppConfig);
 
@@ -11,7 +11,7 @@ describe('InputRounds', () => {
     expect(rounds.open(binding, state)).toEqual(answers);
     // Input members in another order are the same input.
     expect(rounds.open({ ...binding, input: { confirm: true, manifest: 'a' } }, state)).toEqual(answers);
-    for (const other of [{ ...binding, keyId: 'key_2' }, { ...binding, toolId: 'other' }, { ...binding, input: { manifest: 'b', confirm: true } }]) {
+    for (const other of [{ ...binding, keyId: 'key_2' }, { ...binding, subject: 'prompt:cluster-apply' }, { ...binding, input: { manifest: 'b', confirm: true } }]) {
       expect(() => rounds.open(other, state)).toThrow(/belongs to another call/);
     }
   });

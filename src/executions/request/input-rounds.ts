@@ -7,10 +7,11 @@ import { AppConfig } from '../../config/app-config';
 /** How long a caller has to answer a tool's questions: the state it brings back expires then. */
 const ROUND_TTL_MS = 60 * 60_000;
 
-/** What a round's state is bound to: the same key calling the same tool with the same input. */
+/** What a round's state is bound to: the same key calling the same tool (or prompt) with the same input. */
 export interface RoundBinding {
   keyId: string;
-  toolId: string;
+  /** What was called: a tool's id, or `prompt:<name>`. */
+  subject: string;
   input: Record<string, unknown>;
 }
 
@@ -24,7 +25,7 @@ interface RoundState {
 }
 
 /**
- * The state a tool's questions hand the caller (MCP `requestState`, REST `request_state`) and the
+ * The state a tool's (or prompt's) questions hand the caller (MCP `requestState`, REST `request_state`) and the
  * caller brings back with its answers: the earlier rounds' answers, bound to the key, the tool
  * and the input, with an expiry, under an HMAC the caller cannot forge. Nothing is kept here, so
  * any API process takes the next round. The HMAC key derives from SECRETS_KEY (every process of a
@@ -37,6 +38,11 @@ export class InputRounds {
 
   constructor(config: AppConfig) {
     this.key = config.SECRETS_KEY ? Buffer.from(hkdfSync('sha256', config.SECRETS_KEY, '', 'tos input round state', 32)) : randomBytes(32);
+  }
+
+  /** Every answer so far: the earlier rounds' (from the state it brings back) and this round's responses. */
+  answersSoFar(binding: RoundBinding, { state, responses }: { state?: string; responses?: Record<string, unknown> }): Record<string, unknown> {
+    return { ...(state !== undefined && this.open(binding, state)), ...answersOf(responses) };
   }
 
   seal(binding: RoundBinding, answers: Record<string, unknown>, now = Date.now()): string {
@@ -72,8 +78,9 @@ export function answersOf(responses: Record<string, unknown> | undefined, open?:
   );
 }
 
-function digestOf({ keyId, toolId, input }: RoundBinding): string {
-  return createHash('sha256').update(canonicalJson({ keyId, toolId, input })).digest('base64url');
+function digestOf({ keyId, subject, input }: RoundBinding): string {
+  // `toolId` as the member name: states sealed before prompts could ask stay valid.
+  return createHash('sha256').update(canonicalJson({ keyId, toolId: subject, input })).digest('base64url');
 }
 
 function refused(why: string): AppException {

@@ -9,7 +9,7 @@ import { AdmissionGate, type ToolWindow } from '../../limits/admission-gate';
 import { WorkspacesService } from '../../workspaces/workspaces.service';
 import type { Principal } from '../../identity/principal';
 import type { InputRequest } from '../../tools/sdk';
-import { answersOf, InputRounds } from './input-rounds';
+import { InputRounds } from './input-rounds';
 
 /** The result cache's part in an answer (DESIGN §5.11). */
 export interface CacheUse {
@@ -96,8 +96,8 @@ export class InvocationService {
         suggestion: 'Invoke it with async=true and follow the execution it returns',
       });
     }
-    const binding = { keyId: principal.keyId, toolId: definition.id, input };
-    const answers = answering && { ...(answering.state !== undefined && this.rounds.open(binding, answering.state)), ...answersOf(answering.responses) };
+    const binding = { keyId: principal.keyId, subject: definition.id, input };
+    const answers = answering && this.rounds.answersSoFar(binding, answering);
     // A result that took answers depends on them, which the cache key does not hold.
     const answered = answers !== undefined && Object.keys(answers).length > 0;
     const digest = await this.workspaceDigest(principal, input);

@@ -44,7 +44,27 @@ export interface Workspace {
   listFiles(relativePath: string, options?: WorkspaceListOptions, parameter?: string): Promise<WorkspaceFile[]>;
 }
 
-export interface ToolContext {
+/** How a tool (ToolContext) or a prompt (PromptHandler.get) asks its caller for input mid-run. */
+export interface AskingContext {
+  /**
+   * Asks the caller a question (`key` names it, unique within the call) and resolves with the
+   * answer: for an elicitation `{ action: 'accept' | 'decline' | 'cancel', content? }`, for a
+   * sampling request the message the caller's model wrote, for `roots/list` `{ roots }`. The call
+   * stops at the first question not yet answered and its caller gets every question asked so far;
+   * when it calls again with the answers, the tool (or prompt) runs again **from the start** and each
+   * `requestInput` of an answered question resolves at once. So ask before doing anything that
+   * must not happen twice. A tool called over REST or MCP 2026-07-28 can be asked, sync (the
+   * answers come with the next call) and async (an execution, or an MCP task, waits in
+   * `input_required`); an MCP 2025 call, or an async one holding secret inputs, cannot: this
+   * rejects with a ToolError (INVALID_INPUT) saying so. A prompt can be asked over MCP 2026-07-28
+   * (prompts/get answers `input_required`); over 2025 this rejects with an invalid-params error.
+   */
+  requestInput(key: string, request: InputRequest): Promise<Record<string, unknown>>;
+  /** Whether this call's caller can answer a question of this kind (a 2026-07-28 client declares which). */
+  canAsk(method: InputRequest['method']): boolean;
+}
+
+export interface ToolContext extends AskingContext {
   readonly executionId: string;
   /** Aborts on cancel and on timeout; long work must watch it. */
   readonly signal: AbortSignal;
@@ -62,21 +82,6 @@ export interface ToolContext {
   /** A subprocess without a shell, in the workspace, killed with its process group on abort. */
   exec(command: string, args: readonly string[], options?: ExecOptions): Promise<ExecResult>;
   readonly secrets: ToolSecrets;
-  /**
-   * Asks the caller a question (`key` names it, unique within the call) and resolves with the
-   * answer: for an elicitation `{ action: 'accept' | 'decline' | 'cancel', content? }`, for a
-   * sampling request the message the caller's model wrote, for `roots/list` `{ roots }`. The call
-   * stops at the first question not yet answered and its caller gets every question asked so far;
-   * when it calls again with the answers, the tool runs again **from the start** and each
-   * `requestInput` of an answered question resolves at once. So ask before doing anything that
-   * must not happen twice. REST and MCP 2026-07-28 calls can be asked, sync (the answers come
-   * with the next call) and async (an execution, or an MCP task, waits in `input_required`); an
-   * MCP 2025 call, or an async one holding secret inputs, cannot: this rejects with a ToolError
-   * (INVALID_INPUT) saying so.
-   */
-  requestInput(key: string, request: InputRequest): Promise<Record<string, unknown>>;
-  /** Whether this call's caller can answer a question of this kind (a 2026-07-28 client declares which). */
-  canAsk(method: InputRequest['method']): boolean;
 }
 
 /** A question for the caller, as MCP's input requests put it (the caller's client shows it to its user or model). */

@@ -46,6 +46,25 @@ export interface SchemaBounds {
   /** JSON Schema of object members. */
   properties?: Record<string, unknown>;
   additionalProperties?: boolean | Record<string, unknown>;
+  /** A definition of the tool's `input_rules.$defs` (`#/$defs/<name>`), for an object input shaped as it says. */
+  $ref?: string;
+}
+
+/**
+ * Rules across a tool's inputs, JSON Schema 2020-12 applied to the whole input object and
+ * published with it: inputs that go together (`dependentRequired`, `if`/`then`/`else`),
+ * alternatives (`anyOf`, `oneOf`, `allOf` of them), and `$defs` an input's `$ref` names.
+ */
+export interface InputRules {
+  $defs?: Record<string, Record<string, unknown>>;
+  allOf?: Record<string, unknown>[];
+  anyOf?: Record<string, unknown>[];
+  oneOf?: Record<string, unknown>[];
+  not?: Record<string, unknown>;
+  if?: Record<string, unknown>;
+  then?: Record<string, unknown>;
+  else?: Record<string, unknown>;
+  dependentRequired?: Record<string, string[]>;
 }
 
 /** One tool input, in the SPEC's input-definition form plus bounds. */
@@ -92,6 +111,8 @@ export interface ToolDefinition {
   /** Semver of the tool's behaviour; part of the cache key. */
   version: string;
   inputs: Record<string, ToolInputDefinition>;
+  /** Rules across inputs (which go together, which exclude each other); each input alone is described in `inputs`. */
+  input_rules?: InputRules;
   outputs: Record<string, ToolOutputDefinition>;
   /** Calls per minute per API key for this tool. */
   rate_limit?: number;

@@ -5,6 +5,7 @@
  */
 import { applyDecorators, Injectable } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import type { AskingContext } from './context';
 
 /** One resource's content: text, or binary as base64 `blob`. */
 export type ResourceContents = { uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string };
@@ -54,8 +55,13 @@ export interface PromptDefinition {
 }
 
 export interface PromptHandler {
-  /** The messages for these arguments (every required one is present, each a string of at most 4 KiB). */
-  get(args: Readonly<Record<string, string>>): Promise<PromptMessage[]>;
+  /**
+   * The messages for these arguments (every required one is present, each a string of at most
+   * 4 KiB). `ctx` asks the caller mid-way (`ctx.requestInput`, as a tool does): ask only what the
+   * messages need and check `ctx.canAsk` first, since 2025 clients and clients without the
+   * capability cannot answer.
+   */
+  get(args: Readonly<Record<string, string>>, ctx: AskingContext): Promise<PromptMessage[]>;
 }
 
 export const ResourceMetadata = DiscoveryService.createDecorator<ResourceDefinition>();
