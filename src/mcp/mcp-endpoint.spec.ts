@@ -6,6 +6,7 @@ import type { InvocationService } from '../executions/request/invocation.service
 import type { ToolCatalogue } from '../tools/tool-registry';
 import { McpCancellations } from './mcp-cancellations';
 import { McpEndpoint } from './mcp-endpoint';
+import { McpLegacyTasks } from './mcp-legacy-tasks';
 import type { McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import type { McpTasks } from './mcp-tasks';
@@ -23,12 +24,12 @@ describe('McpEndpoint', () => {
     const tool = { definition: { id: 'json-transform', examples: [] }, validateInput: (input: unknown) => input };
     const registry = { all: () => [tool] } as unknown as ToolCatalogue;
     const failing = { invokeSync: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as InvocationService;
-    const tasks = { get: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432')) } as unknown as McpTasks;
+    const tasks = { read: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432')) } as unknown as McpTasks;
     const tools = new McpTools(registry, failing, tasks, {} as AppConfig);
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
     modern = new McpModernEndpoint(tools, tasks, library);
-    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, library);
+    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, library, new McpLegacyTasks(tasks, { MCP_PAGE_SIZE: 50 } as AppConfig));
     await endpoint.onModuleInit();
     app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => void logged.push(JSON.parse(line)) } } });
     app.post('/mcp', (request, reply) => endpoint.handle(principal, request, reply));
@@ -80,6 +81,18 @@ describe('McpEndpoint', () => {
     expect(answer.json()).toMatchObject({ id: 4, error: { code: -32603, message: expect.stringMatching(/An unexpected error occurred/) } });
     expect(answer.body).not.toMatch(/relation|10\.0\.0\.7/);
     expect(logged).toEqual([expect.objectContaining({ msg: 'unexpected error in MCP resources/read' })]);
+  });
+
+  it('hides an unexpected failure of tasks/get the same way (2025-11-25)', async () => {
+    const answer = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      payload: { jsonrpc: '2.0', id: 6, method: 'tasks/get', params: { taskId: 'exec_1' } },
+    });
+    expect(answer.json()).toMatchObject({ id: 6, error: { code: -32603, message: expect.stringMatching(/An unexpected error occurred/) } });
+    expect(answer.body).not.toMatch(/ECONNREFUSED|10\.0\.0\.7/);
+    expect(logged).toEqual([expect.objectContaining({ msg: 'unexpected error in MCP tasks/get' })]);
   });
 
   it('hides an unexpected failure of tasks/get the same way (2026-07-28)', async () => {

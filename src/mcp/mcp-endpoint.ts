@@ -4,7 +4,11 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {
   CallToolRequestSchema,
+  CancelTaskRequestSchema,
   CompleteRequestSchema,
+  GetTaskPayloadRequestSchema,
+  GetTaskRequestSchema,
+  ListTasksRequestSchema,
   GetPromptRequestSchema,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -25,9 +29,11 @@ import type { Principal } from '../identity/principal';
 import { McpAnswer } from './mcp-answer';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { McpCancellations } from './mcp-cancellations';
-import { McpHttpTransport } from './mcp-http-transport';
+import { McpHttpTransport, type McpCall } from './mcp-http-transport';
+import { LEGACY_TASKS_CAPABILITY, McpLegacyTasks } from './mcp-legacy-tasks';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
+import { hideUnexpected } from './mcp-replies';
 import { callOf, CallContext, McpTools } from './mcp-tools';
 
 /** The library's requests as the SDK v1 Server knows them. */
@@ -39,6 +45,16 @@ const LIBRARY_REQUESTS = [
   [GetPromptRequestSchema, 'prompts/get'],
   [CompleteRequestSchema, 'completion/complete'],
 ] as const;
+
+/** The 2025-11-25 task methods as the SDK v1 Server knows them (it checks their params). */
+const TASK_REQUESTS = [
+  [GetTaskRequestSchema, 'tasks/get'],
+  [ListTasksRequestSchema, 'tasks/list'],
+  [CancelTaskRequestSchema, 'tasks/cancel'],
+  [GetTaskPayloadRequestSchema, 'tasks/result'],
+] as const;
+
+type TaskParams = { taskId?: string; cursor?: string };
 
 /** The SDK transport's limit on one POST's messages. */
 const MAX_BATCH = 100;
@@ -66,7 +82,7 @@ class TransportRefusal {
  * own transport (Accept, Content-Type, MCP-Protocol-Version, batches). Answers are JSON, except a
  * tools/call that asked for progress, answered on an SSE stream carrying notifications/progress
  * before its result. Client capabilities from `initialize` are not kept: this server never sends
- * requests to clients.
+ * requests to clients. Tasks (2025-11-25) are executions: see McpLegacyTasks.
  */
 @Injectable()
 export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
@@ -79,9 +95,10 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
     private readonly cancellations: McpCancellations,
     private readonly modern: McpModernEndpoint,
     library: McpLibrary,
+    tasks: McpLegacyTasks,
   ) {
     this.server = new Server(MCP_SERVER_INFO, {
-      capabilities: { tools: { listChanged: false }, ...LIBRARY_CAPABILITIES },
+      capabilities: { tools: { listChanged: false }, ...LIBRARY_CAPABILITIES, tasks: LEGACY_TASKS_CAPABILITY },
       instructions: MCP_INSTRUCTIONS,
       jsonSchemaValidator: new AjvJsonSchemaValidator(), // for elicitation, which this server never sends
     });
@@ -96,20 +113,19 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       this.tools.list(this.transport.call(extra.requestId).post.principal, params?.cursor),
     );
     this.server.setRequestHandler(CallToolRequestSchema, ({ params }, extra) => {
-      const { post, clientId } = this.transport.call(extra.requestId);
+      const call = this.transport.call(extra.requestId);
+      const { post } = call;
       let release = () => {};
       const progressToken = params._meta?.progressToken;
       const context: CallContext = {
         ...callOf(post.request, post.reply),
         signal: () => {
-          const cancelled = this.cancellations.track(post.principal.keyId, clientId);
-          const stopWatching = post.answer.whenGone(cancelled.abort);
-          release = () => {
-            stopWatching();
-            cancelled.release();
-          };
-          return cancelled.signal;
+          const stop = this.stopOf(call);
+          release = stop.release;
+          return stop.signal;
         },
+        // The requested ttl is not taken: a task is kept for the account's retention, which its ttl says.
+        tasks: { form: 'augmentation', requested: params.task !== undefined },
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>
             void extra
@@ -117,10 +133,40 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
               .catch(() => undefined), // the stream is gone; the call itself notices
         }),
       };
-      // Without `tasks` in the context the call never becomes a task: a CallToolResult comes back.
+      // A CallToolResult, or a CreateTaskResult for a call with `task` (never an InputRequiredResult: no `answering`).
       return (this.tools.call(post.principal, params.name, params.arguments, context) as Promise<CallToolResult>).finally(() => release());
     });
+    const taskMethods: Record<(typeof TASK_REQUESTS)[number][1], (principal: Principal, params: TaskParams, call: McpCall<Post>) => Promise<object>> = {
+      'tasks/get': (principal, { taskId }) => tasks.get(principal, taskId!),
+      'tasks/list': (principal, { cursor }) => tasks.list(principal, cursor),
+      'tasks/cancel': (principal, { taskId }) => tasks.cancel(principal, taskId!),
+      // Blocks until the task ends: stopped by notifications/cancelled or the client leaving, as a tools/call is.
+      'tasks/result': (principal, { taskId }, call) => {
+        const stop = this.stopOf(call);
+        return tasks.result(principal, taskId!, stop.signal).finally(stop.release);
+      },
+    };
+    for (const [schema, method] of TASK_REQUESTS) {
+      this.server.setRequestHandler(schema, ({ params }, extra) => {
+        const call = this.transport.call(extra.requestId);
+        const { principal, request } = call.post;
+        return taskMethods[method](principal, params ?? {}, call).catch((err: unknown) => hideUnexpected(err, method, { requestId: request.id, log: request.log })) as never;
+      });
+    }
     this.server.onerror = (error) => this.logger.warn(`MCP protocol error: ${error.message}`);
+  }
+
+  /** A signal for a request that waits: fires on its notifications/cancelled (from any process) or when its client goes away. */
+  private stopOf({ post, clientId }: McpCall<Post>): { signal: AbortSignal; release: () => void } {
+    const cancelled = this.cancellations.track(post.principal.keyId, clientId);
+    const stopWatching = post.answer.whenGone(cancelled.abort);
+    return {
+      signal: cancelled.signal,
+      release: () => {
+        stopWatching();
+        cancelled.release();
+      },
+    };
   }
 
   async onModuleInit(): Promise<void> {

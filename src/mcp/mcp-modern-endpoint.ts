@@ -20,7 +20,7 @@ import type { Principal } from '../identity/principal';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY } from './mcp-replies';
-import { McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
+import { extensionTask, McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
 import { answerableMethods, type Answering } from './mcp-questions';
 import { callOf, McpTools, type CallContext } from './mcp-tools';
 
@@ -126,7 +126,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
       const call: CallContext = {
         ...callOf(request, reply),
         signal: () => ctx.mcpReq.signal,
-        tasks: declaresTasks(ctx),
+        ...(declaresTasks(ctx) && { tasks: { form: 'extension' } }),
         answering: answeringOf(ctx),
         ...(progressToken !== undefined && {
           onProgress: (progress, message) =>
@@ -144,9 +144,16 @@ export class McpModernEndpoint implements OnApplicationShutdown {
         // The SDK lifts a tasks/update's inputResponses out of its params.
         return answer(taskId, ctx.mcpReq.inputResponses ?? {}).catch((err: unknown) => hideUnexpected(err, method, facts)) as never;
       });
-    taskMethod('tasks/get', (taskId) => this.tasks.get(principal, taskId));
-    taskMethod('tasks/cancel', (taskId) => this.tasks.cancel(principal, taskId));
-    taskMethod('tasks/update', (taskId, inputResponses) => this.tasks.update(principal, taskId, inputResponses));
+    taskMethod('tasks/get', async (taskId) => extensionTask(await this.tasks.read(principal, taskId, 'any')));
+    // Idempotent: a task that already ended is acknowledged as well (its status says how it ended).
+    taskMethod('tasks/cancel', async (taskId) => {
+      await this.tasks.cancel(principal, taskId, 'any');
+      return {};
+    });
+    taskMethod('tasks/update', async (taskId, inputResponses) => {
+      await this.tasks.answer(principal, taskId, inputResponses);
+      return {};
+    });
     return server;
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { ErrorCode, McpError, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type CreateTaskResult as LegacyCreateTaskResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { canUseTool, type Principal } from '../identity/principal';
-import { AppException } from '../common/errors';
+import { AppException, type ErrorBody } from '../common/errors';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config';
 import { asksNoCache } from '../executions/request/invoke-request';
@@ -11,7 +11,8 @@ import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
 import { inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
-import { McpTasks, missingTasksExtension, type CreateTaskResult } from './mcp-tasks';
+import { legacyCreated } from './mcp-legacy-tasks';
+import { extensionCreated, McpTasks, missingTasksExtension, type CreateTaskResult } from './mcp-tasks';
 
 /** What a tools/call brings besides its name and arguments. */
 export interface CallContext extends RequestFacts {
@@ -23,14 +24,25 @@ export interface CallContext extends RequestFacts {
   cache: boolean;
   /** Milliseconds since the HTTP request arrived (the answer's timing). */
   elapsedMs(): number;
-  /** The client declared the tasks extension on this request (2026-07-28): a task-supporting tool answers with a task. */
-  tasks?: boolean;
+  /** How this request's revision takes tasks; absent: the client takes none (a `required` tool is refused). */
+  tasks?: TaskOffer;
   /**
    * Set on 2026-07-28, whose clients answer a tool's questions (`input_required`): what this
    * request brings back, and the methods its declared capabilities answer.
    */
   answering?: Answering;
 }
+
+/** Tasks as a tools/call's revision offers them. */
+export type TaskOffer =
+  /** 2026-07-28 with the tasks extension declared: the server decides, a task-supporting tool answers with a task. */
+  | { form: 'extension' }
+  /**
+   * 2025-11-25: the client decides, per call (`task` in its params); the tool's taskSupport must
+   * agree, else -32601, as the revision says (MUST for a `required` tool called without, SHOULD
+   * for `task` on a tool without support).
+   */
+  | { form: 'augmentation'; requested: boolean };
 
 /** What every tools/call takes from its HTTP request, in every revision. */
 export function callOf(request: FastifyRequest, reply: FastifyReply): Pick<CallContext, 'cache' | 'requestId' | 'log' | 'elapsedMs'> {
@@ -72,16 +84,25 @@ export class McpTools implements OnApplicationBootstrap {
   }
 
   /** Runs the tool, or with a client that takes tasks and a tool that supports them, starts it as a task. */
-  async call(principal: Principal, name: string, args: Record<string, unknown> | undefined, context: CallContext): Promise<CallToolResult | CreateTaskResult | InputRequiredResult> {
+  async call(
+    principal: Principal,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    context: CallContext,
+  ): Promise<CallToolResult | CreateTaskResult | LegacyCreateTaskResult | InputRequiredResult> {
     requireScope(principal, 'tools:invoke');
     const tool = this.byName.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     if (!canUseTool(principal, tool.definition.id)) throw new McpError(ErrorCode.InvalidParams, `This API key may not use tool '${name}'`);
-    const taskSupport = tool.definition.task_support;
-    if (taskSupport === 'required' && !context.tasks) throw missingTasksExtension();
+    const offer = context.tasks;
+    const asTask = runsAsTask(name, tool, offer);
     try {
       const input = tool.validateInput({ ...args });
-      if (taskSupport && context.tasks) return await this.tasks.start(principal, tool, input, context.requestId);
+      if (asTask) {
+        // Only a 2026-07-28 client answers a task's questions (tasks/update).
+        const task = await this.tasks.start(principal, tool, input, context.requestId, offer!.form === 'extension');
+        return offer!.form === 'extension' ? extensionCreated(task) : legacyCreated(task);
+      }
       const outcome = await this.invocations.invokeSync({
         principal,
         tool,
@@ -97,11 +118,31 @@ export class McpTools implements OnApplicationBootstrap {
     } catch (err) {
       const refusal = stateRefusal(err);
       if (refusal) throw refusal;
+      // A call that asked to be a task awaits a CreateTaskResult, which cannot say it was refused: an error.
+      if (err instanceof AppException && asTask && offer!.form === 'augmentation') throw refusedTask(err.body);
       // Refused before it ran (limits, invalid arguments): an error result the model can act on.
       if (err instanceof AppException) return refusedCallResult(err.body);
       hideUnexpected(err, 'tools/call', context);
     }
   }
+}
+
+/** Whether the call becomes a task; throws the revision's refusal when the tool and the request disagree. */
+function runsAsTask(name: string, { definition }: RegisteredTool, offer: TaskOffer | undefined): boolean {
+  const support = definition.task_support;
+  if (offer?.form === 'augmentation') {
+    if (offer.requested && !support) throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' does not support task-augmented calls (its execution.taskSupport is 'forbidden'): call it without \`task\``);
+    if (!offer.requested && support === 'required') throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' runs only as a task (execution.taskSupport 'required'): call it with \`task\` in the params`);
+    return offer.requested;
+  }
+  if (support === 'required' && !offer) throw missingTasksExtension();
+  return offer !== undefined && support !== undefined;
+}
+
+/** Parameters at fault (invalid arguments, a workspace not found) are -32602; anything else (limits, an unavailable queue) -32603; the REST error rides as `data`. */
+function refusedTask(error: ErrorBody): McpError {
+  const params = error.code === 'INVALID_INPUT' || error.code === 'INVALID_REQUEST' || error.code === 'NOT_FOUND';
+  return new McpError(params ? ErrorCode.InvalidParams : ErrorCode.InternalError, error.message, { error });
 }
 
 function mcpName({ definition }: RegisteredTool): string {

@@ -7,6 +7,7 @@ import { ToolsModule } from '../tools/tools.module';
 import { McpCancellations } from './mcp-cancellations';
 import { McpController } from './mcp.controller';
 import { McpEndpoint } from './mcp-endpoint';
+import { McpLegacyTasks } from './mcp-legacy-tasks';
 import { McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import { McpTasks } from './mcp-tasks';
@@ -24,6 +25,7 @@ export class McpModule {
       providers: [
         McpTools,
         McpTasks,
+        McpLegacyTasks,
         McpLibrary,
         McpEndpoint,
         McpModernEndpoint,

@@ -55,6 +55,8 @@ export interface RunRequest {
   onProgress?: ProgressListener;
   /** Set when the caller can be asked for input (a sync call on a door that carries questions). */
   asking?: Asking;
+  /** An async call whose caller cannot be asked (an MCP 2025-11-25 task, which has no way to carry questions). */
+  unaskable?: boolean;
 }
 
 /** A caller that can be asked: the answers it brought, by question key (none on a first round), and what it can answer. */
@@ -201,7 +203,14 @@ export class ExecutionRunner {
     await this.store.insert(execution);
     this.publishStatus(execution); // before the enqueue: a fast worker's `running` must not precede it
     try {
-      await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, ...this.jobInput(execution.id, request.tool, request.input), timeoutSeconds: this.timeoutOf(request), trace: captureTrace() });
+      await this.queue.enqueue({
+        executionId: execution.id,
+        toolId: execution.tool_id,
+        ...this.jobInput(execution.id, request.tool, request.input),
+        timeoutSeconds: this.timeoutOf(request),
+        trace: captureTrace(),
+        ...(request.unaskable && { unaskable: true }),
+      });
     } catch (err) {
       await this.finish(execution.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), null);
       throw err;
@@ -229,7 +238,7 @@ export class ExecutionRunner {
     const tool = this.registry.get(job.toolId);
     // A re-run after answers reads its input from the row, where secrets are never kept: a call
     // holding secret inputs cannot be asked (the tool is told it cannot, and fails saying so).
-    const asking = hasSecretInputs(tool, input) ? undefined : { answers: started.input_responses ?? {} };
+    const asking = job.unaskable || hasSecretInputs(tool, input) ? undefined : { answers: started.input_responses ?? {} };
     const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, tool, input, job.timeoutSeconds, { asking }));
     if (fields.status === 'input_required') {
       const waiting = await this.store.awaitInput(job.executionId, fields.inputRequests, new Date());

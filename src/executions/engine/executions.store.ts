@@ -35,6 +35,7 @@ type Finish = TerminalColumns & Pick<Execution, 'id'>;
 export interface ListFilter {
   status?: ExecutionStatus;
   tool_id?: string;
+  mode?: Execution['mode'];
 }
 
 /** Whose executions may be read: an account, and the tools its key is narrowed to (null = all). */
@@ -239,6 +240,7 @@ export class ExecutionsStore {
     return {
       account_id: accountId,
       ...(filter.status && { status: filter.status }),
+      ...(filter.mode && { mode: filter.mode }),
       ...(toolId !== undefined && { tool_id: toolId }),
     };
   }

@@ -15,6 +15,8 @@ export interface ExecutionJob {
   sealedInputs?: Sealed;
   /** Set on a run after answers to the tool's questions: how many answers it has (each run's differs). */
   answered?: number;
+  /** Its caller cannot be asked (an MCP 2025-11-25 task): the tool is told it cannot. */
+  unaskable?: true;
 }
 
 export type JobHandler = (job: ExecutionJob) => Promise<void>;
