@@ -74,6 +74,39 @@ describe('MCP revisions and library', () => {
     expect(modernNames.slice(0, legacyNames.length)).toEqual(legacyNames);
   });
 
+  it('holds the routing headers to the body (SEP-2243): Mcp-Name on every path, and Mcp-Param-* for inputs a tool mirrors', async () => {
+    const executions = async () => (await suite.t.request({ method: 'GET', url: '/v1/executions?limit=1', key: suite.acme.key })).json().total;
+    const before = await executions();
+    const args = { data: { n: [1] }, expression: '$sum(n)' };
+    // No Mcp-Name, or another name: refused before anything runs (the fast path leaves these to the SDK's entry).
+    for (const extra of [{}, { 'mcp-name': 'health-check' }]) {
+      const refused = await raw(suite.acme.key, 'tools/call', { name: 'json-transform', arguments: args }, extra);
+      expect(refused).toMatchObject({ status: 400, body: { id: 41, error: { code: -32020 } } });
+    }
+    expect(await executions()).toBe(before);
+
+    // The forge tools mirror owner and repo (x-mcp-header): a value in the body needs its header, equal once decoded.
+    const { tools } = (await raw(suite.acme.key, 'tools/list', {})).body.result;
+    expect(tools.find(({ name }: { name: string }) => name === 'vcs-get-pr').inputSchema.properties).toMatchObject({ owner: { 'x-mcp-header': 'Owner' }, repo: { 'x-mcp-header': 'Repo' } });
+    const getPr = (headers: Record<string, string>) => raw(suite.acme.key, 'tools/call', { name: 'vcs-get-pr', arguments: { owner: 'acme', repo: 'shöp' } }, { 'mcp-name': 'vcs-get-pr', ...headers });
+    const base64 = (text: string) => `=?base64?${Buffer.from(text).toString('base64')}?=`;
+    const mismatch = (header: string) => ({ status: 400, body: { error: { code: -32020, data: { mismatch: { header } } } } });
+    expect(await getPr({ 'mcp-param-owner': 'acme' })).toMatchObject(mismatch('Mcp-Param-Repo'));
+    expect(await getPr({ 'mcp-param-owner': 'other', 'mcp-param-repo': base64('shöp') })).toMatchObject(mismatch('Mcp-Param-Owner'));
+    expect(await getPr({ 'mcp-param-owner': 'acme', 'mcp-param-repo': '=?base64?c2j=?=' })).toMatchObject(mismatch('Mcp-Param-Repo'));
+    // Agreeing headers pass to the tool's own validation (the pull request number is missing).
+    const passed = await getPr({ 'mcp-param-owner': ' acme ', 'mcp-param-repo': base64('shöp') });
+    expect(passed.status).toBe(200);
+    expect(JSON.stringify(passed.body.result.content)).toMatch(/number/);
+
+    // The SDK v2 client mirrors them itself, from the tools/list it read.
+    const client = await modernClient(suite.acme.key);
+    await client.listTools();
+    const answer = await client.callTool({ name: 'vcs-get-pr', arguments: { owner: 'acme', repo: 'shop' } });
+    expect(answer.isError).toBe(true);
+    expect(JSON.stringify(answer.content)).toMatch(/number/);
+  });
+
   it('answers a plain 2026-07-28 tools/call on its fast path exactly as the SDK path does', async () => {
     // Declaring extensions (none) sends the call through the SDK's Server; without, the fast path takes it.
     const viaSdk = { ...ENVELOPE, 'io.modelcontextprotocol/clientCapabilities': { extensions: {} } };

@@ -32,7 +32,7 @@ import { McpCancellations } from './mcp-cancellations';
 import { McpHttpTransport, type McpCall } from './mcp-http-transport';
 import { LEGACY_TASKS_CAPABILITY, McpLegacyTasks } from './mcp-legacy-tasks';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
-import { McpModernEndpoint } from './mcp-modern-endpoint';
+import { headerValue, McpModernEndpoint } from './mcp-modern-endpoint';
 import { hideUnexpected } from './mcp-replies';
 import { callOf, CallContext, McpTools } from './mcp-tools';
 
@@ -252,10 +252,7 @@ function readMessages(request: FastifyRequest): Messages | TransportRefusal {
 
 /** The SDK v2's routing of the POST: `legacy` for 2025-era traffic (no `_meta` protocol-version claim, no 2026 MCP-Protocol-Version header), else 2026-07-28 through its validation ladder. */
 function routeOf(request: FastifyRequest): InboundClassificationOutcome {
-  const header = (name: string) => {
-    const value = request.headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  };
+  const header = (name: string) => headerValue(request, name);
   return classifyInboundRequest({
     httpMethod: 'POST',
     protocolVersionHeader: header('mcp-protocol-version'),

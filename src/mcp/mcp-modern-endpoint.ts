@@ -64,6 +64,15 @@ export class McpModernEndpoint implements OnApplicationShutdown {
 
   /** `route` is the SDK's classification of the POST (its validation ladder), which McpEndpoint made to route it here. */
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply, route: Exclude<InboundClassificationOutcome, { kind: 'legacy' }>): Promise<void> {
+    if (route.kind === 'modern' && route.messageKind === 'request' && route.message.method === 'tools/call') {
+      const { id, params } = route.message as unknown as { id: string | number; params?: { name?: unknown; arguments?: Record<string, unknown> } };
+      const mismatch = this.tools.paramHeaderMismatch(params?.name, params?.arguments, (name) => headerValue(request, name));
+      // As the SDK answers its own header cross-checks: 400, -32020 HeaderMismatch naming the pair.
+      if (mismatch) {
+        const error = { code: HEADER_MISMATCH, message: `Bad Request: the request headers and body disagree: ${mismatch.body}`, data: { mismatch } };
+        return void (await reply.status(400).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id, error })));
+      }
+    }
     const plain = plainToolCall(route, request);
     if (plain) return this.callTool(principal, plain, request, reply);
     const caller: Caller = { principal, request, reply };
@@ -158,6 +167,15 @@ export class McpModernEndpoint implements OnApplicationShutdown {
   }
 }
 
+/** JSON-RPC error of 2026-07-28 for headers that disagree with the body. */
+const HEADER_MISMATCH = -32020;
+
+/** A request header's (first) value, by its lowercase name. */
+export function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
 const TASK_PARAMS = z.looseObject({ taskId: z.string().min(1).max(128) });
 
 /** A tools/call as the ladder proved it (name, optional arguments, the `_meta` envelope). */
@@ -168,8 +186,9 @@ interface PlainToolCall {
 
 /**
  * The POST as a tools/call the fast path answers exactly as the SDK would: one the ladder passed,
- * not asking for progress, bringing no answers, from a client that does not take tasks (the SDK
- * shapes task results), accepting JSON.
+ * with the standard headers present and Mcp-Name naming the tool as is (the SDK's entry rejects
+ * anything else, so it goes there), not asking for progress, bringing no answers, from a client
+ * that does not take tasks (the SDK shapes task results), accepting JSON.
  */
 function plainToolCall(route: Exclude<InboundClassificationOutcome, { kind: 'legacy' }>, request: FastifyRequest): PlainToolCall | undefined {
   if (route.kind !== 'modern' || route.messageKind !== 'request' || route.message.method !== 'tools/call') return undefined;
@@ -179,6 +198,8 @@ function plainToolCall(route: Exclude<InboundClassificationOutcome, { kind: 'leg
   if (meta.progressToken !== undefined || 'inputResponses' in params || 'requestState' in params) return undefined;
   if (params._meta[CLIENT_CAPABILITIES_META_KEY]?.extensions !== undefined) return undefined;
   if (!(request.headers.accept ?? '').includes('application/json')) return undefined;
+  const named = headerValue(request, 'mcp-name')?.replace(/^[ \t]+|[ \t]+$/g, '');
+  if (headerValue(request, 'mcp-protocol-version') === undefined || headerValue(request, 'mcp-method') === undefined || named !== params.name) return undefined;
   return message;
 }
 

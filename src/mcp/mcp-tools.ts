@@ -9,6 +9,7 @@ import type { ProgressListener } from '../executions/engine/execution-runner';
 import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
 import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
+import { paramHeaderMismatch, type ParamHeader, type ParamHeaderMismatch } from './mcp-param-headers';
 import { inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
 import { legacyCreated } from './mcp-legacy-tasks';
@@ -58,6 +59,8 @@ export class McpTools implements OnApplicationBootstrap {
   /** Built once, in name order: the catalogue is fixed after boot. */
   private catalogue: { name: string; tool: RegisteredTool; view: McpTool }[] = [];
   private readonly byName = new Map<string, RegisteredTool>();
+  /** The inputs each tool mirrors into `Mcp-Param-*` headers, by MCP name (tools without any are absent). */
+  private readonly headersByName = new Map<string, ParamHeader[]>();
 
   constructor(
     private readonly registry: ToolCatalogue,
@@ -72,6 +75,8 @@ export class McpTools implements OnApplicationBootstrap {
       const previous = this.byName.get(name);
       if (previous) throw new Error(`Tools '${previous.definition.id}' and '${tool.definition.id}' have the same MCP name '${name}'`);
       this.byName.set(name, tool);
+      const headers = Object.entries(tool.definition.inputs).flatMap(([input, { type, mcp_header: header }]) => (header ? [{ input, header, type }] : []));
+      if (headers.length > 0) this.headersByName.set(name, headers);
     }
     this.catalogue = [...this.byName].map(([name, tool]) => ({ name, tool, view: mcpToolView(name, tool) })).sort((a, b) => (a.name < b.name ? -1 : 1));
   }
@@ -81,6 +86,12 @@ export class McpTools implements OnApplicationBootstrap {
     const visible = this.catalogue.filter(({ tool }) => canUseTool(principal, tool.definition.id));
     const { page, nextCursor } = pageAfter(visible, ({ name }) => name, cursor, this.config.MCP_PAGE_SIZE);
     return { tools: page.map(({ view }) => view), ...(nextCursor && { nextCursor }) };
+  }
+
+  /** The first disagreement between a 2026-07-28 call's arguments and its `Mcp-Param-*` headers (SEP-2243), if any. */
+  paramHeaderMismatch(name: unknown, args: Record<string, unknown> | undefined, headerOf: (lowercaseName: string) => string | undefined): ParamHeaderMismatch | undefined {
+    const declared = typeof name === 'string' ? this.headersByName.get(name) : undefined;
+    return declared && paramHeaderMismatch(declared, args, headerOf);
   }
 
   /** Runs the tool, or with a client that takes tasks and a tool that supports them, starts it as a task. */

@@ -77,6 +77,14 @@ describe('ToolRegistry', () => {
     }
   });
 
+  it('publishes JSON Schema 2020-12 and enforces the rules across inputs', async () => {
+    const rules = { if: { properties: { mode: { const: 'loud' } }, required: ['mode'] }, then: { required: ['tags'] } };
+    const tool = (await boot({ ...base, inputs: { ...base.inputs, mode: { ...base.inputs.mode, mcp_header: 'Mode' } }, input_rules: rules })).get('echo');
+    expect(tool.inputSchema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...rules, properties: { mode: { 'x-mcp-header': 'Mode' } } });
+    expect(tool.validateInput({ text: 'a', mode: 'loud', tags: ['x'] })).toMatchObject({ mode: 'loud' });
+    expect(thrownBy(() => tool.validateInput({ text: 'a', mode: 'loud' }))).toMatchObject({ body: { details: { parameter: 'tags' } } });
+  });
+
   it('checks results against the declared outputs without altering them', async () => {
     const tool = (await boot(base)).get('echo');
     expect(tool.outputProblem({ text: 'x' })).toBeNull();
@@ -113,6 +121,11 @@ describe('ToolRegistry', () => {
     ['an example that breaks the inputs', { examples: [{ name: 'bad', input: {}, output: { text: '' } }] }, /example 'bad' input/],
     ['an example that breaks the outputs', { examples: [{ name: 'bad', input: { text: 'a' }, output: { wrong: 1 } }] }, /example 'bad' output/],
     ['an example whose varying member is not in its output', { examples: [{ name: 'bad', input: { text: 'a' }, output: { text: 'a' }, varies: ['latency_ms'] }] }, /example 'bad' varies: 'latency_ms'/],
+    ['an mcp_header that is no HTTP token', { inputs: { ...base.inputs, mode: { ...base.inputs.mode, mcp_header: 'The Mode' } } }, /mcp_header must be an HTTP token/],
+    ['an mcp_header on an array input', { inputs: { ...base.inputs, tags: { ...base.inputs.tags, mcp_header: 'Tags' } } }, /only a string, integer or boolean input/],
+    ['two mcp_headers differing in case only', { inputs: { ...base.inputs, text: { ...base.inputs.text, mcp_header: 'Mode' }, mode: { ...base.inputs.mode, mcp_header: 'mode' } } }, /unique/],
+    ['a rule requiring an input that does not exist', { input_rules: { anyOf: [{ required: ['text'] }, { required: ['txet'] }] } }, /'txet' is required by a rule but is not an input/],
+    ['a rule ajv refuses', { input_rules: { if: { properties: { mode: { constt: 'loud' } } }, then: { required: ['tags'] } } }, /does not compile/],
   ])('stops boot on %s', async (_name, change, message) => {
     await expect(boot({ ...base, ...change })).rejects.toThrow(ToolDefinitionError);
     await expect(boot({ ...base, ...change })).rejects.toThrow(message);

@@ -50,9 +50,12 @@ export interface ToolFilter {
 // strictRequired would refuse `required` in a rule's subschema (`anyOf: [{ required: ['phone'] }]`), which is valid 2020-12: definitionProblems checks those names instead.
 const AJV_OPTIONS = { allErrors: true, strict: true, strictRequired: false, allowUnionTypes: true, coerceTypes: false } as const;
 
-/** A 2020-12 validator; Ajv 8 resolves `$anchor` but its strict mode calls it unknown inside a `$ref`'d schema, so it is declared. */
+/**
+ * A 2020-12 validator. Ajv 8 resolves `$anchor` but its strict mode calls it unknown inside a
+ * `$ref`'d schema, so it is declared; `x-mcp-header` is an annotation (mcp_header) with nothing to check.
+ */
 function validator(options: ConstructorParameters<typeof Ajv2020>[0]): Ajv2020 {
-  return addFormats(new Ajv2020(options)).addKeyword('$anchor');
+  return addFormats(new Ajv2020(options)).addKeyword('$anchor').addKeyword('x-mcp-header');
 }
 
 export class ToolDefinitionError extends Error {

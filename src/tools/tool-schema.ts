@@ -36,6 +36,7 @@ function inputPropertySchema(input: ToolInputDefinition): JsonSchema {
     ...pickBounds(input),
     ...(input.enum && { enum: [...input.enum] }),
     ...(input.default !== undefined && { default: input.default }),
+    ...(input.mcp_header !== undefined && { 'x-mcp-header': input.mcp_header }),
   };
 }
 
@@ -55,6 +56,8 @@ function outputPropertySchema(output: ToolOutputDefinition): JsonSchema {
 const ID_PATTERN = /^[a-z][a-z0-9]*(-[a-z0-9]+)*$/;
 /** MCP's tool-name rule (2025-11-25: letters, digits, `_`, `-`, `.`; 1 to 64). */
 const MCP_NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+/** RFC 9110 §5.1 token. */
+const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const VERSION_PATTERN = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
 
 /**
@@ -90,6 +93,13 @@ export function definitionProblems(definition: ToolDefinition): string[] {
     check(input.type !== 'array' || input.maxItems !== undefined, `${where}: an array input needs maxItems`);
     check(!(input.required && input.default !== undefined), `${where}: a required input cannot have a default`);
   }
+  const headers = Object.entries(definition.inputs ?? {}).filter(([, input]) => input.mcp_header !== undefined);
+  for (const [name, { type, mcp_header: header }] of headers) {
+    check(typeof header === 'string' && HEADER_TOKEN.test(header), `input '${name}': mcp_header must be an HTTP token (letters, digits, ! # $ % & ' * + - . ^ _ \` | ~)`);
+    check(['string', 'integer', 'boolean'].includes(type), `input '${name}': only a string, integer or boolean input can be an mcp_header`);
+  }
+  const headerNames = headers.map(([, { mcp_header: header }]) => String(header).toLowerCase());
+  check(new Set(headerNames).size === headerNames.length, 'mcp_header names must be unique (case-insensitively)');
   const { $defs, ...rules } = definition.input_rules ?? {};
   for (const name of requiredNames(rules)) check(Object.hasOwn(definition.inputs ?? {}, name), `input_rules: '${name}' is required by a rule but is not an input`);
   return problems;

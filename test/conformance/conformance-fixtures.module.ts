@@ -124,6 +124,21 @@ export class JsonSchema2020Fixture implements ToolHandler {
   }
 }
 
+/** SEP-2243: inputs mirrored into Mcp-Param-* headers, which must agree with the body. */
+@Tool(
+  taskFixture('test_custom_headers', 'Echoes inputs a client mirrors into Mcp-Param-* headers.', {
+    region: { type: 'string', description: 'A region.', maxLength: 100, mcp_header: 'Region' },
+    priority: { type: 'integer', description: 'A priority.', minimum: -1000, maximum: 1000, mcp_header: 'Priority' },
+    verbose: { type: 'boolean', description: 'Say more.', mcp_header: 'Verbose' },
+    query: { type: 'string', description: 'Not mirrored.', maxLength: 1000 },
+  }),
+)
+export class CustomHeadersFixture implements ToolHandler {
+  async execute(input: Record<string, unknown>) {
+    return text(`Received: ${JSON.stringify(input)}`);
+  }
+}
+
 /** The Tasks extension's fixtures: a fixture tool of the suite's, by its MCP name, with its inputs and a text answer. */
 function taskFixture(mcpName: string, description: string, inputs: ToolDefinition['inputs'], extra: Partial<ToolDefinition> = {}): ToolDefinition {
   // The registry wants an example; these fixtures are not in the examples suite (the failing ones never yield it).
@@ -333,6 +348,7 @@ export class AskingPrompt implements PromptHandler {
     ProgressFixture,
     GreetFixture,
     JsonSchema2020Fixture,
+    CustomHeadersFixture,
     SlowComputeFixture,
     FailingJobFixture,
     ProtocolErrorJobFixture,

@@ -76,6 +76,12 @@ export interface ToolInputDefinition extends SchemaBounds {
   default?: unknown;
   /** The value is a credential: redacted from logs and from the stored execution input. */
   secret?: boolean;
+  /**
+   * MCP 2026-07-28 clients mirror this input into an `Mcp-Param-{mcp_header}` HTTP header (SEP-2243,
+   * published as `x-mcp-header`), so gateways can route or police on it without reading bodies;
+   * the service checks the two agree. A string, integer or boolean input; an RFC 9110 token.
+   */
+  mcp_header?: string;
 }
 
 /** One tool output member. Every output is present in a result unless `optional`. */

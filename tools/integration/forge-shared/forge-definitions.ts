@@ -28,6 +28,8 @@ export const OWNER_INPUT: ToolInputDefinition = {
   maxLength: 100,
   pattern: '^[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?$',
   description: 'Owner of the repository: a user or organisation login.',
+  // Gateways in front of the MCP door can route or police by repository without reading bodies.
+  mcp_header: 'Owner',
 };
 
 export const REPO_INPUT: ToolInputDefinition = {
@@ -37,6 +39,7 @@ export const REPO_INPUT: ToolInputDefinition = {
   maxLength: 100,
   pattern: '^(?!\\.{1,2}$)[A-Za-z0-9_.-]+$',
   description: 'Repository name (without the owner).',
+  mcp_header: 'Repo',
 };
 
 export const PULL_NUMBER_INPUT: ToolInputDefinition = {
