@@ -79,7 +79,7 @@ describe('MCP revisions and library', () => {
     const before = await executions();
     const args = { data: { n: [1] }, expression: '$sum(n)' };
     // No Mcp-Name, or another name: refused before anything runs (the fast path leaves these to the SDK's entry).
-    for (const extra of [{}, { 'mcp-name': 'health-check' }]) {
+    for (const extra of [{}, { 'mcp-name': 'health-check' }] as Record<string, string>[]) {
       const refused = await raw(suite.acme.key, 'tools/call', { name: 'json-transform', arguments: args }, extra);
       expect(refused).toMatchObject({ status: 400, body: { id: 41, error: { code: -32020 } } });
     }
