@@ -43,13 +43,13 @@ describe('MCP tasks over executions', () => {
     for (const close of closers) await close();
   });
 
-  /** One 2026-07-28 JSON-RPC request as the wire carries it: routing headers and the `_meta` envelope (tasks declared unless `declare` is false). */
-  const post = async (key: string, request: { method: string; params?: Record<string, unknown>; id?: unknown }, declare = true): Promise<RpcAnswer> => {
+  /** One 2026-07-28 JSON-RPC request as the wire carries it: routing headers and the `_meta` envelope (tasks declared unless `declare` is false; these capabilities when an object). */
+  const post = async (key: string, request: { method: string; params?: Record<string, unknown>; id?: unknown }, declare: boolean | Record<string, unknown> = true): Promise<RpcAnswer> => {
     const params = request.params ?? {};
     const envelope = {
       'io.modelcontextprotocol/protocolVersion': MODERN,
       'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
-      'io.modelcontextprotocol/clientCapabilities': declare ? { extensions: { [TASKS]: {} } } : {},
+      'io.modelcontextprotocol/clientCapabilities': typeof declare === 'object' ? declare : declare ? { extensions: { [TASKS]: {} } } : {},
     };
     const name = params.taskId ?? params.name;
     const answer = await fetch(url, {
@@ -95,6 +95,34 @@ describe('MCP tasks over executions', () => {
     const { outcome } = await call.settle();
     expect(outcome).toMatchObject({ status: 'completed', result: { structuredContent: { slept_ms: 1500 } } });
     expect(await execution(suite.acme.key, taskId)).toMatchObject({ status: 'success', result: { slept_ms: 1500 } });
+  });
+
+  it("asks a tool's up-front questions before its task exists (SEP-2663), then starts the task with the answers", async () => {
+    const key = suite.acme.key;
+    const capable = { elicitation: {}, extensions: { [TASKS]: {} } };
+    const call = (extra: Record<string, unknown> = {}, capabilities: Record<string, unknown> = capable) =>
+      post(key, { method: 'tools/call', params: { name: 'test_tool_with_task', arguments: {}, ...extra } }, capabilities);
+    const runs = async () => (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=conformance-test-tool-with-task&limit=1', key })).json().total;
+
+    const first = await call();
+    expect(first.result).toMatchObject({ resultType: 'input_required', inputRequests: { user_name: { method: 'elicitation/create' } }, requestState: expect.any(String) });
+    expect(first.result).not.toHaveProperty('taskId');
+    const answered = (state: string) => call({ inputResponses: { user_name: { action: 'accept', content: { name: 'Ada' } } }, requestState: state });
+    expect((await answered(`${first.result.requestState}x`)).error).toMatchObject({ code: -32602 });
+    // A client that cannot answer the question is told what it lacks.
+    expect((await call({}, { extensions: { [TASKS]: {} } })).error).toMatchObject({ code: -32021 });
+    expect(await runs()).toBe(0);
+
+    const created = (await answered(first.result.requestState)).result;
+    expect(created).toMatchObject({ resultType: 'task', taskId: expect.any(String), status: 'working' });
+    expect(created).not.toHaveProperty('requestState');
+    const done = await until('the task completes', async () => {
+      const task = (await post(key, { method: 'tasks/get', params: { taskId: created.taskId } }, capable)).result;
+      return task?.status === 'completed' ? task : undefined;
+    });
+    expect(done.result.content).toEqual([{ type: 'text', text: 'Hello from a task, Ada!' }]);
+    expect(await execution(key, created.taskId)).toMatchObject({ mode: 'async', status: 'success' });
+    expect(await runs()).toBe(1);
   });
 
   it('cancels a task with tasks/cancel (the execution is cancelled) and sees a REST cancel as the task cancelled', async () => {

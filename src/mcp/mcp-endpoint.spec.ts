@@ -10,6 +10,7 @@ import { McpLegacyTasks } from './mcp-legacy-tasks';
 import type { McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import type { McpTasks } from './mcp-tasks';
+import type { InputRounds } from '../executions/request/input-rounds';
 import { McpTools } from './mcp-tools';
 
 /** The endpoint on a bare Fastify, over an invocation service that fails the way a lost database would. */
@@ -21,11 +22,11 @@ describe('McpEndpoint', () => {
   let modern: McpModernEndpoint;
 
   beforeAll(async () => {
-    const tool = { definition: { id: 'json-transform', examples: [] }, validateInput: (input: unknown) => input };
+    const tool = { definition: { id: 'json-transform', examples: [], inputs: {} }, validateInput: (input: unknown) => input };
     const registry = { all: () => [tool] } as unknown as ToolCatalogue;
     const failing = { invokeSync: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as InvocationService;
     const tasks = { read: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432')) } as unknown as McpTasks;
-    const tools = new McpTools(registry, failing, tasks, {} as AppConfig);
+    const tools = new McpTools(registry, failing, tasks, {} as AppConfig, {} as InputRounds);
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
     modern = new McpModernEndpoint(tools, tasks, library);

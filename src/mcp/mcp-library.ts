@@ -7,11 +7,9 @@ import { ExecutionsService } from '../executions/request/executions.service';
 import { executionView } from '../executions/request/execution-views';
 import { InputRounds } from '../executions/request/input-rounds';
 import { canUseTool, type Principal } from '../identity/principal';
-import { answerOrAsk, rejectOnAbort } from '../tools/caller-questions';
 import {
   PromptMetadata,
   type AskingContext,
-  type InputRequest,
   ResourceMetadata,
   type PromptDefinition,
   type PromptHandler,
@@ -23,7 +21,7 @@ import {
 import { toolDocumentation } from '../tools/tool-docs';
 import { ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
-import { inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
+import { askingRound, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, requireScope, type RequestFacts } from './mcp-replies';
 import { PRODUCT_PROMPTS } from './product-prompts';
 
@@ -143,26 +141,8 @@ export class McpLibrary implements OnApplicationBootstrap {
       given[argument.name] = value;
     }
     if (!answering) return { description: prompt.definition.description, messages: await prompt.handler.get(given, cannotAsk(name)) };
-    const binding = { keyId: principal.keyId, subject: `prompt:${name}`, input: given };
-    let answers: Record<string, unknown>;
-    try {
-      answers = this.rounds.answersSoFar(binding, answering);
-    } catch (err) {
-      throw stateRefusal(err) ?? err;
-    }
-    // As a tool's run: the prompt stops at its first unanswered question(s) and runs again from the start with the answers.
-    const asked: Record<string, InputRequest> = {};
-    const stop = new AbortController();
-    const ctx: AskingContext = {
-      requestInput: (key, request) => answerOrAsk(key, request, answers, asked, () => stop.abort(), stop.signal),
-      canAsk: (method) => answering.methods.has(method),
-    };
-    try {
-      return { description: prompt.definition.description, messages: await Promise.race([prompt.handler.get(given, ctx), rejectOnAbort(stop.signal)]) };
-    } catch (err) {
-      if (!stop.signal.aborted) throw err;
-      return inputRequired(asked, this.rounds.seal(binding, answers), answering.methods);
-    }
+    const round = await askingRound(this.rounds, { keyId: principal.keyId, subject: `prompt:${name}`, input: given }, answering, (ctx) => prompt.handler.get(given, ctx));
+    return 'resultType' in round ? round : { description: prompt.definition.description, messages: round.value };
   }
 
   /** completion/complete: the declared values of a prompt argument or template variable that start with what was typed. */

@@ -1,7 +1,9 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AppException } from '../common/errors';
+import type { InputRounds, RoundBinding } from '../executions/request/input-rounds';
 import type { CallerAnswers } from '../executions/request/invocation.service';
-import type { InputRequest } from '../tools/sdk';
+import { answerOrAsk, rejectOnAbort } from '../tools/caller-questions';
+import type { AskingContext, InputRequest } from '../tools/sdk';
 import { missingCapability } from './mcp-replies';
 
 /**
@@ -30,6 +32,38 @@ export function inputRequired(inputRequests: Record<string, InputRequest>, reque
   const lacking = [...new Set(Object.values(inputRequests).filter(({ method }) => !answerable.has(method)).map(({ method }) => CAPABILITY_OF[method]))];
   if (lacking.length > 0) throw missingCapability(lacking.join(', '), Object.fromEntries(lacking.map((capability) => [capability, {}])));
   return { resultType: 'input_required', inputRequests, requestState };
+}
+
+/**
+ * One round of the questions code at the door asks (a prompt, a tool's `ask`): what `run` gives
+ * once every question it asks has an answer so far, with those answers; else the open questions
+ * and the state to bring back. As a tool's run, `run` stops at its first unanswered question(s)
+ * and runs again from the start with the answers.
+ */
+export async function askingRound<T>(
+  rounds: InputRounds,
+  binding: RoundBinding,
+  answering: Answering,
+  run: (ctx: AskingContext) => Promise<T>,
+): Promise<{ value: T; answers: Record<string, unknown> } | InputRequiredResult> {
+  let answers: Record<string, unknown>;
+  try {
+    answers = rounds.answersSoFar(binding, answering);
+  } catch (err) {
+    throw stateRefusal(err) ?? err;
+  }
+  const asked: Record<string, InputRequest> = {};
+  const stop = new AbortController();
+  const ctx: AskingContext = {
+    requestInput: (key, request) => answerOrAsk(key, request, answers, asked, () => stop.abort(), stop.signal),
+    canAsk: (method) => answering.methods.has(method),
+  };
+  try {
+    return { value: await Promise.race([run(ctx), rejectOnAbort(stop.signal)]), answers };
+  } catch (err) {
+    if (!stop.signal.aborted) throw err;
+    return inputRequired(asked, rounds.seal(binding, answers), answering.methods);
+  }
 }
 
 /** A requestState that does not hold (InputRounds) is a fault of the request itself: invalid params. */

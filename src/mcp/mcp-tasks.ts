@@ -4,6 +4,7 @@ import { AppException } from '../common/errors';
 import { EXECUTION_ID_PATTERN } from '../common/ids';
 import { ExecutionEventBus } from '../executions/engine/events/execution-events';
 import { TERMINAL_STATUSES, type Execution } from '../executions/engine/execution.entity';
+import type { Asking } from '../executions/engine/execution-runner';
 import { ExecutionsService } from '../executions/request/executions.service';
 import { pendingInputRequests } from '../executions/request/execution-views';
 import type { InputRequest } from '../tools/sdk';
@@ -89,8 +90,9 @@ export class McpTasks {
    * Admits and queues the call; the row exists when this answers, so a read at once finds it.
    * `askable` false: its caller has no way to answer the tool's questions, which it is told.
    */
-  async start(principal: Principal, tool: RegisteredTool, input: Record<string, unknown>, requestId: string, askable: boolean): Promise<TaskSummary> {
-    const { execution } = await this.invocations.submit({ principal, tool, input, options: { async: true, cache: false }, requestId, unaskable: !askable });
+  /** `asking`: the caller can answer the task's questions (2026-07-28), and these are its answers to the up-front ones; without, it cannot be asked. */
+  async start(principal: Principal, tool: RegisteredTool, input: Record<string, unknown>, requestId: string, asking?: Asking): Promise<TaskSummary> {
+    const { execution } = await this.invocations.submit({ principal, tool, input, options: { async: true, cache: false }, requestId, ...(asking ? { asking } : { unaskable: true }) });
     return this.summaryOf(principal, execution);
   }
 

@@ -6,11 +6,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config';
 import { asksNoCache } from '../executions/request/invoke-request';
 import type { ProgressListener } from '../executions/engine/execution-runner';
+import { InputRounds } from '../executions/request/input-rounds';
 import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
 import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
 import { paramHeaderMismatch, type ParamHeader, type ParamHeaderMismatch } from './mcp-param-headers';
-import { inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
+import { askingRound, inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
 import { legacyCreated } from './mcp-legacy-tasks';
 import { extensionCreated, McpTasks, missingTasksExtension, type CreateTaskResult } from './mcp-tasks';
@@ -67,6 +68,7 @@ export class McpTools implements OnApplicationBootstrap {
     private readonly invocations: InvocationService,
     private readonly tasks: McpTasks,
     private readonly config: AppConfig,
+    private readonly rounds: InputRounds,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -109,11 +111,14 @@ export class McpTools implements OnApplicationBootstrap {
     const asTask = runsAsTask(name, tool, offer);
     try {
       const input = tool.validateInput({ ...args });
-      if (asTask) {
+      if (asTask && offer!.form === 'extension') {
+        // SEP-2663: the tool's up-front questions come first, as sync rounds; the task exists once they are answered.
+        const upFront = tool.handler.ask && context.answering ? await this.askUpFront(principal, tool, input, context.answering) : { answers: {} };
+        if ('inputRequests' in upFront) return upFront;
         // Only a 2026-07-28 client answers a task's questions (tasks/update).
-        const task = await this.tasks.start(principal, tool, input, context.requestId, offer!.form === 'extension');
-        return offer!.form === 'extension' ? extensionCreated(task) : legacyCreated(task);
+        return extensionCreated(await this.tasks.start(principal, tool, input, context.requestId, upFront));
       }
+      if (asTask) return legacyCreated(await this.tasks.start(principal, tool, input, context.requestId));
       const outcome = await this.invocations.invokeSync({
         principal,
         tool,
@@ -135,6 +140,11 @@ export class McpTools implements OnApplicationBootstrap {
       if (err instanceof AppException) return refusedCallResult(err.body);
       hideUnexpected(err, 'tools/call', context);
     }
+  }
+
+  /** The answers to a tool's `ask` questions so far, or the questions still open. */
+  private async askUpFront(principal: Principal, tool: RegisteredTool, input: Record<string, unknown>, answering: Answering): Promise<{ answers: Record<string, unknown> } | InputRequiredResult> {
+    return askingRound(this.rounds, { keyId: principal.keyId, subject: tool.definition.id, input }, answering, (ctx) => tool.handler.ask!(structuredClone(input), ctx));
   }
 }
 

@@ -1,4 +1,10 @@
-import type { InputRequest } from './sdk';
+import type { InputRequest, ToolContext, ToolHandler } from './sdk';
+
+/** A tool's run: its up-front questions (`ask`), then its work. */
+export async function askThenExecute(handler: ToolHandler, input: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
+  await handler.ask?.(input, ctx);
+  return handler.execute(input, ctx);
+}
 
 /**
  * `requestInput` of a run whose caller can be asked (a tool's, a prompt's): the answer the caller

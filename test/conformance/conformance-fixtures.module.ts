@@ -225,6 +225,20 @@ function asking(mcpName: string, description: string, ask: (ctx: ToolContext) =>
 
 const greetByName = async (ctx: ToolContext) => `Hello, ${field(await ctx.requestInput('user_name', elicit('What is your name?', 'name')), 'name')}!`;
 
+/** SEP-2663: asks a name up front (sync rounds), then runs as a task whose result holds it. */
+@Tool(taskFixture('test_tool_with_task', 'Asks your name, then greets you from a task.', {}, { task_support: 'required' }))
+export class AskThenTaskFixture implements ToolHandler {
+  async ask(_input: unknown, ctx: AskingContext) {
+    await ctx.requestInput('user_name', elicit('What is your name?', 'name'));
+  }
+
+  async execute(_input: unknown, ctx: ToolContext) {
+    const answer = await ctx.requestInput('user_name', elicit('What is your name?', 'name'));
+    await sleep(200, undefined, { signal: ctx.signal });
+    return text(`Hello from a task, ${field(answer, 'name')}!`);
+  }
+}
+
 const INPUT_FIXTURES = [
   asking('test_input_required_result_elicitation', 'Asks for a name, then greets.', greetByName),
   asking('test_input_required_result_tampered_state', 'Asks for a name, then greets (its state must not be altered).', greetByName),
@@ -353,6 +367,7 @@ export class AskingPrompt implements PromptHandler {
     FailingJobFixture,
     ProtocolErrorJobFixture,
     ...INPUT_FIXTURES,
+    AskThenTaskFixture,
     StaticTextResource,
     StaticBinaryResource,
     TemplateResource,

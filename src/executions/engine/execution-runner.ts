@@ -20,7 +20,7 @@ import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.s
 import { ProgressThrottle } from './progress-throttle';
 import { captureTrace, observeExecution, resumeTrace } from '../../common/probes';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
-import { answerOrAsk, rejectOnAbort } from '../../tools/caller-questions';
+import { answerOrAsk, askThenExecute, rejectOnAbort } from '../../tools/caller-questions';
 
 /** Progress is persisted at most this often per execution. */
 const PROGRESS_INTERVAL_MS = 250;
@@ -53,7 +53,7 @@ export interface RunRequest {
   callerGone?: AbortSignal;
   /** Hears the tool's progress as it is recorded (at most every 250 ms). */
   onProgress?: ProgressListener;
-  /** Set when the caller can be asked for input (a sync call on a door that carries questions). */
+  /** Set when the caller can be asked for input (a sync call on a door that carries questions; an async one's answers so far). */
   asking?: Asking;
   /** An async call whose caller cannot be asked (an MCP 2025-11-25 task, which has no way to carry questions). */
   unaskable?: boolean;
@@ -346,7 +346,8 @@ export class ExecutionRunner {
       // Whole seconds (a timeout may be fractional): the deadline errs late, never early.
       timeout_seconds: Math.ceil(this.timeoutOf(request)),
       input_requests: null,
-      input_responses: null,
+      // An async call may bring answers to the tool's up-front questions (an MCP task: SEP-2663).
+      input_responses: mode === 'async' && request.asking ? { ...request.asking.answers } : null,
       waiting_since: mode === 'async' ? now : null,
     });
   }
@@ -427,7 +428,7 @@ export class ExecutionRunner {
           canAsk: (method) => asking.methods?.has(method) ?? true,
         }),
       };
-      const run = tool.source ? this.threads.run(tool.source, input, parts, tool.secretSettings) : tool.handler.execute(input, createToolContext(parts));
+      const run = tool.source ? this.threads.run(tool.source, input, parts, tool.secretSettings) : askThenExecute(tool.handler, input, createToolContext(parts));
       // A tool that ignores its signal still ends when the signal fires; its late outcome is dropped.
       run.catch(() => undefined);
       const result = await Promise.race([run, rejectOnAbort(controller.signal)]);

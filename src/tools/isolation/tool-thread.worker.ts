@@ -8,6 +8,7 @@ import type { EgressSettings } from '../egress/egress';
 import { createToolContext } from '../context/tool-context';
 import { ToolError, type ToolHandler, type ToolLogger, type ToolSettingValue, type Workspace } from '../sdk';
 import { createWorkspace } from '../workspace';
+import { askThenExecute } from '../caller-questions';
 
 export interface ThreadTask {
   file: string;
@@ -55,7 +56,7 @@ export default async function runIsolated(task: ThreadTask): Promise<ThreadOutco
     accountSecrets: { find: async (_account, name) => (Object.hasOwn(task.accountSecrets, name) ? task.accountSecrets[name] : undefined) },
   });
   try {
-    return { ok: true, output: await handlerFor(task.file, task.exportName).execute(task.input, ctx) };
+    return { ok: true, output: await askThenExecute(handlerFor(task.file, task.exportName), task.input, ctx) };
   } catch (error) {
     if (!(error instanceof ToolError)) throw error;
     const { message, code, retryable, details, suggestion, retryAfter } = error;

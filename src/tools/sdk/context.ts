@@ -195,6 +195,14 @@ export interface ToolSecrets {
 }
 
 export interface ToolHandler<I = Record<string, any>, O = Record<string, unknown>> {
+  /**
+   * The questions to settle before the work starts (`ctx.requestInput`), when they do not depend
+   * on the work: a call that becomes an MCP task asks them first, round by round, and the task
+   * exists only once they are answered (SEP-2663); every other call asks them at the start of its
+   * run, as `execute` would. Their answers are the run's: `ctx.requestInput` of the same key in
+   * `execute` resolves at once. Quick and without effects: it runs in the API process, on every round.
+   */
+  ask?(input: I, ctx: AskingContext): Promise<void>;
   execute(input: I, ctx: ToolContext): Promise<O>;
 }
 

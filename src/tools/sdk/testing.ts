@@ -9,6 +9,7 @@ import 'reflect-metadata';
 import { AppException } from '../../common/errors';
 import type { AppConfig } from '../../config/app-config';
 import { createToolContext, type ToolContextParts } from '../context/tool-context';
+import { askThenExecute } from '../caller-questions';
 import { readToolSettings } from '../tool-settings';
 import { ToolRegistry } from '../tool-registry';
 import { createWorkspace } from '../workspace';
@@ -69,7 +70,8 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
   const config: Readonly<Record<string, ToolSettingValue | undefined>> = readToolSettings(definition.id, definition.config ?? {}, overrides.config ?? {});
   const secrets = overrides.secrets ?? {};
   try {
-    const output = await handler.execute(
+    const output = await askThenExecute(
+      handler,
       validInput,
       createToolContext({
         executionId: 'exec_runtool',
