@@ -19,7 +19,7 @@ import { callerGone } from '../common/caller-gone';
 import type { Principal } from '../identity/principal';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
-import { hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY } from './mcp-replies';
+import { HEADER_MISMATCH, hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY } from './mcp-replies';
 import { extensionTask, McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
 import { answerableMethods, type Answering } from './mcp-questions';
 import { callOf, McpTools, type CallContext } from './mcp-tools';
@@ -166,9 +166,6 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     return server;
   }
 }
-
-/** JSON-RPC error of 2026-07-28 for headers that disagree with the body. */
-const HEADER_MISMATCH = -32020;
 
 /** A request header's (first) value, by its lowercase name. */
 export function headerValue(request: FastifyRequest, name: string): string | undefined {

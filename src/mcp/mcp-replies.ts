@@ -38,6 +38,9 @@ export function hideUnexpected(err: unknown, method: string, facts: RequestFacts
   throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${facts.requestId}.`);
 }
 
+/** JSON-RPC error of 2026-07-28 for request headers that disagree with its body. */
+export const HEADER_MISMATCH = -32020;
+
 /** JSON-RPC error of 2026-07-28 for a request that needs a client capability the request did not declare. */
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 
