@@ -4,6 +4,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {
   CallToolRequestSchema,
+  CallToolResultSchema,
   CancelTaskRequestSchema,
   CompleteRequestSchema,
   GetTaskPayloadRequestSchema,
@@ -19,12 +20,18 @@ import {
   JSONRPCMessageSchema,
   ListToolsRequestSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
+  McpError,
+  type CallToolRequest,
   type CallToolResult,
+  type JSONRPCMessage,
   type JSONRPCNotification,
   type JSONRPCRequest,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
+import { safeParse } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ProgressListener } from '../executions/engine/execution-runner';
 import type { Principal } from '../identity/principal';
 import { McpAnswer } from './mcp-answer';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
@@ -55,6 +62,8 @@ const TASK_REQUESTS = [
 ] as const;
 
 type TaskParams = { taskId?: string; cursor?: string };
+
+type CallToolParams = CallToolRequest['params'];
 
 /** The SDK transport's limit on one POST's messages. */
 const MAX_BATCH = 100;
@@ -113,28 +122,15 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       this.tools.list(this.transport.call(extra.requestId).post.principal, params?.cursor),
     );
     this.server.setRequestHandler(CallToolRequestSchema, ({ params }, extra) => {
-      const call = this.transport.call(extra.requestId);
-      const { post } = call;
-      let release = () => {};
       const progressToken = params._meta?.progressToken;
-      const context: CallContext = {
-        ...callOf(post.request, post.reply),
-        signal: () => {
-          const stop = this.stopOf(call);
-          release = stop.release;
-          return stop.signal;
-        },
-        // The requested ttl is not taken: a task is kept for the account's retention, which its ttl says.
-        tasks: { form: 'augmentation', requested: params.task !== undefined },
-        ...(progressToken !== undefined && {
-          onProgress: (progress, message) =>
-            void extra
-              .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: 100, ...(message !== null && { message }) } })
-              .catch(() => undefined), // the stream is gone; the call itself notices
-        }),
-      };
-      // A CallToolResult, or a CreateTaskResult for a call with `task` (never an InputRequiredResult: no `answering`).
-      return (this.tools.call(post.principal, params.name, params.arguments, context) as Promise<CallToolResult>).finally(() => release());
+      const onProgress: ProgressListener | undefined =
+        progressToken === undefined
+          ? undefined
+          : (progress, message) =>
+              void extra
+                .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: 100, ...(message !== null && { message }) } })
+                .catch(() => undefined); // the stream is gone; the call itself notices
+      return this.callTool(this.transport.call(extra.requestId), params, onProgress);
     });
     const taskMethods: Record<(typeof TASK_REQUESTS)[number][1], (principal: Principal, params: TaskParams, call: McpCall<Post>) => Promise<object>> = {
       'tasks/get': (principal, { taskId }) => tasks.get(principal, taskId!),
@@ -154,6 +150,51 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       });
     }
     this.server.onerror = (error) => this.logger.warn(`MCP protocol error: ${error.message}`);
+  }
+
+  /** A tools/call, from the Server's handler or the plain-call path: a CallToolResult, or a CreateTaskResult for a call with `task`. */
+  private callTool({ post, clientId }: McpCall<Post>, params: CallToolParams, onProgress?: ProgressListener): Promise<CallToolResult> {
+    let release = () => {};
+    const context: CallContext = {
+      ...callOf(post.request, post.reply),
+      signal: () => {
+        const stop = this.stopOf({ post, clientId });
+        release = stop.release;
+        return stop.signal;
+      },
+      // The requested ttl is not taken: a task is kept for the account's retention, which its ttl says.
+      tasks: { form: 'augmentation', requested: params.task !== undefined },
+      ...(onProgress && { onProgress }),
+    };
+    // Never an InputRequiredResult: no `answering` on this revision.
+    return (this.tools.call(post.principal, params.name, params.arguments, context) as Promise<CallToolResult>).finally(() => release());
+  }
+
+  /**
+   * A tools/call without `task` or a progress token, answered as the Server answers it but without
+   * its message round (its JSON-RPC type checks again, a second parse of the request, an abort
+   * controller and the id remapping): the same request validation (else false: the Server answers
+   * with its error), the same result validation, the same response or error.
+   */
+  private answeredPlainCall(message: JSONRPCRequest, post: Post): boolean {
+    if (message.method !== 'tools/call') return false;
+    const parsed = safeParse(CallToolRequestSchema, message);
+    if (!parsed.success) return false;
+    const { params } = parsed.data;
+    if (params.task !== undefined || params._meta?.progressToken !== undefined) return false;
+    const { id } = message;
+    this.callTool({ post, clientId: id }, params)
+      .then(
+        (result) => {
+          const valid = safeParse(CallToolResultSchema, result);
+          if (valid.success) return post.answer.respond({ result: valid.data, jsonrpc: '2.0', id });
+          const { message: text } = valid.error as Error;
+          post.answer.respond(errorResponse(id, new McpError(ErrorCode.InvalidParams, `Invalid tools/call result: ${text}`)));
+        },
+        (err: unknown) => post.answer.respond(errorResponse(id, err as McpError)),
+      )
+      .catch((error: unknown) => this.logger.warn(`MCP protocol error: Failed to send response: ${String(error)}`));
+    return true;
   }
 
   /** A signal for a request that waits: fires on its notifications/cancelled (from any process) or when its client goes away. */
@@ -194,7 +235,10 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     const answer = new McpAnswer(reply, requests.length, Array.isArray(request.body), requests.some(asksForProgress));
-    this.transport.dispatch(requests, { principal, request, reply, answer });
+    const post: Post = { principal, request, reply, answer };
+    const forServer: JSONRPCRequest[] = [];
+    for (const message of requests) if (!this.answeredPlainCall(message, post)) forServer.push(message);
+    this.transport.dispatch(forServer, post);
     await answer.done;
   }
 
@@ -260,6 +304,12 @@ function routeOf(request: FastifyRequest): InboundClassificationOutcome {
     mcpNameHeader: header('mcp-name'),
     body: request.body,
   });
+}
+
+/** An error response as the SDK's Protocol words one. */
+function errorResponse(id: RequestId, error: McpError): JSONRPCMessage {
+  const code = Number.isSafeInteger(error.code) ? error.code : ErrorCode.InternalError;
+  return { jsonrpc: '2.0', id, error: { code, message: error.message ?? 'Internal error', ...(error.data !== undefined && { data: error.data }) } };
 }
 
 function asksForProgress(request: JSONRPCRequest): boolean {
