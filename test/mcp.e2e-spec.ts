@@ -9,6 +9,7 @@ import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextproto
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { McpEndpoint } from '../src/mcp/mcp-endpoint';
 import { ToolRegistry } from '../src/tools/tool-registry';
 import { describeEachEngine } from './support/engines';
 import { freePort } from './support/free-port';
@@ -156,6 +157,43 @@ describeEachEngine('MCP endpoint', (mode) => {
     const body = JSON.parse((failed.content as { text: string }[])[0].text);
     expect(body).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', message: 'Upstream answered 503', retryable: true } });
     expect(await execution(suite.acme.key, body.execution_id)).toMatchObject({ status: 'error' });
+  });
+
+  it('answers a plain tools/call without the Server round exactly as the Server does, alone or in a batch', async () => {
+    // The Server's handler looks its POST up on the transport; the plain path never does.
+    const transport = (suite.t.app.get(McpEndpoint) as unknown as { transport: { call: (...args: unknown[]) => unknown } }).transport;
+    const viaServer = jest.spyOn(transport, 'call');
+    const args = { data: { n: [4, 5] }, expression: '$sum(n)' };
+    const message = (id: string, name: string, meta?: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta && { _meta: meta }) } });
+    const plain = async (name: string) => (await post(suite.acme.key, message('c', name), { 'cache-control': 'no-cache' })).json();
+    // A progress token sends the call through the Server, which answers on an SSE stream.
+    const viaSdk = async (name: string) => {
+      const stream = await (await post(suite.acme.key, message('c', name, { progressToken: 1 }), { 'cache-control': 'no-cache' })).text();
+      return stream.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6))).find((event) => event.id === 'c');
+    };
+    const comparable = (body: any) => {
+      if (!body.result) return body;
+      const { execution_id, timing, ...about } = body.result._meta;
+      return { ...body, result: { ...body.result, _meta: { ...about, execution_id: typeof execution_id, timing: Object.keys(timing) } } };
+    };
+    const fast = await plain('json-transform');
+    expect(viaServer).not.toHaveBeenCalled();
+    expect(fast).toMatchObject({ jsonrpc: '2.0', id: 'c', result: { structuredContent: { result: 9 }, content: [{ type: 'text' }] } });
+    expect(comparable(fast)).toEqual(comparable(await viaSdk('json-transform')));
+    expect(viaServer).toHaveBeenCalledTimes(1);
+    // An unknown tool: the same JSON-RPC error.
+    const unknown = await plain('no-such-tool');
+    expect(unknown).toMatchObject({ id: 'c', error: { code: ErrorCode.InvalidParams } });
+    expect(unknown).toEqual(await viaSdk('no-such-tool'));
+    // Params the request schema refuses are left to the Server, which answers with its own error (whatever its code).
+    expect(await rpc(post(suite.acme.key, { jsonrpc: '2.0', id: 'bad', method: 'tools/call', params: { name: 7 } }))).toMatchObject({ id: 'bad', error: { code: expect.any(Number) } });
+    // A batch mixing both paths gets every answer.
+    viaServer.mockClear();
+    const batch = (await (await post(suite.acme.key, [message('a', 'json-transform'), { jsonrpc: '2.0', id: 'list', method: 'tools/list' }])).json()) as { id: string; result: any }[];
+    expect(viaServer).toHaveBeenCalledTimes(1);
+    expect(batch.map((answer) => answer.id).sort()).toEqual(['a', 'list']);
+    expect(batch.find((answer) => answer.id === 'a')?.result.structuredContent).toEqual({ result: 9 });
+    viaServer.mockRestore();
   });
 
   it('keeps apart concurrent clients that use the same request id, and answers a batch with an array', async () => {
