@@ -18,6 +18,11 @@ describe('checkJsonText', () => {
     expect(refusal('{"x":1,"y":[0,[1,[2]]]}', 2)?.details?.parameter).toBe('y[1]');
   });
 
+  it('names members by their decoded names, escaped quotes and \\u escapes included', () => {
+    expect(refusal('{"a\\"b":{"\\u0041":[[1]]}}', 3)?.details?.parameter).toBe('a"b.A[0]');
+    expect(refusal('{"ok":1,"then":{"x":[1]}}', 2)?.details?.parameter).toBe('then.x');
+  });
+
   it('refuses NUL and unpaired surrogates, escaped or raw, and accepts pairs and escaped backslashes', () => {
     expect(refusal('{"c":"a\\u0000"}')?.details?.parameter).toBe('c');
     expect(refusal('{"c":"\\uD800"}')?.message).toContain('unpaired');

@@ -16,8 +16,8 @@ const SHOWN_SEGMENTS = 6;
 
 interface Frame {
   array: boolean;
-  /** Current member name (objects) or index (arrays). */
-  key: string | number;
+  /** Current index (arrays), or where the current member name's string starts (objects; -1 before the first): names are read only for an error. */
+  key: number;
   expectKey: boolean;
 }
 
@@ -34,18 +34,18 @@ export function checkJsonText(text: string, maxDepth = MAX_JSON_DEPTH): void {
     if (c === 0x22) {
       const end = scanString(text, i, stack);
       const top = stack[stack.length - 1];
-      if (top?.expectKey) top.key = memberName(text, i, end);
+      if (top?.expectKey) top.key = i;
       i = end;
     } else if (c === 0x7b || c === 0x5b) {
       if (stack.length >= maxDepth) {
-        throw refusal(stack, `nests deeper than ${maxDepth} levels`, `at most ${maxDepth} levels of nested objects and arrays`);
+        throw refusal(text, stack, `nests deeper than ${maxDepth} levels`, `at most ${maxDepth} levels of nested objects and arrays`);
       }
-      stack.push(c === 0x5b ? { array: true, key: 0, expectKey: false } : { array: false, key: '', expectKey: true });
+      stack.push(c === 0x5b ? { array: true, key: 0, expectKey: false } : { array: false, key: -1, expectKey: true });
     } else if (c === 0x7d || c === 0x5d) {
       stack.pop();
     } else if (c === 0x2c) {
       const top = stack[stack.length - 1];
-      if (top?.array) top.key = (top.key as number) + 1;
+      if (top?.array) top.key += 1;
       else if (top) top.expectKey = true;
     } else if (c === 0x3a) {
       const top = stack[stack.length - 1];
@@ -65,32 +65,34 @@ function scanString(text: string, start: number, stack: Frame[]): number {
       const escaped = text.charCodeAt(i + 1);
       if (escaped === 0x75 /* u */) {
         const unit = Number.parseInt(text.slice(i + 2, i + 6), 16);
-        if (unit === 0) throw refusal(stack, 'holds a NUL character (\\u0000)', 'a string without NUL characters');
+        if (unit === 0) throw refusal(text, stack, 'holds a NUL character (\\u0000)', 'a string without NUL characters');
         const low = unit >= 0xdc00 && unit <= 0xdfff;
-        if (low !== pendingHigh) throw unpaired(stack);
+        if (low !== pendingHigh) throw unpaired(text, stack);
         pendingHigh = unit >= 0xd800 && unit <= 0xdbff;
         i += 6;
         continue;
       }
-      if (pendingHigh) throw unpaired(stack);
+      if (pendingHigh) throw unpaired(text, stack);
       i += 2;
       continue;
     }
     // An escaped high surrogate may be completed by a raw low one.
-    if (pendingHigh && !(c >= 0xdc00 && c <= 0xdfff)) throw unpaired(stack);
+    if (pendingHigh && !(c >= 0xdc00 && c <= 0xdfff)) throw unpaired(text, stack);
     pendingHigh = false;
-    if (c === 0) throw refusal(stack, 'holds a NUL character', 'a string without NUL characters');
+    if (c === 0) throw refusal(text, stack, 'holds a NUL character', 'a string without NUL characters');
     i++;
   }
-  if (pendingHigh) throw unpaired(stack);
+  if (pendingHigh) throw unpaired(text, stack);
   return i;
 }
 
-function unpaired(stack: Frame[]): AppException {
-  return refusal(stack, 'holds an unpaired UTF-16 surrogate', 'well-formed Unicode text');
+function unpaired(text: string, stack: Frame[]): AppException {
+  return refusal(text, stack, 'holds an unpaired UTF-16 surrogate', 'well-formed Unicode text');
 }
 
-function memberName(text: string, start: number, end: number): string {
+/** The member name whose string opens at `start` (its escapes read, when they are valid). */
+function memberName(text: string, start: number): string {
+  const end = closingQuote(text, start);
   try {
     return JSON.parse(text.slice(start, end + 1)) as string;
   } catch {
@@ -98,17 +100,27 @@ function memberName(text: string, start: number, end: number): string {
   }
 }
 
-function refusal(stack: Frame[], problem: string, expected: string): AppException {
-  const parameter = pathOf(stack) || '(body)';
+/** Where the string opening at `start` closes, skipping escapes as scanString does (the text's end if it does not). */
+function closingQuote(text: string, start: number): number {
+  let i = start + 1;
+  while (i < text.length && text.charCodeAt(i) !== 0x22) i += text.charCodeAt(i) !== 0x5c ? 1 : text.charCodeAt(i + 1) === 0x75 ? 6 : 2;
+  return i;
+}
+
+function refusal(text: string, stack: Frame[], problem: string, expected: string): AppException {
+  const parameter = pathOf(text, stack) || '(body)';
   return AppException.invalidRequest(`Invalid parameter '${parameter}': the request body ${problem}`, { parameter, expected });
 }
 
-function pathOf(stack: Frame[]): string {
+function pathOf(text: string, stack: Frame[]): string {
   let path = '';
   for (const [index, frame] of stack.entries()) {
     if (index === SHOWN_SEGMENTS) return `${path}…`;
     if (frame.array) path += `[${frame.key}]`;
-    else if (frame.key !== '') path += path ? `.${frame.key}` : frame.key;
+    else if (frame.key !== -1) {
+      const name = memberName(text, frame.key);
+      path += path ? `.${name}` : name;
+    }
   }
   return path;
 }

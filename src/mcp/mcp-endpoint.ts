@@ -1,5 +1,4 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { classifyInboundRequest, type InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import {
@@ -39,7 +38,8 @@ import { McpCancellations } from './mcp-cancellations';
 import { McpHttpTransport, type McpCall } from './mcp-http-transport';
 import { LEGACY_TASKS_CAPABILITY, McpLegacyTasks } from './mcp-legacy-tasks';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
-import { headerValue, McpModernEndpoint } from './mcp-modern-endpoint';
+import { McpModernEndpoint } from './mcp-modern-endpoint';
+import { routeOf } from './mcp-route';
 import { hideUnexpected } from './mcp-replies';
 import { callOf, CallContext, McpTools } from './mcp-tools';
 
@@ -292,18 +292,6 @@ function readMessages(request: FastifyRequest): Messages | TransportRefusal {
     );
   }
   return messages;
-}
-
-/** The SDK v2's routing of the POST: `legacy` for 2025-era traffic (no `_meta` protocol-version claim, no 2026 MCP-Protocol-Version header), else 2026-07-28 through its validation ladder. */
-function routeOf(request: FastifyRequest): InboundClassificationOutcome {
-  const header = (name: string) => headerValue(request, name);
-  return classifyInboundRequest({
-    httpMethod: 'POST',
-    protocolVersionHeader: header('mcp-protocol-version'),
-    mcpMethodHeader: header('mcp-method'),
-    mcpNameHeader: header('mcp-name'),
-    body: request.body,
-  });
 }
 
 /** An error response as the SDK's Protocol words one. */

@@ -22,6 +22,15 @@ describe('McpOriginPolicy', () => {
     it.each(['https://evil.example', 'http://localhost.evil.example', 'null'])('refuses Origin %s', (origin) => {
       expect(loopback.refusal('localhost:3000', origin)).toMatch(/MCP_ALLOWED_ORIGINS/);
     });
+
+    it('gives a pair the same verdict every time, and no other pair its verdict', () => {
+      for (let round = 0; round < 2; round++) {
+        expect(loopback.refusal('localhost:3000', undefined)).toBeNull();
+        expect(loopback.refusal('localhost:3000', 'null')).toMatch(/Origin 'null' may not/);
+        expect(loopback.refusal(undefined, undefined)).toMatch(/Host '' is not/);
+        expect(loopback.refusal('undefined', undefined)).toMatch(/Host 'undefined' is not/);
+      }
+    });
   });
 
   describe('bound elsewhere', () => {

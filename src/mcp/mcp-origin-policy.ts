@@ -2,6 +2,9 @@ import { localhostAllowedHostnames, validateHostHeader, validateOriginHeader } f
 import { isIP } from 'node:net';
 import type { AppConfig } from '../config/app-config';
 
+/** Host and Origin pairs whose verdict is kept; past this the memory starts over. */
+const MAX_REMEMBERED = 1_000;
+
 /**
  * DNS-rebinding protection for /v1/mcp, as the MCP transport rules ask. A service bound to
  * loopback takes only a `Host` and `Origin` of localhost, 127.0.0.1 or [::1] (any port), or of
@@ -13,6 +16,8 @@ export class McpOriginPolicy {
   private readonly origins: ReadonlySet<string>;
   /** Hostnames a loopback-bound service answers to; null when bound elsewhere (Host is not checked). */
   private readonly hostnames: string[] | null;
+  /** Verdicts by Host and Origin: clients send the same pair every time, and checking one parses URLs. */
+  private readonly verdicts = new Map<string, string | null>();
 
   constructor(config: AppConfig) {
     const configured = config.MCP_ALLOWED_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean);
@@ -23,6 +28,17 @@ export class McpOriginPolicy {
 
   /** Why this request may not use the endpoint, or null when it may. */
   refusal(host: string | undefined, origin: string | undefined): string | null {
+    const pair = JSON.stringify([host ?? null, origin ?? null]);
+    let verdict = this.verdicts.get(pair);
+    if (verdict === undefined) {
+      if (this.verdicts.size >= MAX_REMEMBERED) this.verdicts.clear();
+      verdict = this.judge(host, origin);
+      this.verdicts.set(pair, verdict);
+    }
+    return verdict;
+  }
+
+  private judge(host: string | undefined, origin: string | undefined): string | null {
     if (this.hostnames) {
       const hostCheck = validateHostHeader(host, this.hostnames);
       if (!hostCheck.ok) return `Host '${host ?? ''}' is not one this loopback-bound MCP endpoint answers to (DNS rebinding); set PUBLIC_URL to the name clients use`;

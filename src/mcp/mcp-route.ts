@@ -1,0 +1,75 @@
+import { classifyInboundRequest, type InboundClassificationOutcome } from '@modelcontextprotocol/server';
+import type { FastifyRequest } from 'fastify';
+import { headerValue } from './mcp-modern-endpoint';
+
+/** Distinct request shapes remembered; past this the memory starts over (clients send a handful). */
+const MAX_REMEMBERED = 1_000;
+/** A shape longer than this (a large `_meta`) is classified every time rather than kept. */
+const MAX_SHAPE_LENGTH = 2_048;
+
+type Legacy = Extract<InboundClassificationOutcome, { kind: 'legacy' }>;
+type Modern = Extract<InboundClassificationOutcome, { kind: 'modern' }>;
+/** A route as remembered: a 2026 one without the message it was found for (which is not kept). */
+type Route = Legacy | Omit<Modern, 'message'>;
+
+/** Routes by shape; see routeOf. */
+const remembered = new Map<string, Route>();
+
+/**
+ * The SDK v2's routing of the POST: `legacy` for 2025-era traffic (no `_meta` protocol-version
+ * claim, no 2026 MCP-Protocol-Version header), else 2026-07-28 through its validation ladder.
+ *
+ * Its classifier tries a request as a JSON-RPC response and an error first, and the zod failures
+ * that rule those out cost a tenth of a cached call's CPU. Yet for a request other than
+ * `initialize` it reads nothing but the two routing headers, the top-level members and
+ * `params._meta`, never the rest of the params (a call's arguments): so the route it gave one
+ * such shape is the route of every request of that shape, and is remembered. Refusals are not
+ * remembered (each is classified, and worded, afresh); `mcp-route.spec.ts` holds the two equal.
+ */
+export function routeOf(request: FastifyRequest): InboundClassificationOutcome {
+  const input = {
+    httpMethod: 'POST',
+    protocolVersionHeader: headerValue(request, 'mcp-protocol-version'),
+    mcpMethodHeader: headerValue(request, 'mcp-method'),
+    mcpNameHeader: headerValue(request, 'mcp-name'),
+    body: request.body,
+  };
+  const shape = shapeOf(input.body, input.protocolVersionHeader, input.mcpMethodHeader);
+  const known = shape === undefined ? undefined : remembered.get(shape);
+  if (known) return known.kind === 'modern' ? ({ ...known, message: input.body } as Modern) : (known as Legacy);
+  const route = classifyInboundRequest(input);
+  if (shape !== undefined && route.kind !== 'reject') {
+    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
+    if (route.kind === 'modern') {
+      const { message: _found, ...modern } = route;
+      remembered.set(shape, modern);
+    } else remembered.set(shape, route);
+  }
+  return route;
+}
+
+/**
+ * What the classifier reads of a single request other than `initialize` (whose params it reads
+ * further), as a string; undefined for anything else. An id other than a string or a safe integer
+ * has no shape (the classifier refuses it, and JSON would not tell 1.5 from "1.5"), nor has a
+ * number JSON cannot write (a literal past 1e308 parses to Infinity, which JSON writes as null).
+ */
+function shapeOf(body: unknown, version: string | undefined, method: string | undefined): string | undefined {
+  if (!isPlainObject(body)) return undefined;
+  const { id, params } = body;
+  if (typeof body.method !== 'string' || body.method === 'initialize') return undefined;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  if (params !== undefined && !isPlainObject(params)) return undefined;
+  const members = Object.keys(body).map((name) => (name === 'id' ? `id:${typeof id}` : name === 'params' ? 'params' : [name, body[name]]));
+  const meta = params === undefined ? null : '_meta' in params ? [params._meta] : [];
+  let unwritable = false;
+  const shape = JSON.stringify([version ?? null, method ?? null, members, meta], (_, value: unknown) => {
+    if (typeof value === 'number' && !Number.isFinite(value)) unwritable = true;
+    return value;
+  });
+  return unwritable || shape.length > MAX_SHAPE_LENGTH ? undefined : shape;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
