@@ -51,8 +51,9 @@ export function routeOf(request: FastifyRequest): InboundClassificationOutcome {
 /**
  * What the classifier reads of a single request other than `initialize` (whose params it reads
  * further), as a string; undefined for anything else. An id other than a string or a safe integer
- * has no shape (the classifier refuses it, and JSON would not tell 1.5 from "1.5"), nor has a
- * number JSON cannot write (a literal past 1e308 parses to Infinity, which JSON writes as null).
+ * has no shape (the classifier refuses it, and JSON would not tell 1.5 from "1.5"); nor has a
+ * shape holding a null, as JSON writes Infinity (a number literal past 1e308) as null too: absent
+ * headers and params are written as 0 so that an ordinary request holds none.
  */
 function shapeOf(body: unknown, version: string | undefined, method: string | undefined): string | undefined {
   if (!isPlainObject(body)) return undefined;
@@ -60,14 +61,9 @@ function shapeOf(body: unknown, version: string | undefined, method: string | un
   if (typeof body.method !== 'string' || body.method === 'initialize') return undefined;
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
   if (params !== undefined && !isPlainObject(params)) return undefined;
-  const members = Object.keys(body).map((name) => (name === 'id' ? `id:${typeof id}` : name === 'params' ? 'params' : [name, body[name]]));
-  const meta = params === undefined ? null : '_meta' in params ? [params._meta] : [];
-  let unwritable = false;
-  const shape = JSON.stringify([version ?? null, method ?? null, members, meta], (_, value: unknown) => {
-    if (typeof value === 'number' && !Number.isFinite(value)) unwritable = true;
-    return value;
-  });
-  return unwritable || shape.length > MAX_SHAPE_LENGTH ? undefined : shape;
+  const meta = params === undefined ? 0 : '_meta' in params ? [params._meta] : 1;
+  const shape = JSON.stringify([version ?? 0, method ?? 0, Object.keys(body), body.jsonrpc, typeof id, body.method, meta]);
+  return shape.includes('null') || shape.length > MAX_SHAPE_LENGTH ? undefined : shape;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
