@@ -8,7 +8,8 @@ export interface ScenarioResult extends LoadResult {
   /** The target ratio for this scenario and configuration, when there is one. */
   target: number | null;
   /** Req/s against another scenario of the same run, with the target for that ratio. */
-  versus: { scenario: string; ratio: number; target: number } | null;
+  /** Against another scenario, from runs taken back to back ([reference, this] req/s per pair). */
+  versus: { scenario: string; ratio: number; pairs: number[][]; target: number } | null;
   /** Against raw Fastify answering exactly the bytes the service answered (status, headers, body). */
   sameBytes: { requestsPerSecond: number; ratio: number; target: number | null };
   /** Set when a single request before the load run did not answer 2xx: status and body excerpt. */

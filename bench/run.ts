@@ -259,14 +259,15 @@ async function benchConfiguration(configuration: Configuration, signal: AbortSig
 
     const scenarios: ScenarioResult[] = [];
     for (const scenario of SCENARIOS.filter((s) => s.name.includes(ONLY_SCENARIOS))) {
-      const request: LoadRequest = { url: base + scenario.path, method: scenario.method, headers: { ...auth, ...scenario.headers }, body: scenario.body };
+      const requestOf = ({ path: at, method, headers, body }: Scenario): LoadRequest => ({ url: base + at, method, headers: { ...auth, ...headers }, body });
+      const request = requestOf(scenario);
       const { problem: probeFailure, answer } = await probe(request, scenario.bodyProblem);
       if (probeFailure) console.error(`!!! ${scenario.name}: a single request did not answer 2xx: ${probeFailure}`);
       const result = await measure(scenario.name, request, signal);
       const replay = await measureReplay(scenario.name, answer, request, signal);
       const target = scenario.targets[configuration.name] ?? null;
-      const other = scenario.versus && scenarios.find((done) => done.scenario === scenario.versus!.scenario);
-      const versus = other ? { scenario: other.scenario, ratio: result.requestsPerSecond / other.requestsPerSecond, target: scenario.versus!.target } : null;
+      const other = scenario.versus && SCENARIOS.find((candidate) => candidate.name === scenario.versus!.scenario);
+      const versus = other ? { scenario: other.name, ...(await pairedRatio(requestOf(other), request, signal)), target: scenario.versus!.target } : null;
       const sameBytes = { requestsPerSecond: replay.requestsPerSecond, ratio: result.requestsPerSecond / replay.requestsPerSecond, target: scenario.sameBytesTarget ?? null };
       scenarios.push({ scenario: scenario.name, ...result, ratio: result.requestsPerSecond / baselineResult.requestsPerSecond, target, versus, sameBytes, probeFailure });
     }
@@ -291,6 +292,21 @@ async function measure(name: string, request: LoadRequest, signal: AbortSignal):
   const result = await runLoad(request, { connections: CONNECTIONS, durationSeconds: DURATION_SECONDS, signal });
   console.log(`${name}: ${result.requestsPerSecond} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, statuses ${JSON.stringify(result.statusCodes)}`);
   return result;
+}
+
+/**
+ * The scenario's throughput over its reference's (MCP over REST), from runs taken back to back in
+ * the order reference, scenario, scenario, reference: the machine's speed drifts by tens of
+ * percent over a configuration's minutes (the replays' numbers show it), and this order puts any
+ * steady drift on both sides alike. The scenario was just measured (warm); the reference gets a
+ * warm-up of its own, as it may not have run yet (BENCH_SCENARIOS).
+ */
+async function pairedRatio(reference: LoadRequest, scenario: LoadRequest, signal: AbortSignal): Promise<{ ratio: number; pairs: number[][] }> {
+  const run = (request: LoadRequest, durationSeconds = DURATION_SECONDS) => runLoad(request, { connections: CONNECTIONS, durationSeconds, signal });
+  await run(reference, WARMUP_SECONDS);
+  const [first, second, third, fourth] = [await run(reference), await run(scenario), await run(scenario), await run(reference)].map((result) => result.requestsPerSecond);
+  console.log(`  paired with its reference: ${first} / ${second} / ${third} / ${fourth} req/s`);
+  return { ratio: (second + third) / (first + fourth), pairs: [[first, second], [fourth, third]] };
 }
 
 async function answers2xx(url: string, headers: Record<string, string>): Promise<boolean> {

@@ -27,17 +27,13 @@ const remembered = new Map<string, Route>();
  * remembered (each is classified, and worded, afresh); `mcp-route.spec.ts` holds the two equal.
  */
 export function routeOf(request: FastifyRequest): InboundClassificationOutcome {
-  const input = {
-    httpMethod: 'POST',
-    protocolVersionHeader: headerValue(request, 'mcp-protocol-version'),
-    mcpMethodHeader: headerValue(request, 'mcp-method'),
-    mcpNameHeader: headerValue(request, 'mcp-name'),
-    body: request.body,
-  };
-  const shape = shapeOf(input.body, input.protocolVersionHeader, input.mcpMethodHeader);
+  const { body } = request;
+  const protocolVersionHeader = headerValue(request, 'mcp-protocol-version');
+  const mcpMethodHeader = headerValue(request, 'mcp-method');
+  const shape = shapeOf(body, protocolVersionHeader, mcpMethodHeader);
   const known = shape === undefined ? undefined : remembered.get(shape);
-  if (known) return known.kind === 'modern' ? ({ ...known, message: input.body } as Modern) : (known as Legacy);
-  const route = classifyInboundRequest(input);
+  if (known) return known.kind === 'modern' ? ({ ...known, message: body } as Modern) : (known as Legacy);
+  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, mcpNameHeader: headerValue(request, 'mcp-name'), body });
   if (shape !== undefined && route.kind !== 'reject') {
     if (remembered.size >= MAX_REMEMBERED) remembered.clear();
     if (route.kind === 'modern') {
