@@ -258,8 +258,8 @@ async function benchConfiguration(configuration: Configuration, signal: AbortSig
     console.log(`service ready in ${service.startupMs} ms, RSS ${rssMbReady} MiB`);
 
     const scenarios: ScenarioResult[] = [];
+    const requestOf = ({ path: at, method, headers, body }: Scenario): LoadRequest => ({ url: base + at, method, headers: { ...auth, ...headers }, body });
     for (const scenario of SCENARIOS.filter((s) => s.name.includes(ONLY_SCENARIOS))) {
-      const requestOf = ({ path: at, method, headers, body }: Scenario): LoadRequest => ({ url: base + at, method, headers: { ...auth, ...headers }, body });
       const request = requestOf(scenario);
       const { problem: probeFailure, answer } = await probe(request, scenario.bodyProblem);
       if (probeFailure) console.error(`!!! ${scenario.name}: a single request did not answer 2xx: ${probeFailure}`);
