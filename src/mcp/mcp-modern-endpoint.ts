@@ -115,7 +115,9 @@ export class McpModernEndpoint implements OnApplicationShutdown {
       if (code === MISSING_REQUIRED_CLIENT_CAPABILITY) status = 400;
       answer = { error: { code, message: text, ...(data !== undefined && { data }) } };
     }
-    await reply.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id, ...answer }));
+    // Not awaited: awaiting a Fastify reply watches its stream until it finishes (listeners on every
+    // answer) and nothing here waits for that.
+    void reply.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id, ...answer }));
   }
 
   private serverFor(context: McpRequestContext): Server {
