@@ -1,8 +1,9 @@
 import { localhostAllowedHostnames, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
+import { LRUCache } from 'lru-cache';
 import { isIP } from 'node:net';
 import type { AppConfig } from '../config/app-config';
 
-/** Host and Origin pairs whose verdicts are kept; past this the memory starts over. */
+/** Host and Origin pairs whose verdicts are kept, the least recently seen dropped first. */
 const MAX_REMEMBERED = 1_000;
 
 /**
@@ -16,9 +17,8 @@ export class McpOriginPolicy {
   private readonly origins: ReadonlySet<string>;
   /** Hostnames a loopback-bound service answers to; null when bound elsewhere (Host is not checked). */
   private readonly hostnames: string[] | null;
-  /** Verdicts by Host, then Origin: clients send the same pair every time, and checking one parses URLs. */
-  private readonly verdicts = new Map<string | undefined, Map<string | undefined, string | null>>();
-  private remembered = 0;
+  /** Verdicts (a refusal, or '' for none) by Host and Origin: clients send the same pair every time, and checking one parses URLs. */
+  private readonly verdicts = new LRUCache<string, string>({ max: MAX_REMEMBERED });
 
   constructor(config: AppConfig) {
     const configured = config.MCP_ALLOWED_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean);
@@ -29,18 +29,10 @@ export class McpOriginPolicy {
 
   /** Why this request may not use the endpoint, or null when it may. */
   refusal(host: string | undefined, origin: string | undefined): string | null {
-    let verdict = this.verdicts.get(host)?.get(origin);
-    if (verdict !== undefined) return verdict;
-    if (this.remembered >= MAX_REMEMBERED) {
-      this.verdicts.clear();
-      this.remembered = 0;
-    }
-    verdict = this.judge(host, origin);
-    let byOrigin = this.verdicts.get(host);
-    if (!byOrigin) this.verdicts.set(host, (byOrigin = new Map()));
-    byOrigin.set(origin, verdict);
-    this.remembered++;
-    return verdict;
+    const pair = JSON.stringify([host ?? null, origin ?? null]);
+    let verdict = this.verdicts.get(pair);
+    if (verdict === undefined) this.verdicts.set(pair, (verdict = this.judge(host, origin) ?? ''));
+    return verdict || null;
   }
 
   private judge(host: string | undefined, origin: string | undefined): string | null {

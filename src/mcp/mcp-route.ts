@@ -1,8 +1,9 @@
 import { classifyInboundRequest, type InboundClassificationOutcome } from '@modelcontextprotocol/server';
 import type { FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { headerValue } from './mcp-modern-endpoint';
 
-/** Distinct request shapes remembered; past this the memory starts over (clients send a handful). */
+/** Distinct request shapes remembered, the least recently seen dropped first (clients send a handful). */
 const MAX_REMEMBERED = 1_000;
 /** A shape longer than this (a large `_meta`) is classified every time rather than kept. */
 const MAX_SHAPE_LENGTH = 2_048;
@@ -13,7 +14,7 @@ type Modern = Extract<InboundClassificationOutcome, { kind: 'modern' }>;
 type Route = Legacy | Omit<Modern, 'message'>;
 
 /** Routes by shape; see routeOf. */
-const remembered = new Map<string, Route>();
+const remembered = new LRUCache<string, Route>({ max: MAX_REMEMBERED });
 
 /**
  * The SDK v2's routing of the POST: `legacy` for 2025-era traffic (no `_meta` protocol-version
@@ -35,7 +36,6 @@ export function routeOf(request: FastifyRequest): InboundClassificationOutcome {
   if (known) return known.kind === 'modern' ? ({ ...known, message: body } as Modern) : (known as Legacy);
   const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, mcpNameHeader: headerValue(request, 'mcp-name'), body });
   if (shape !== undefined && route.kind !== 'reject') {
-    if (remembered.size >= MAX_REMEMBERED) remembered.clear();
     if (route.kind === 'modern') {
       const { message: _found, ...modern } = route;
       remembered.set(shape, modern);
