@@ -24,6 +24,8 @@ const RESULTS_FILE = path.join(__dirname, 'results', 'latest.json');
 const CONNECTIONS = 50;
 const WARMUP_SECONDS = 2;
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
+/** Each run of an MCP ÷ REST comparison (see pairedRatio). */
+const PAIRED_RUN_SECONDS = 2;
 const SERVICE_READY_TIMEOUT_MS = 60_000;
 /** Comma-separated configuration names to run (all when unset), and a substring scenario names must contain. */
 const ONLY_CONFIGURATIONS = process.env.BENCH_CONFIGURATIONS?.split(',').map((name) => name.trim());
@@ -295,18 +297,28 @@ async function measure(name: string, request: LoadRequest, signal: AbortSignal):
 }
 
 /**
- * The scenario's throughput over its reference's (MCP over REST), from runs taken back to back in
- * the order reference, scenario, scenario, reference: the machine's speed drifts by tens of
- * percent over a configuration's minutes (the replays' numbers show it), and this order puts any
- * steady drift on both sides alike. The scenario was just measured (warm); the reference gets a
- * warm-up of its own, as it may not have run yet (BENCH_SCENARIOS).
+ * The scenario's throughput over its reference's (MCP over REST), from short runs alternated in
+ * groups of four — reference, scenario, scenario, reference — BENCH_DURATION / 2 groups of 2 s
+ * runs. The service's own speed swings by tens of percent from one run to the next (JIT and
+ * garbage-collector phases: runs of one request back to back measured 2,000 and 3,500 req/s), so a
+ * ratio of two long runs is mostly which phase each fell in; many short runs taken in turn put the
+ * same phases on both sides. The ratio is the sum over the scenario's runs over the reference's.
+ * The scenario was just measured (warm); the reference gets a warm-up of its own, as it may not
+ * have run yet (BENCH_SCENARIOS).
  */
 async function pairedRatio(reference: LoadRequest, scenario: LoadRequest, signal: AbortSignal): Promise<{ ratio: number; pairs: number[][] }> {
-  const run = (request: LoadRequest, durationSeconds = DURATION_SECONDS) => runLoad(request, { connections: CONNECTIONS, durationSeconds, signal });
+  const run = async (request: LoadRequest, durationSeconds = PAIRED_RUN_SECONDS) =>
+    (await runLoad(request, { connections: CONNECTIONS, durationSeconds, signal })).requestsPerSecond;
   await run(reference, WARMUP_SECONDS);
-  const [first, second, third, fourth] = [await run(reference), await run(scenario), await run(scenario), await run(reference)].map((result) => result.requestsPerSecond);
-  console.log(`  paired with its reference: ${first} / ${second} / ${third} / ${fourth} req/s`);
-  return { ratio: (second + third) / (first + fourth), pairs: [[first, second], [fourth, third]] };
+  const groups: number[][] = [];
+  for (let group = 0; group < Math.max(2, Math.round(DURATION_SECONDS / PAIRED_RUN_SECONDS)); group++) {
+    groups.push([await run(reference), await run(scenario), await run(scenario), await run(reference)]);
+  }
+  const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+  const ratios = groups.map(([first, second, third, fourth]) => (second + third) / (first + fourth));
+  const ratio = sum(groups.map(([, second, third]) => second + third)) / sum(groups.map(([first, , , fourth]) => first + fourth));
+  console.log(`  paired with its reference in ${groups.length} groups of 4 runs: ${ratio.toFixed(3)} (groups ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`);
+  return { ratio, pairs: groups };
 }
 
 async function answers2xx(url: string, headers: Record<string, string>): Promise<boolean> {
