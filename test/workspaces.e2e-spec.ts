@@ -244,6 +244,29 @@ describeEachEngine('workspaces', (mode) => {
   });
 });
 
+describe('two services on different databases sharing one WORKSPACE_CACHE_DIR', () => {
+  const cacheDir = mkdtempSync(path.join(tmpdir(), 'tos-shared-workspaces-'));
+  const env = { ...LIMITS, WORKSPACE_CACHE_DIR: cacheDir };
+  const reading = useTestApp(ENGINE_MODES[0], { env });
+  const sweeping = useTestApp(ENGINE_MODES[0], { env });
+  afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
+
+  it("one's sweeper leaves the trees the other unpacked, which its own database does not name", async () => {
+    const workspace = (await reading.t.request({ method: 'POST', url: '/v1/workspaces', key: reading.acme.key, headers: { 'content-type': 'application/gzip' }, payload: await tarGz(PROJECT) })).json();
+    const scan = (folder: string) => reading.t.request({ method: 'POST', url: '/v1/tools/iac-scan/invoke', key: reading.acme.key, payload: { inputs: { workspace: workspace.id, path: folder } } });
+    expect((await scan('app')).statusCode).toBe(200);
+    const digest = workspace.digest.slice('sha256:'.length);
+    const tree = path.join(cacheDir, readdirSync(cacheDir, { recursive: true, encoding: 'utf8' }).find((entry) => path.basename(entry) === digest)!);
+    expect(existsSync(path.join(tree, 'app/Dockerfile'))).toBe(true);
+
+    await sweeping.t.app.get(WorkspacesService).sweep();
+    expect(existsSync(path.join(tree, 'app/Dockerfile'))).toBe(true);
+    expect((await scan('app/src')).statusCode).toBe(200);
+    await reading.t.app.get(WorkspacesService).sweep(new Date(Date.now() + 3601_000));
+    expect(existsSync(tree)).toBe(false); // its own sweeper still removes it once the workspace expired
+  });
+});
+
 describe('workspaces cloned from a git server (smart HTTP, egress allowed to loopback)', () => {
   const suite = useTestApp(ENGINE_MODES[0], { env: { ...LIMITS, EGRESS_ALLOW: '127.0.0.0/8' } });
   const root = mkdtempSync(path.join(tmpdir(), 'tos-git-server-'));
@@ -308,7 +331,9 @@ describe('workspaces read by a worker process [distributed]', () => {
       return ['success', 'error'].includes(execution.status) ? execution : undefined;
     }, 60_000, 200);
     expect(done).toMatchObject({ status: 'success', result: { files_scanned: 1 } });
-    expect(readdirSync(cacheDir)).toEqual([workspace.digest.slice('sha256:'.length)]);
-    expect(existsSync(path.join(cacheDir, workspace.digest.slice('sha256:'.length), 'app/Dockerfile'))).toBe(true);
+    const [databaseFolder, ...others] = readdirSync(cacheDir); // one folder per database
+    expect(others).toEqual([]);
+    expect(readdirSync(path.join(cacheDir, databaseFolder))).toEqual([workspace.digest.slice('sha256:'.length)]);
+    expect(existsSync(path.join(cacheDir, databaseFolder, workspace.digest.slice('sha256:'.length), 'app/Dockerfile'))).toBe(true);
   }, 90_000);
 });

@@ -18,6 +18,7 @@ import { ArchiveRefused, readArchive, type ArchiveFormat } from './archive';
 import { egressFor, egressSettingsOf, type Egress } from '../tools/egress/egress';
 import { cloneArchive, commitTree } from './git-trees';
 import { TreeCache } from './tree-cache';
+import { workspaceCacheDir } from './cache-dir';
 import { WorkspaceRecord } from './workspace.entity';
 
 const SWEEP_INTERVAL_MS = 60_000;
@@ -46,7 +47,7 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
     @InjectRepository(WorkspaceRecord) private readonly records: Repository<WorkspaceRecord>,
     private readonly config: AppConfig,
   ) {
-    this.trees = new TreeCache(config.WORKSPACE_CACHE_DIR, this.limits());
+    this.trees = new TreeCache(workspaceCacheDir(config), this.limits());
     this.egress = egressFor(egressSettingsOf(config));
   }
 
@@ -129,13 +130,14 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
   async sweep(now = new Date()): Promise<number> {
     const { affected } = await this.records.delete({ expires_at: LessThan(now) });
     if (affected) this.logger.log(`removed ${affected} expired workspace(s)`);
-    const unpacked = (await readdir(this.config.WORKSPACE_CACHE_DIR).catch(() => [] as string[])).filter((name) => /^[0-9a-f]{64}$/.test(name));
+    const cache = this.trees.dir;
+    const unpacked = (await readdir(cache).catch(() => [] as string[])).filter((name) => /^[0-9a-f]{64}$/.test(name));
     if (unpacked.length > 0) {
       const live = new Set((await this.records.find({ where: { digest: In(unpacked) }, select: { digest: true } })).map((record) => record.digest));
-      for (const digest of unpacked.filter((name) => !live.has(name))) await rm(path.join(this.config.WORKSPACE_CACHE_DIR, digest), { recursive: true, force: true });
+      for (const digest of unpacked.filter((name) => !live.has(name))) await rm(path.join(cache, digest), { recursive: true, force: true });
     }
-    for (const name of (await readdir(this.config.WORKSPACE_CACHE_DIR).catch(() => [] as string[])).filter((entry) => COMMIT_TREE.test(entry))) {
-      const folder = path.join(this.config.WORKSPACE_CACHE_DIR, name);
+    for (const name of (await readdir(cache).catch(() => [] as string[])).filter((entry) => COMMIT_TREE.test(entry))) {
+      const folder = path.join(cache, name);
       const { mtimeMs } = await stat(folder);
       if (now.getTime() - mtimeMs > this.config.WORKSPACE_TTL_SECONDS * 1000) await rm(folder, { recursive: true, force: true });
     }
