@@ -17,6 +17,7 @@ import { TestToolsModule } from './support/test-tools.module';
 
 const run = promisify(execFile);
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+const REPORT_LOADED_PACKAGES = path.join(__dirname, 'support', 'report-loaded-packages.ts');
 const embedded = ENGINE_MODES.find((m) => m.name === 'embedded')!;
 
 interface CliResult {
@@ -58,6 +59,15 @@ describe('tos client commands', () => {
     expect(JSON.stringify(list.body)).toContain('test-sleep');
     const show = await json(['tools', 'show', 'test-sleep']);
     expect(show).toMatchObject({ code: 0, body: { id: 'test-sleep' } });
+  });
+
+  it('a client command loads neither the operator runtime (Nest, the database) nor the MCP SDK', async () => {
+    const { stderr } = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', REPORT_LOADED_PACKAGES, CLI, 'tools', 'list'], {
+      env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key },
+    });
+    const loaded: string[] = JSON.parse(/^loaded-packages: (.*)$/m.exec(stderr)![1]);
+    expect(loaded).toContain('commander');
+    for (const heavy of ['@nestjs/core', '@nestjs/common', 'typeorm', '@electric-sql/pglite', 'pg', 'class-validator', '@modelcontextprotocol/sdk']) expect(loaded).not.toContain(heavy);
   });
 
   it('invokes synchronously with --set', async () => {

@@ -1,39 +1,21 @@
 #!/usr/bin/env node
-/** `tos`: the operator CLI for accounts and first keys (DESIGN §5.4). Prints JSON. */
-import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
+/**
+ * `tos`: the operator CLI for accounts and first keys (DESIGN §5.4), and the API client. Prints JSON.
+ * Only what parses the command line loads up front: the operator runtime (Nest, the database) and
+ * the MCP bridge load when a command needs them, so client commands start in a fraction of the time.
+ */
 import { randomBytes } from 'node:crypto';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { SCOPES, Scope } from '../identity/scopes';
-import { AppException } from '../common/errors';
-import { ConfigError, loadConfig } from '../config/app-config';
-import { claimDataDir } from '../database/data-source-options';
-import { AccountsService } from '../keys/accounts.service';
-import { ApiKeysService } from '../keys/api-keys.service';
 import { generateSecret, KEY_TYPE_ALIASES } from '../identity/key-secret';
 import { keyView } from '../keys/key-view';
 import { TIERS } from '../identity/tiers';
-import { SECRET_NAME, SecretsService } from '../secrets/secrets.service';
-import { ConsoleSessions } from '../sessions/console-sessions.service';
-import { CliModule } from './cli.module';
+import { SECRET_NAME } from '../secrets/secret-name';
 import { outputOption, readStdin, registerClientCommands } from './client/commands';
 import { clientKeys, clientSecrets, registerClientKeyCommands } from './client/account-commands';
+import type { Services } from './operator';
 
-type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService; consoleSessions: ConsoleSessions };
-
-/** Opens the database for one command, prints its result, closes. */
-async function run(action: (services: Services) => Promise<unknown>): Promise<void> {
-  const config = loadConfig();
-  claimDataDir(config);
-  // Failures reach the handler at the bottom, which prints their message once.
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false, abortOnError: false });
-  try {
-    const result = await action({ accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService), consoleSessions: app.get(ConsoleSessions) });
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  } finally {
-    await app.close();
-  }
-}
+const run = async (action: (services: Services) => Promise<unknown>): Promise<void> => (await import('./operator')).runOperator(action);
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -174,8 +156,9 @@ program
 registerClientCommands(program);
 registerClientKeyCommands(keys);
 
-program.parseAsync().catch((err: unknown) => {
-  const message = err instanceof AppException || err instanceof ConfigError ? err.message : err instanceof Error ? err.stack : String(err);
+program.parseAsync().catch(async (err: unknown) => {
+  const { isExpectedFailure } = await import('./operator');
+  const message = isExpectedFailure(err) ? err.message : err instanceof Error ? err.stack : String(err);
   process.stderr.write(`tos: ${message}\n`);
   process.exit(1);
 });

@@ -5,7 +5,8 @@ import type { FastifyReply } from 'fastify';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
 import { AppException } from '../common/errors';
-import { MAX_SECRETS_PER_ACCOUNT, SECRET_NAME, SecretsService } from './secrets.service';
+import { SECRET_NAME } from './secret-name';
+import { MAX_SECRETS_PER_ACCOUNT, SecretsService } from './secrets.service';
 
 export class PutSecretDto {
   @ApiProperty({ minLength: 1, maxLength: 16_384, description: 'The value; write-only: no answer ever returns it.' })

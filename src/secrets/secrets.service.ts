@@ -7,10 +7,10 @@ import type { AccountSecretSource } from '../tools/context/secrets';
 import { ToolError } from '../tools/sdk';
 import { AccountSecret } from './account-secret.entity';
 import { SECRETS_KEY_HOWTO, SecretCipher, type Sealed } from './secret-cipher';
+import { SECRET_NAME } from './secret-name';
 
 /** Secrets one account may hold: they are credentials, not a key-value store. */
 export const MAX_SECRETS_PER_ACCOUNT = 100;
-export const SECRET_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export interface SecretView {
   name: string;

@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiClient, ClientError, connectionFromEnv, EXIT } from './api-client';
 import { exitCodeFor, followExecution } from './follow';
-import { serveMcpOverStdio } from './mcp-stdio';
 import { saveProfile } from './profiles';
 
 type OutputFormat = 'json' | 'text';
@@ -129,7 +128,7 @@ export function registerClientCommands(program: Command): void {
     .description('client: MCP bridges')
     .command('stdio')
     .description('serve MCP over stdin/stdout, forwarding to TOS_URL/v1/mcp (for Claude Desktop and other stdio hosts)')
-    .action(() => serveMcpOverStdio());
+    .action(async () => (await import('./mcp-stdio')).serveMcpOverStdio());
 
   const executions = program.command('executions').description('client: list, inspect, cancel and follow executions');
   executions
