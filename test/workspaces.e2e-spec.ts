@@ -4,7 +4,7 @@
  * distributed engine, a worker process that unpacks the archive from PostgreSQL itself.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -76,6 +76,51 @@ function gitProject(tweak?: (dir: string) => void): Buffer {
   }
 }
 
+/** Ten folders deep: where the link chain below starts, so each of its links looks harmless lexically. */
+const DEEP = Array.from({ length: 10 }, (_, index) => `d${index}`).join('/');
+const climbs = (levels: number) => Array.from({ length: levels }, () => '..').join('/');
+
+/**
+ * The link chain of issue 28: `up` points (lexically) at the tree's root, `up/e` eleven levels up from
+ * `up` (lexically the root again, but on disk `/`), and a file under `up/e/` lands at `file` on the host.
+ */
+function linkChain(file: string): Array<{ name: string; link?: string; body?: string }> {
+  return [
+    { name: `${DEEP}/up`, link: climbs(10) },
+    { name: `${DEEP}/up/e`, link: climbs(11) },
+    { name: `${DEEP}/up/e/${path.relative('/', file)}`, body: 'planted by a workspace archive\n' },
+  ];
+}
+
+/** A fresh path outside every cache folder that the attacks aim at; the tests assert it never appears. */
+function canary(): string {
+  return path.join(tmpdir(), `tos-canary-${process.pid}-${Math.random().toString(36).slice(2)}`, 'planted');
+}
+
+/** A git repository (as a .tar.gz with its .git) whose one commit holds the link chain, as `git mktree` lets a hostile tree be written. */
+function gitProjectWithChain(file: string): Buffer {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tos-git-chain-'));
+  const git = (args: string[], input?: string) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.test', ...args], { cwd: dir, input, stdio: 'pipe' }).toString('utf8').trim();
+  try {
+    git(['init', '-q']);
+    // Built from the innermost folder out: each level a tree naming the one inside it.
+    let entry = `100644 blob ${git(['hash-object', '-w', '--stdin'], 'planted through a ref\n')}\t${path.basename(file)}`;
+    const folders = [...DEEP.split('/'), 'up', 'e', ...path.relative('/', path.dirname(file)).split('/')];
+    for (let index = folders.length - 1; index >= 0; index -= 1) {
+      const links = { up: climbs(10), e: climbs(11) } as Record<string, string>;
+      const link = folders[index + 1] !== undefined && links[folders[index + 1]];
+      const lines = [entry, ...(link ? [`120000 blob ${git(['hash-object', '-w', '--stdin'], link)}\t${folders[index + 1]}`] : [])];
+      entry = `040000 tree ${git(['mktree'], lines.join('\n') + '\n')}\t${folders[index]}`;
+    }
+    const root = git(['mktree'], entry + '\n');
+    git(['update-ref', 'refs/heads/main', git(['commit-tree', root, '-m', 'chain'])]);
+    git(['symbolic-ref', 'HEAD', 'refs/heads/main']);
+    return execFileSync('tar', ['czf', '-', '-C', dir, '.git']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describeEachEngine('workspaces', (mode) => {
   const suite = useTestApp(mode, { env: LIMITS });
   let other: TestAccount;
@@ -139,6 +184,47 @@ describeEachEngine('workspaces', (mode) => {
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(message), details: { parameter: 'body' } });
     expect((await suite.t.request({ method: 'GET', url: '/v1/workspaces', key: suite.acme.key })).json().total).toBe(before);
+  });
+
+  describe('a chain of links that each look harmless (issue 28)', () => {
+    const refusedUpload = (res: { statusCode: number; json(): { error: unknown } }) => {
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/through the link/), details: { parameter: 'body' } });
+    };
+
+    it('in a .tar.gz is refused at upload, and no code tool ever writes through it', async () => {
+      const file = canary();
+      const chain = linkChain(file).map(({ name, link, body }) => (link ? { name, type: 'symlink' as const, linkname: link } : { name, body }));
+      refusedUpload(await upload(await tarGz(chain)));
+      expect(existsSync(file)).toBe(false);
+    });
+
+    it('in a .zip is refused at upload', async () => {
+      const file = canary();
+      refusedUpload(await upload(await zip(linkChain(file).map(({ name, link, body }) => (link ? { name, body: link, mode: 0o120777 } : { name, body: body! }))), 'application/zip'));
+      expect(existsSync(file)).toBe(false);
+    });
+
+    it('in a commit read through `ref` is refused before anything is written', async () => {
+      const file = canary();
+      const res = await upload(gitProjectWithChain(file));
+      expect(res.statusCode).toBe(201);
+      const scan = await invoke('secret-scan', { workspace: res.json().id, path: '.', ref: 'main' });
+      expect(scan.statusCode).toBe(400);
+      expect(scan.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/through the link/), details: { parameter: 'ref' } });
+      expect(existsSync(file)).toBe(false);
+      expect(existsSync(path.dirname(file))).toBe(false);
+    });
+
+    it("reads `ref` only through the repository's own folders and files, never a link in .git", async () => {
+      const linked = gitProject((dir) => {
+        execFileSync('mv', [path.join(dir, '.git/objects'), path.join(dir, 'objects-elsewhere')]);
+        symlinkSync('../objects-elsewhere', path.join(dir, '.git/objects'));
+      });
+      const res = await invoke('iac-scan', { workspace: (await upload(linked)).json().id, path: 'app', ref: 'HEAD' });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('.git/objects is not a plain folder or file'), details: { parameter: 'ref' } });
+    });
   });
 
   it('refuses a body over WORKSPACE_MAX_BYTES (413), a body that is no archive, JSON, and archives elsewhere (415)', async () => {

@@ -4,13 +4,14 @@
  * without prompts, bounded in time and output, with refs after `--end-of-options`.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, lstat, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AppException } from '../common/errors';
 import { ToolError } from '../tools/sdk';
 import { EgressRefusedError, type Egress } from '../tools/egress/egress';
 import type { TreeCache } from './tree-cache';
+import { ArchiveRefused } from './tree-shape';
 
 const GIT_TIMEOUT_MS = 60_000;
 
@@ -54,12 +55,12 @@ export async function commitTree(root: string, ref: string, trees: TreeCache, ma
   const gitDir = path.join(root, '.git');
   const entry = await lstat(gitDir).catch(() => undefined);
   if (!entry?.isDirectory()) throw refused(`The workspace is not a git repository (no .git folder at its root), so '${ref}' names nothing`);
-  for (const pointer of ['objects/info/alternates', 'commondir']) {
-    if (await lstat(path.join(gitDir, pointer)).then(() => true, () => false)) throw refused(`The workspace repository borrows objects from elsewhere (.git/${pointer}); send a self-contained clone`);
-  }
+  const why = await unsealable(gitDir);
+  if (why) throw refused(why);
   const sealed = await mkdtemp(path.join(tmpdir(), 'tos-gitdir-'));
   try {
-    // Folders linked, small files copied (git reads a linked HEAD as a legacy symbolic ref).
+    // Folders linked (checked above to hold only real folders and files), small files copied
+    // (git reads a linked HEAD as a legacy symbolic ref).
     await symlink(path.join(gitDir, 'objects'), path.join(sealed, 'objects'));
     await symlink(path.join(gitDir, 'refs'), path.join(sealed, 'refs'));
     for (const file of ['HEAD', 'packed-refs']) await copyFile(path.join(gitDir, file), path.join(sealed, file)).catch(() => undefined);
@@ -68,10 +69,47 @@ export async function commitTree(root: string, ref: string, trees: TreeCache, ma
     const commit = (await run(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]).catch(() => {
       throw refused(`No commit '${ref}' in the workspace repository`);
     })).toString('utf8').trim();
-    return await trees.open(`git-${commit}`, async () => ({ archive: await run(['archive', '--format=tar', commit]), format: 'tar' }));
+    return await trees.open(`git-${commit}`, async () => ({ archive: await run(['archive', '--format=tar', commit]), format: 'tar' })).catch((error: unknown) => {
+      throw error instanceof ArchiveRefused ? refused(`The tree of '${ref}' is refused: ${error.message}`) : error;
+    });
   } finally {
     await rm(sealed, { recursive: true, force: true });
   }
+}
+
+/**
+ * Why the repository's git directory cannot be sealed, or undefined: what git would read through
+ * it must be real folders and files of the workspace. A link anywhere in objects or refs (or as
+ * HEAD, packed-refs, info, modules) could make git read another repository on the host; alternates
+ * and commondir borrow objects from elsewhere.
+ */
+async function unsealable(gitDir: string): Promise<string | undefined> {
+  for (const pointer of ['objects/info/alternates', 'objects/info/http-alternates', 'commondir']) {
+    if (await lstat(path.join(gitDir, pointer)).then(() => true, () => false)) return `The workspace repository borrows objects from elsewhere (.git/${pointer}); send a self-contained clone`;
+  }
+  for (const name of ['HEAD', 'packed-refs', 'info', 'modules', 'worktrees']) {
+    if ((await lstat(path.join(gitDir, name)).catch(() => undefined))?.isSymbolicLink()) return `.git/${name} is a symbolic link; the repository's git directory must hold its own files`;
+  }
+  for (const folder of ['objects', 'refs']) {
+    const link = await firstNonPlain(path.join(gitDir, folder));
+    if (link !== undefined) return `.git/${path.relative(gitDir, link) || folder} is not a plain folder or file; the repository's git directory must hold its own files`;
+  }
+  return undefined;
+}
+
+/** The first entry under `folder` (or the folder itself) that is not a real folder or regular file. */
+async function firstNonPlain(folder: string): Promise<string | undefined> {
+  const info = await lstat(folder).catch(() => undefined);
+  if (!info) return undefined; // git says itself that there is no such repository
+  if (!info.isDirectory()) return folder;
+  for (const entry of await readdir(folder, { withFileTypes: true })) {
+    const at = path.join(folder, entry.name);
+    if (entry.isDirectory()) {
+      const found = await firstNonPlain(at);
+      if (found !== undefined) return found;
+    } else if (!entry.isFile()) return at;
+  }
+  return undefined;
 }
 
 function invalid(parameter: string, expected: string, message: string): AppException {

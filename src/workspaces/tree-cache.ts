@@ -1,13 +1,14 @@
 /**
  * This process's unpacked trees: one folder per name under WORKSPACE_CACHE_DIR, filled from an
  * archive once (staged in a temporary folder and renamed, so a reader never sees half a tree), with
- * concurrent openings of the same name sharing one unpack.
+ * concurrent openings of the same name sharing one unpack. Folders and files are written by the
+ * confined unpacker; the links it reports, each judged against the finished tree, are made here
+ * last, so no file is ever written through a link.
  */
-import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, stat, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import * as path from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { readArchive, type ArchiveFormat, type ArchiveLimits } from './archive';
+import { ArchiveRefused, type ArchiveFormat, type ArchiveLimits } from './archive';
+import { ConfinedUnpacker } from './unpacker';
 
 export interface TreeSource {
   archive: Buffer;
@@ -16,11 +17,14 @@ export interface TreeSource {
 
 export class TreeCache {
   private readonly unpacking = new Map<string, Promise<string>>();
+  private readonly unpacker: ConfinedUnpacker;
 
   constructor(
     readonly dir: string,
     private readonly limits: ArchiveLimits,
-  ) {}
+  ) {
+    this.unpacker = new ConfinedUnpacker(dir);
+  }
 
   /** The folder of `name`, unpacked from what `load` gives when this process has not got it yet. */
   async open(name: string, load: () => Promise<TreeSource>): Promise<string> {
@@ -34,16 +38,23 @@ export class TreeCache {
     return pending;
   }
 
+  close(): void {
+    this.unpacker.close();
+  }
+
   private async unpack({ archive, format }: TreeSource, folder: string): Promise<string> {
     await mkdir(this.dir, { recursive: true });
     const staging = await mkdtemp(path.join(this.dir, '.unpacking-'));
     try {
-      await readArchive(archive, format, this.limits, async (entry) => {
-        const target = path.join(staging, entry.path);
-        await mkdir(path.dirname(target), { recursive: true });
-        if (entry.kind === 'symlink') await symlink(entry.target, target);
-        else await pipeline(entry.content, createWriteStream(target, { mode: 0o644, flags: 'wx' }));
-      });
+      const links = await this.unpacker.unpack(archive, format, this.limits, staging);
+      const stagingReal = await realpath(staging);
+      for (const link of links) {
+        const at = path.join(staging, link.path);
+        // The unpacker made every folder and no link, so a link's folder is a real one inside staging.
+        const folderOfLink = await realpath(path.dirname(at));
+        if (folderOfLink !== stagingReal && !folderOfLink.startsWith(stagingReal + path.sep)) throw new ArchiveRefused(`Link '${link.path}' would be made outside the workspace`);
+        await symlink(link.target, at);
+      }
       await rename(staging, folder).catch(async (error: NodeJS.ErrnoException) => {
         if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
         await rm(staging, { recursive: true, force: true }); // another process unpacked it first

@@ -14,6 +14,7 @@ import { AppException } from '../common/errors';
 import { randomBase62 } from '../common/ids';
 import { AppConfig } from '../config/app-config';
 import { WORKSPACE_ID_PATTERN } from '../tools/workspace';
+import { ToolError } from '../tools/sdk';
 import { ArchiveRefused, readArchive, type ArchiveFormat } from './archive';
 import { egressFor, egressSettingsOf, type Egress } from '../tools/egress/egress';
 import { cloneArchive, commitTree } from './git-trees';
@@ -58,6 +59,7 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
 
   onApplicationShutdown(): void {
     clearInterval(this.sweeper);
+    this.trees.close();
   }
 
   /** Checks the whole archive (without writing it anywhere) and stores it. */
@@ -118,6 +120,9 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
     return this.trees.open(record.digest, async () => {
       const { archive } = await this.records.findOneOrFail({ where: { id: record.id }, select: { id: true, archive: true } });
       return { archive: archive as Buffer, format: record.format as ArchiveFormat };
+    }).catch((error: unknown) => {
+      // Stored before today's checks: refused now as an upload of it would be.
+      throw error instanceof ArchiveRefused ? ToolError.invalidInput('workspace', 'a workspace whose archive passes the upload checks', id, `Workspace ${id} cannot be unpacked: ${error.message}`) : error;
     });
   }
 
