@@ -83,6 +83,7 @@ const exampleGithubToken = 'ghp_EXAMPLEexampleEXAMPLEexample00000000';
   status: 'ready',
   version: '1.0.0',
   cacheable: true,
+  isolated: true,
   timeout: 120,
   rate_limit: 60,
   inputs: {

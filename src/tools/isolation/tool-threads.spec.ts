@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { AppConfig } from '../../config/app-config';
@@ -7,6 +7,7 @@ import { createWorkspace } from '../workspace';
 import { ToolThreads } from './tool-threads';
 
 const BUSY_TOOL = { file: path.join(__dirname, '../../../test/support/isolated-tools/busy.tool.ts'), exportName: 'BusyIsolatedTool' };
+const FILE_WRITER = { file: path.join(__dirname, '../../../test/support/confinement/file-writer.tool.ts'), exportName: 'FileWriterIsolatedTool' };
 
 describe('ToolThreads', () => {
   const root = mkdtempSync(path.join(tmpdir(), 'tool-threads-'));
@@ -34,5 +35,11 @@ describe('ToolThreads', () => {
       await expect(threads.run(BUSY_TOOL, { spin_ms: 5 }, parts(`exec_${call}`, (percent) => progress.push(percent), logs))).resolves.toEqual({ spun_ms: 5 });
       expect({ call, progress, logs }).toEqual({ call, progress: [50], logs: ['spinning'] });
     }
+  }, 60_000);
+
+  it('runs tools where no file can be written: a write past every SDK check is refused by the permission model', async () => {
+    const canary = path.join(root, 'written-by-a-tool');
+    await expect(threads.run(FILE_WRITER, { path: canary }, parts('exec_writer', () => undefined, []))).rejects.toThrow('Access to this API has been restricted');
+    expect(existsSync(canary)).toBe(false);
   }, 60_000);
 });

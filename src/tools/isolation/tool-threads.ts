@@ -1,9 +1,9 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import * as path from 'node:path';
-import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
 import type { ToolContextParts } from '../context/tool-context';
 import { ToolError } from '../sdk';
+import { ToolHost } from './tool-host';
 import type { ToolSource } from './tool-source';
 import type { ThreadMessage, ThreadOutcome, ThreadTask } from './tool-thread.worker';
 
@@ -17,7 +17,8 @@ const IDLE_THREAD_MS = 60_000;
  */
 @Injectable()
 export class ToolThreads implements OnModuleDestroy {
-  private pool?: Piscina;
+  private readonly logger = new Logger(ToolThreads.name);
+  private pool?: ToolHost;
   /** Where each running call's progress and log lines go, by execution id. */
   private readonly relays = new Map<string, (message: ThreadMessage) => void>();
 
@@ -55,7 +56,7 @@ export class ToolThreads implements OnModuleDestroy {
     };
     try {
       // An abort rejects at once and terminates the thread if the task is running.
-      const outcome = (await this.threads().run(task, { signal: ctx.signal })) as ThreadOutcome;
+      const outcome = (await this.threads().run(task, ctx.signal)) as ThreadOutcome;
       // The outcome comes on Piscina's own port, the messages on the thread's parentPort: the two
       // are not ordered, so wait for the call's last message, or its last progress could be lost.
       await lastMessage;
@@ -67,22 +68,19 @@ export class ToolThreads implements OnModuleDestroy {
     }
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await this.pool?.destroy();
+  onModuleDestroy(): void {
+    this.pool?.destroy();
   }
 
-  private threads(): Piscina {
-    if (this.pool) return this.pool;
-    this.pool = new Piscina({
-      filename: WORKER_FILE,
-      minThreads: 0,
-      maxThreads: this.config.TOOL_THREADS,
-      idleTimeout: IDLE_THREAD_MS,
-      // Under ts-node or ts-jest the tools are TypeScript: the thread compiles them the same way.
-      execArgv: WORKER_FILE.endsWith('.ts') ? ['--require', 'ts-node/register/transpile-only'] : [],
-    });
-    // What a thread posts on its parentPort arrives here, once per pool; a channel per call cost more than the call.
-    this.pool.on('message', (message: ThreadMessage) => this.relays.get(message.executionId)?.(message));
+  private threads(): ToolHost {
+    this.pool ??= new ToolHost(
+      { workerFile: WORKER_FILE, threads: this.config.TOOL_THREADS, idleTimeoutMs: IDLE_THREAD_MS, threadHeapMb: 512 },
+      {
+        // What a thread posts on its parentPort arrives here, once per pool; a channel per call cost more than the call.
+        message: (message) => this.relays.get((message as ThreadMessage).executionId)?.(message as ThreadMessage),
+        threadFailed: (message) => this.logger.warn(`A tool thread failed between calls: ${message}`),
+      },
+    );
     return this.pool;
   }
 }
