@@ -97,8 +97,8 @@ function canary(): string {
   return path.join(tmpdir(), `tos-canary-${process.pid}-${Math.random().toString(36).slice(2)}`, 'planted');
 }
 
-/** A git repository (as a .tar.gz with its .git) whose one commit holds the link chain, as `git mktree` lets a hostile tree be written. */
-function gitProjectWithChain(file: string): Buffer {
+/** A git repository (a new temp folder) whose one commit holds the link chain, as `git mktree` lets a hostile tree be written. */
+function chainRepository(file: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'tos-git-chain-'));
   const git = (args: string[], input?: string) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.test', ...args], { cwd: dir, input, stdio: 'pipe' }).toString('utf8').trim();
   try {
@@ -115,6 +115,17 @@ function gitProjectWithChain(file: string): Buffer {
     const root = git(['mktree'], entry + '\n');
     git(['update-ref', 'refs/heads/main', git(['commit-tree', root, '-m', 'chain'])]);
     git(['symbolic-ref', 'HEAD', 'refs/heads/main']);
+    return dir;
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** That repository as a .tar.gz of its .git. */
+function gitProjectWithChain(file: string): Buffer {
+  const dir = chainRepository(file);
+  try {
     return execFileSync('tar', ['czf', '-', '-C', dir, '.git']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -381,6 +392,17 @@ describe('workspaces cloned from a git server (smart HTTP, egress allowed to loo
     const tagged = await clone({ git_url: `${server.url}/app.git`, ref: 'v1' });
     expect(await rules(tagged.json().id)).toContain('dockerfile/curl-pipe-shell');
     expect(server.requests.some((request) => request.endsWith('/git-upload-pack'))).toBe(true);
+  });
+
+  it('never lets git write the tree: a clone holding the link chain is refused by the archive checks', async () => {
+    const file = canary();
+    const work = chainRepository(file);
+    execFileSync('git', ['clone', '-q', '--bare', work, path.join(root, 'chain.git')]);
+    rmSync(work, { recursive: true, force: true });
+    const res = await clone({ git_url: `${server.url}/chain.git` });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/through the link/), details: { parameter: 'git_url' } });
+    expect(existsSync(path.dirname(file))).toBe(false);
   });
 
   it('tells a wrong branch or repository (400) from a server that fails (502, retryable)', async () => {

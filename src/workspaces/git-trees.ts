@@ -21,8 +21,10 @@ class GitFailed extends Error {}
  * A shallow clone (`--depth 1`, one branch, no tags) of a repository over HTTP(S), as an archive.
  * The host is resolved and checked by the egress policy first, and git is pinned to that address
  * (curl's resolve list) with redirects off and every other protocol refused, so neither DNS
- * rebinding nor a redirect takes it elsewhere. The tree, with its shallow .git,
- * comes back as a .tar.gz of at most `maxBytes`, to be stored like an upload.
+ * rebinding nor a redirect takes it elsewhere. git never checks the tree out (`--no-checkout`):
+ * the repository's paths are written only by the confined unpacker, after the archive checks,
+ * never by git. The tree (from `git archive`) and the shallow .git git wrote come back as one
+ * .tar.gz of at most `maxBytes`, to be stored like an upload.
  */
 export async function cloneArchive(gitUrl: string, ref: string | undefined, options: { egress: Egress; timeoutMs: number; maxBytes: number }): Promise<Buffer> {
   const url = cloneUrl(gitUrl);
@@ -34,10 +36,12 @@ export async function cloneArchive(gitUrl: string, ref: string | undefined, opti
   const dir = await mkdtemp(path.join(tmpdir(), 'tos-clone-'));
   try {
     const settings = ['protocol.allow=never', 'protocol.http.allow=always', 'protocol.https.allow=always', 'http.followRedirects=false', `http.curloptResolve=${url.hostname}:${port}:${pinned}`];
-    await git([...settings.flatMap((setting) => ['-c', setting]), 'clone', '--quiet', '--depth', '1', '--single-branch', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url.href, 'tree'], { cwd: dir, timeoutMs: options.timeoutMs, maxBytes: 1024 * 1024 }).catch((error: GitFailed) => {
+    await git([...settings.flatMap((setting) => ['-c', setting]), 'clone', '--quiet', '--no-checkout', '--depth', '1', '--single-branch', '--no-tags', ...(ref ? ['--branch', ref] : []), '--', url.href, 'tree'], { cwd: dir, timeoutMs: options.timeoutMs, maxBytes: 1024 * 1024 }).catch((error: GitFailed) => {
       throw cloneFailure(error.message, url.href);
     });
-    return await tarGz(path.join(dir, 'tree'), options.maxBytes);
+    const clone = path.join(dir, 'tree');
+    await git(['archive', '--format=tar', `--output=${path.join(dir, 'tree.tar')}`, 'HEAD'], { cwd: clone, timeoutMs: options.timeoutMs, maxBytes: 1024 * 1024 });
+    return await withGitDirGzipped(path.join(dir, 'tree.tar'), clone, options.maxBytes);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -137,10 +141,11 @@ function cloneFailure(message: string, url: string): AppException {
   return new AppException('TOOL_ERROR', `Cloning ${url} failed: ${message}`, { status: 502, retryable: true });
 }
 
-/** The tree (with its shallow .git, so `ref` works on it) as a .tar.gz of at most maxBytes. */
-function tarGz(dir: string, maxBytes: number): Promise<Buffer> {
+/** The tree's tar with the clone's shallow .git appended (so `ref` works on it), as a .tar.gz of at most maxBytes. */
+async function withGitDirGzipped(treeTar: string, clone: string, maxBytes: number): Promise<Buffer> {
+  await new Promise<void>((resolve, reject) => execFile('tar', ['--append', '-f', treeTar, '-C', clone, '.git'], (error) => (error ? reject(error) : resolve())));
   return new Promise((resolve, reject) =>
-    execFile('tar', ['czf', '-', '-C', dir, '.'], { encoding: 'buffer', maxBuffer: maxBytes }, (error, stdout) => {
+    execFile('gzip', ['-c', treeTar], { encoding: 'buffer', maxBuffer: maxBytes }, (error, stdout) => {
       if (!error) return resolve(stdout);
       reject(invalid('git_url', 'a repository of at most WORKSPACE_MAX_BYTES compressed', `The clone is larger than WORKSPACE_MAX_BYTES (${maxBytes} bytes compressed)`));
     }),

@@ -62,15 +62,15 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
     this.trees.close();
   }
 
-  /** Checks the whole archive (without writing it anywhere) and stores it. */
-  async create(accountId: string, archive: Buffer, format: ArchiveFormat): Promise<WorkspaceView> {
+  /** Checks the whole archive (without writing it anywhere) and stores it; a refusal names `parameter`, where the archive came from. */
+  async create(accountId: string, archive: Buffer, format: ArchiveFormat, parameter: 'body' | 'git_url' = 'body'): Promise<WorkspaceView> {
     let counted: { files: number; bytes: number };
     try {
       counted = await readArchive(archive, format, this.limits(), async (entry) => {
         if (entry.kind === 'file') for await (const _chunk of entry.content) void _chunk;
       });
     } catch (error) {
-      throw refused(error);
+      throw refused(error, parameter);
     }
     const now = new Date();
     const record = this.records.create({
@@ -92,7 +92,7 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
   /** A workspace from a shallow clone of a repository over HTTP(S) (see cloneArchive), stored like an upload. */
   async clone(accountId: string, gitUrl: string, ref: string | undefined): Promise<WorkspaceView> {
     const archive = await cloneArchive(gitUrl, ref, { egress: this.egress, timeoutMs: this.config.WORKSPACE_CLONE_TIMEOUT_SECONDS * 1000, maxBytes: this.config.WORKSPACE_MAX_BYTES });
-    return this.create(accountId, archive, 'tar.gz');
+    return this.create(accountId, archive, 'tar.gz', 'git_url');
   }
 
   async list(accountId: string, limit: number, offset: number): Promise<{ workspaces: WorkspaceView[]; total: number }> {
@@ -161,9 +161,10 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-function refused(error: unknown): unknown {
+function refused(error: unknown, parameter: 'body' | 'git_url'): unknown {
   if (!(error instanceof ArchiveRefused)) return error;
-  return new AppException('INVALID_INPUT', error.message, { details: { parameter: 'body', expected: 'a .tar.gz or .zip archive of a source tree' } });
+  const expected = parameter === 'body' ? 'a .tar.gz or .zip archive of a source tree' : 'a repository whose tree passes the archive checks';
+  return new AppException('INVALID_INPUT', error.message, { details: { parameter, expected } });
 }
 
 function view(record: WorkspaceRecord): WorkspaceView {
