@@ -1,9 +1,10 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import * as path from 'node:path';
 import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
 import type { ToolContextParts } from '../context/tool-context';
 import { ToolError } from '../sdk';
+import { FairSlots } from './fair-slots';
 import type { ToolSource } from './tool-source';
 import type { ThreadMessage, ThreadOutcome, ThreadTask } from './tool-thread.worker';
 
@@ -14,14 +15,23 @@ const IDLE_THREAD_MS = 60_000;
  * The worker-thread pool of `isolated` tools: a call that ignores its signal (a catastrophic
  * regular expression, a runaway loop) is stopped by terminating its thread, so the event loop
  * of the API never waits on a tool and every timeout holds. Started on first use.
+ *
+ * Calls wait for a thread in FairSlots (a share per account, round-robin), never in Piscina:
+ * Piscina dispatches its queue only when a thread starts or finishes a task, and a thread
+ * terminated by an abort does neither (with minThreads 0 none replaces it), so calls queued
+ * in Piscina behind it waited until their own timeout.
  */
 @Injectable()
 export class ToolThreads implements OnModuleDestroy {
+  private readonly logger = new Logger(ToolThreads.name);
   private pool?: Piscina;
+  private readonly slots: FairSlots;
   /** Where each running call's progress and log lines go, by execution id. */
   private readonly relays = new Map<string, (message: ThreadMessage) => void>();
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(private readonly config: AppConfig) {
+    this.slots = new FairSlots(config.TOOL_THREADS, config.TOOL_THREADS_PER_ACCOUNT ?? Math.ceil(config.TOOL_THREADS / 2));
+  }
 
   /**
    * Runs the tool in a thread, whose context the same factory makes from these parts. The thread
@@ -54,8 +64,7 @@ export class ToolThreads implements OnModuleDestroy {
       accountSecrets,
     };
     try {
-      // An abort rejects at once and terminates the thread if the task is running.
-      const outcome = (await this.threads().run(task, { signal: ctx.signal })) as ThreadOutcome;
+      const outcome = await this.runInThread(task, ctx);
       // The outcome comes on Piscina's own port, the messages on the thread's parentPort: the two
       // are not ordered, so wait for the call's last message, or its last progress could be lost.
       await lastMessage;
@@ -64,6 +73,23 @@ export class ToolThreads implements OnModuleDestroy {
       throw new ToolError(message, options);
     } finally {
       this.relays.delete(ctx.executionId);
+    }
+  }
+
+  private async runInThread(task: ThreadTask, ctx: ToolContextParts): Promise<ThreadOutcome> {
+    const release = await this.slots.acquire(ctx.accountId ?? '', ctx.signal);
+    try {
+      // An abort rejects at once and terminates the thread if the task is running.
+      return (await this.threads().run(task, { signal: ctx.signal })) as ThreadOutcome;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error;
+      const limit = this.config.TOOL_THREAD_MAX_MEMORY_MB;
+      throw new ToolError(`The tool ran out of memory: it needed more than the ${limit} MB heap a tool thread may use (TOOL_THREAD_MAX_MEMORY_MB)`, {
+        details: { memory_limit_mb: limit },
+        suggestion: 'Send a smaller input',
+      });
+    } finally {
+      release();
     }
   }
 
@@ -78,11 +104,16 @@ export class ToolThreads implements OnModuleDestroy {
       minThreads: 0,
       maxThreads: this.config.TOOL_THREADS,
       idleTimeout: IDLE_THREAD_MS,
+      // A thread over its heap ends with ERR_WORKER_OUT_OF_MEMORY, its call with it; the process lives on.
+      resourceLimits: { maxOldGenerationSizeMb: this.config.TOOL_THREAD_MAX_MEMORY_MB },
       // Under ts-node or ts-jest the tools are TypeScript: the thread compiles them the same way.
       execArgv: WORKER_FILE.endsWith('.ts') ? ['--require', 'ts-node/register/transpile-only'] : [],
     });
     // What a thread posts on its parentPort arrives here, once per pool; a channel per call cost more than the call.
     this.pool.on('message', (message: ThreadMessage) => this.relays.get(message.executionId)?.(message));
+    // A thread that fails with no call on it (out of memory in work a tool left behind): Piscina
+    // emits 'error', which with no listener would end the process.
+    this.pool.on('error', (error: Error) => this.logger.warn(`A tool thread failed between calls: ${error.message}`));
     return this.pool;
   }
 }
