@@ -142,7 +142,7 @@ export class AppConfig {
   @Transform(toInt) @IsOptional() @IsInt() @Min(1) @Max(256)
   TOOL_THREADS_PER_ACCOUNT?: number;
 
-  /** Heap (V8 old generation) of one tool thread: a call that needs more ends with TOOL_ERROR, its thread with it. */
+  /** Heap (V8 old generation) of one tool thread: a call that needs more ends INVALID_INPUT, its thread with it. */
   @Transform(toInt) @IsInt() @Min(32) @Max(65536)
   TOOL_THREAD_MAX_MEMORY_MB = 512;
 

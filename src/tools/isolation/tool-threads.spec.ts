@@ -88,7 +88,7 @@ describe('ToolThreads', () => {
     const threads = pool({ TOOL_THREADS: 1, TOOL_THREAD_MAX_MEMORY_MB: 256 });
     const failure = await threads.run(MEMORY_HOG, { megabytes: 4096 }, parts('exec_oom')).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ToolError);
-    expect(failure).toMatchObject({ code: 'TOOL_ERROR', retryable: false, details: { memory_limit_mb: 256 } });
+    expect(failure).toMatchObject({ code: 'INVALID_INPUT', retryable: false, details: { memory_limit_mb: 256 } });
     expect((failure as ToolError).message).toContain('256 MB');
     await expect(threads.run(MEMORY_HOG, { megabytes: 1 }, parts('exec_after'))).resolves.toEqual({ held_mb: 1 });
   }, 60_000);

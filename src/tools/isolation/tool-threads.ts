@@ -83,10 +83,12 @@ export class ToolThreads implements OnModuleDestroy {
       return (await this.threads().run(task, { signal: ctx.signal })) as ThreadOutcome;
     } catch (error) {
       if ((error as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error;
+      // The input asked for more than a thread may hold (a memory bomb, an oversized document): the same input fails again.
       const limit = this.config.TOOL_THREAD_MAX_MEMORY_MB;
-      throw new ToolError(`The tool ran out of memory: it needed more than the ${limit} MB heap a tool thread may use (TOOL_THREAD_MAX_MEMORY_MB)`, {
-        details: { memory_limit_mb: limit },
-        suggestion: 'Send a smaller input',
+      throw new ToolError(`The tool ran out of memory: this input needs more than the ${limit} MB heap a tool thread may use (TOOL_THREAD_MAX_MEMORY_MB)`, {
+        code: 'INVALID_INPUT',
+        details: { expected: `an input the tool processes within ${limit} MB of heap`, memory_limit_mb: limit },
+        suggestion: 'Send a smaller input, or one that builds less data',
       });
     } finally {
       release();
