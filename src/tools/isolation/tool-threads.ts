@@ -77,6 +77,7 @@ export class ToolThreads implements OnModuleDestroy {
   }
 
   private async runInThread(task: ThreadTask, ctx: ToolContextParts): Promise<ThreadOutcome> {
+    // Calls without an account (the operator's own) share one queue.
     const release = await this.slots.acquire(ctx.accountId ?? '', ctx.signal);
     try {
       // An abort rejects at once and terminates the thread if the task is running.
