@@ -1,7 +1,12 @@
 /**
- * `npm run bench:isolation`: what `isolated` buys. p99 of `GET /v1/tools` on an idle service, then
- * while two catastrophic-regex json-transform calls (about 2.5 s of CPU each, one after the other
- * per client) run — with isolation (the default) and without (ISOLATE_TOOLS=false).
+ * `npm run bench:isolation`: what `isolated` buys.
+ *
+ * 1. p99 of `GET /v1/tools` on an idle service, then while two catastrophic-regex json-transform
+ *    calls (one after the other per client) run — with isolation (the default) and without
+ *    (ISOLATE_TOOLS=false).
+ * 2. Fairness of the pool: p99 of account B's trivial isolated call (json-transform `$sum`,
+ *    uncached) on an idle service, then while account A keeps asking for every thread and more
+ *    (2 × TOOL_THREADS clients, each sending catastrophic regular expressions back to back).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,58 +18,111 @@ import { spawnBuiltService } from './spawn-until-ready';
 
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 5);
 const CONNECTIONS = 10;
-/** `(a+)+$` on 25 a's and a '!' backtracks for about 2.5 s in V8. */
-const SLOW_EXPRESSION = '$match("aaaaaaaaaaaaaaaaaaaaaaaaa!", /(a+)+$/)';
+/** `(a+)+$` on 30 a's and a '!' backtracks for far longer than the 5 s an evaluation may run. */
+const SLOW_EXPRESSION = `$match("${'a'.repeat(30)}!", /(a+)+$/)`;
+const TRIVIAL_CALL = JSON.stringify({ expression: '$sum(items.price)', data: { items: [{ price: 1 }, { price: 2 }, { price: 3 }] } });
 
-async function measureMode(isolate: boolean): Promise<{ idle: LoadResult; busy: LoadResult; slowCalls: number }> {
+interface Service {
+  base: string;
+  /** Keeps `clients` clients of `key` sending the slow expression until stop() (resolves with how many finished). */
+  slowCalls(key: string, clients: number): { stop(): Promise<number> };
+}
+
+/** Keys of two accounts: the measured one, and the one that sends the slow calls of the fairness run. */
+interface Keys {
+  bench: string;
+  hostile: string;
+}
+
+/** An embedded service on a fresh data directory, with the keys provisioned before it starts (PGlite has one user at a time). */
+async function withService<T>(settings: Record<string, string>, measure: (service: Service, keys: Keys) => Promise<T>): Promise<T> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'tos-bench-isolation-'));
-  const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', ISOLATE_TOOLS: String(isolate) };
+  const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn', ...settings };
   try {
-    const key = provisionBenchKey(env);
+    const keys = { bench: provisionBenchKey(env), hostile: provisionBenchKey(env, 'hostile') };
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const auth = { authorization: `Bearer ${key}` };
-    const service = await spawnBuiltService({
+    const server = await spawnBuiltService({
       name: 'service',
       env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
-      isReady: async () => (await fetch(`${base}/v1/tools`, { headers: auth })).ok,
+      isReady: async () => (await fetch(`${base}/v1/tools`, { headers: { authorization: `Bearer ${keys.bench}` } })).ok,
     });
-    try {
-      const listing = { url: `${base}/v1/tools`, headers: auth };
-      const idle = await runLoad(listing, { connections: CONNECTIONS, durationSeconds: DURATION_SECONDS });
+    const slowCalls = (slowKey: string, clients: number) => {
       let running = true;
-      let slowCalls = 0;
-      const slowClient = async () => {
+      let finished = 0;
+      const client = async () => {
         while (running) {
           await fetch(`${base}/v1/tools/json-transform/invoke?timeout=60`, {
             method: 'POST',
-            headers: { ...auth, 'content-type': 'application/json', 'cache-control': 'no-cache' },
+            headers: { authorization: `Bearer ${slowKey}`, 'content-type': 'application/json', 'cache-control': 'no-cache' },
             body: JSON.stringify({ expression: SLOW_EXPRESSION, data: {} }),
           });
-          slowCalls++;
+          finished++;
         }
       };
-      const clients = [slowClient(), slowClient()];
-      const busy = await runLoad(listing, { connections: CONNECTIONS, durationSeconds: DURATION_SECONDS });
-      running = false;
-      await Promise.all(clients);
-      return { idle, busy, slowCalls };
+      const all = Promise.all(Array.from({ length: clients }, client));
+      return {
+        stop: async () => {
+          running = false;
+          await all;
+          return finished;
+        },
+      };
+    };
+    try {
+      return await measure({ base, slowCalls }, keys);
     } finally {
-      await service.stop();
+      await server.stop();
     }
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
 }
 
+async function measureMode(isolate: boolean): Promise<{ idle: LoadResult; busy: LoadResult; slowCalls: number }> {
+  return withService({ ISOLATE_TOOLS: String(isolate) }, async ({ base, slowCalls }, keys) => {
+    const listing = { url: `${base}/v1/tools`, headers: { authorization: `Bearer ${keys.bench}` } };
+    const idle = await runLoad(listing, { connections: CONNECTIONS, durationSeconds: DURATION_SECONDS });
+    const slow = slowCalls(keys.bench, 2);
+    const busy = await runLoad(listing, { connections: CONNECTIONS, durationSeconds: DURATION_SECONDS });
+    return { idle, busy, slowCalls: await slow.stop() };
+  });
+}
+
+async function measureFairness(threads: number): Promise<{ idle: LoadResult; busy: LoadResult; slowCalls: number }> {
+  return withService({ TOOL_THREADS: String(threads) }, async ({ base, slowCalls }, keys) => {
+    const trivial = {
+      url: `${base}/v1/tools/json-transform/invoke`,
+      method: 'POST' as const,
+      headers: { authorization: `Bearer ${keys.bench}`, 'content-type': 'application/json', 'cache-control': 'no-cache' },
+      body: TRIVIAL_CALL,
+    };
+    const idle = await runLoad(trivial, { connections: 1, durationSeconds: DURATION_SECONDS });
+    const hostile = slowCalls(keys.hostile, 2 * threads);
+    const busy = await runLoad(trivial, { connections: 1, durationSeconds: DURATION_SECONDS });
+    return { idle, busy, slowCalls: await hostile.stop() };
+  });
+}
+
+/** BENCH_SCENARIOS=fairness (or listing) runs only that part. */
+const wanted = (scenario: string) => !process.env.BENCH_SCENARIOS || process.env.BENCH_SCENARIOS.includes(scenario);
+
 async function main(): Promise<void> {
-  for (const isolate of [true, false]) {
+  for (const isolate of wanted('listing') ? [true, false] : []) {
     const { idle, busy, slowCalls } = await measureMode(isolate);
     console.log(
       `${isolate ? 'isolated    ' : 'not isolated'}: GET /v1/tools idle p99 ${idle.p99Ms} ms (${idle.requestsPerSecond}/s); ` +
         `with two slow tool runs p99 ${busy.p99Ms} ms (${busy.requestsPerSecond}/s, ${busy.timeouts} timeouts); ${slowCalls} slow calls finished`,
     );
   }
+  if (!wanted('fairness')) return;
+  const threads = Number(process.env.TOOL_THREADS ?? 2);
+  const { idle, busy, slowCalls } = await measureFairness(threads);
+  const statuses = (result: LoadResult) => JSON.stringify(result.statusCodes);
+  console.log(
+    `fairness (TOOL_THREADS=${threads}): account B's trivial json-transform idle p99 ${idle.p99Ms} ms (p50 ${idle.p50Ms}, ${idle.requestsPerSecond}/s, ${statuses(idle)}); ` +
+      `while account A sends ${2 * threads} catastrophic regexes at a time p99 ${busy.p99Ms} ms (p50 ${busy.p50Ms}, ${busy.requestsPerSecond}/s, ${statuses(busy)}, ${busy.timeouts} timeouts) = ${(busy.p99Ms / idle.p99Ms).toFixed(2)}× idle; ${slowCalls} of A's calls finished`,
+  );
 }
 
 void main().catch((error: unknown) => {

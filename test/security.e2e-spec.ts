@@ -15,7 +15,8 @@ const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
 const deepBody = (levels: number) => `{"expression":"$count($)","data":${nested(levels - 1)}}`;
 
 describeEachDatabase('security', (mode) => {
-  const suite = useTestApp(mode, { extensions: [TestToolsModule, IsolatedTestToolsModule] });
+  // Two threads whatever the machine (one per account by default), and a heap the memory test outgrows quickly.
+  const suite = useTestApp(mode, { extensions: [TestToolsModule, IsolatedTestToolsModule], env: { TOOL_THREADS: '2', TOOL_THREAD_MAX_MEMORY_MB: '256' } });
 
   const invokeRaw = (toolId: string, payload: string, key = suite.acme.key, query = '') =>
     suite.t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key, payload, headers: { 'content-type': 'application/json' } });
@@ -88,19 +89,44 @@ describeEachDatabase('security', (mode) => {
       }
     });
 
-    it('progress reaches the execution, and a cancel stops a tool that ignores it', async () => {
-      const accepted = await invokeRaw('test-busy-isolated', '{"spin_ms":30000}', suite.acme.key, '?async=true');
+    /** Starts an async busy call of 30 s for `key`; resolves with its id once `reached` holds of its execution. */
+    async function startSpinning(key: string, reached = (execution: { progress: number }) => execution.progress === 50): Promise<string> {
+      const accepted = await invokeRaw('test-busy-isolated', '{"spin_ms":30000}', key, '?async=true');
       const id = accepted.json().execution_id;
-      let progress = 0;
-      for (let i = 0; i < 100 && progress !== 50; i++) {
-        progress = (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: suite.acme.key })).json().progress;
-        if (progress !== 50) await new Promise((resolve) => setTimeout(resolve, 100));
+      let execution = { progress: 0 };
+      for (let i = 0; i < 100 && !reached(execution); i++) {
+        execution = (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key })).json();
+        if (!reached(execution)) await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      expect(progress).toBe(50);
+      expect(reached(execution)).toBe(true);
+      return id;
+    }
+
+    it('progress reaches the execution, and a cancel stops a tool that ignores it', async () => {
+      const id = await startSpinning(suite.acme.key);
       expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${id}`, key: suite.acme.key })).statusCode).toBe(200);
-      // The thread is gone: the pool runs the next call at once (one thread in tests would otherwise be busy for 30 s).
+      // The thread is gone: the pool runs the next call at once (acme's share, one thread, would otherwise be busy for 30 s).
       const next = await invokeRaw('test-busy-isolated', '{"spin_ms":1}');
       expect(next.statusCode).toBe(200);
+    });
+
+    it("one account asking for every thread gets its share: another account's call runs at once, not after the hog's 30 s", async () => {
+      const other = await suite.t.createAccount('other');
+      const hogs = [await startSpinning(suite.acme.key), await startSpinning(suite.acme.key, (execution) => (execution as { status?: string }).status === 'running')];
+      const theirs = await invokeRaw('test-busy-isolated', '{"spin_ms":1}', other.key, '?timeout=60');
+      expect([theirs.statusCode, theirs.json().result]).toEqual([200, { spun_ms: 1 }]);
+      const waiting = (await suite.t.request({ method: 'GET', url: `/v1/executions/${hogs[1]}`, key: suite.acme.key })).json();
+      expect(waiting.progress).toBe(0);
+      for (const id of hogs) expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${id}`, key: suite.acme.key })).statusCode).toBe(200);
+    });
+
+    it('a call that outgrows its thread heap is INVALID_INPUT naming the limit, and the pool serves the next call', async () => {
+      const res = await invokeRaw('test-memory-hog-isolated', '{"megabytes":4096}');
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'INVALID_INPUT', retryable: false, details: { memory_limit_mb: 256 } });
+      expect(res.json().error.message).toContain('TOOL_THREAD_MAX_MEMORY_MB');
+      const next = await invokeRaw('test-memory-hog-isolated', '{"megabytes":1}');
+      expect([next.statusCode, next.json().result]).toEqual([200, { held_mb: 1 }]);
     });
   });
 

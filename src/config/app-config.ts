@@ -131,9 +131,20 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(1000)
   WORKER_CONCURRENCY = 16;
 
-  /** Threads that run `isolated` tools (CPU-heavy or caller-supplied code); default one less than the cores. */
+  /**
+   * Threads that run `isolated` tools (CPU-heavy or caller-supplied code); default one less than the
+   * cores, at least 2: with one thread, one account's call holds every thread there is.
+   */
   @Transform(toInt) @IsInt() @Min(1) @Max(256)
-  TOOL_THREADS = Math.max(1, availableParallelism() - 1);
+  TOOL_THREADS = Math.max(2, availableParallelism() - 1);
+
+  /** Threads of TOOL_THREADS one account may hold at once, however idle the rest; default half of them, rounded up. */
+  @Transform(toInt) @IsOptional() @IsInt() @Min(1) @Max(256)
+  TOOL_THREADS_PER_ACCOUNT?: number;
+
+  /** Heap (V8 old generation) of one tool thread: a call that needs more ends INVALID_INPUT, its thread with it. */
+  @Transform(toInt) @IsInt() @Min(32) @Max(65536)
+  TOOL_THREAD_MAX_MEMORY_MB = 512;
 
   /** `false` runs isolated tools on the event loop (debugging with breakpoints, measuring what isolation buys). */
   @IsIn(['true', 'false'], { message: 'ISOLATE_TOOLS must be true or false' })

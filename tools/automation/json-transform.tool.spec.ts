@@ -84,6 +84,22 @@ describe('JsonTransformTool', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
   }, 15_000);
 
+  it('stops a catastrophic regular expression at the time bound, whichever function runs it', async () => {
+    // `(a+)+$` on 28 a's and a '!' backtracks for seconds in one match (interpreted or compiled), past the 1 s bound.
+    const subject = `"${'a'.repeat(28)}!"`;
+    const quick = { JSON_TRANSFORM_TIME_LIMIT_SECONDS: '1' };
+    for (const call of [`$match(${subject}, /(a+)+$/)`, `$replace(${subject}, /(a+)+$/, "b")`, `$contains(${subject}, /(a+)+$/)`, `$eval('$split(${subject}, /(a+)+$/)')`]) {
+      const error = await toolFailure(run({ expression: call, data: {} }, undefined, quick));
+      expect({ call, code: error.code, message: error.message }).toEqual({ call, code: 'INVALID_INPUT', message: expect.stringMatching(/regular expression in 'expression' took longer than \d+ ms/) });
+    }
+  }, 30_000);
+
+  it('matches regular expressions as jsonata does, one match after another', async () => {
+    await expect(run({ expression: '$match("a1b22c333", /[0-9]+/).match', data: {} })).resolves.toEqual({ result: ['1', '22', '333'] });
+    await expect(run({ expression: '$replace("a1b22c333", /([a-z])([0-9]+)/, "$2$1")', data: {} })).resolves.toEqual({ result: '1a22b333c' });
+    await expect(run({ expression: '$split("a, b;c", /[,;] ?/)', data: {} })).resolves.toEqual({ result: ['a', 'b', 'c'] });
+  });
+
   it('stops when the signal aborts (cancel or timeout), without waiting for the time bound', async () => {
     const controller = new AbortController();
     const started = Date.now();

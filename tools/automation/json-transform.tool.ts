@@ -1,9 +1,8 @@
 import jsonata from 'jsonata';
 import { LRUCache } from 'lru-cache';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
+import { boundedRegexExec, Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
-/** Wall-clock budget of one evaluation, whatever the request timeout. */
 /** Nested evaluation steps; a non-tail recursive function uses about 3 per call. */
 const MAX_DEPTH = 1_000;
 const MAX_RESULT_BYTES = 1024 * 1024;
@@ -120,8 +119,9 @@ export class JsonTransformTool implements ToolHandler<JsonTransformInput, JsonTr
   private readonly compiled = new CompiledExpressions();
 
   async execute(input: JsonTransformInput, ctx: ToolContext): Promise<JsonTransformOutput> {
-    const expression = this.compiled.take(input.expression);
-    guard(expression, ctx.signal, Number(ctx.config.JSON_TRANSFORM_TIME_LIMIT_SECONDS) * 1000);
+    const compiled = this.compiled.take(input.expression);
+    const { expression } = compiled;
+    guard(compiled, ctx.signal, Number(ctx.config.JSON_TRANSFORM_TIME_LIMIT_SECONDS) * 1000);
 
     let value: unknown;
     try {
@@ -137,7 +137,7 @@ export class JsonTransformTool implements ToolHandler<JsonTransformInput, JsonTr
         `JSONata evaluation failed: ${describeFailure(error)}`,
       );
     } finally {
-      this.compiled.giveBack(input.expression, expression);
+      this.compiled.giveBack(input.expression, compiled);
     }
     return { result: toJson(value) };
   }
@@ -150,28 +150,42 @@ export class JsonTransformTool implements ToolHandler<JsonTransformInput, JsonTr
  * for bindings and variables, so nothing carries over from one to the next.
  */
 class CompiledExpressions {
-  private readonly idle = new LRUCache<string, jsonata.Expression[]>({
+  private readonly idle = new LRUCache<string, Compiled[]>({
     maxSize: IDLE_BUDGET_BYTES,
     sizeCalculation: (instances, text) => instances.length * instanceBytes(text),
   });
 
-  take(text: string): jsonata.Expression {
+  take(text: string): Compiled {
     // An entry emptied here keeps its last size until given back to: an upper bound.
     return this.idle.get(text)?.pop() ?? compile(text);
   }
 
   /** Once its evaluation has settled. */
-  giveBack(text: string, expression: jsonata.Expression): void {
+  giveBack(text: string, compiled: Compiled): void {
     const instances = this.idle.get(text) ?? [];
     if (instances.length >= IDLE_PER_TEXT) return;
-    instances.push(expression);
+    instances.push(compiled);
     this.idle.set(text, instances); // recounts its size
   }
 }
 
-function compile(expression: string): jsonata.Expression {
+/** A compiled instance and the deadline of the evaluation it runs, which its regular expressions read. */
+interface Compiled {
+  expression: jsonata.Expression;
+  timebox: Timebox;
+}
+
+interface Timebox {
+  deadline: number;
+  timeLimitMs: number;
+}
+
+function compile(expression: string): Compiled {
+  const timebox: Timebox = { deadline: 0, timeLimitMs: 0 };
   try {
-    return jsonata(expression);
+    // Typed as a full RegExpConstructor; jsonata only constructs it, calls `exec` and moves `lastIndex`.
+    const RegexEngine = boundedRegexEngine(timebox) as unknown as RegExpConstructor;
+    return { expression: jsonata(expression, { RegexEngine }), timebox };
   } catch (error) {
     throw ToolError.invalidInput(
       'expression',
@@ -183,15 +197,42 @@ function compile(expression: string): jsonata.Expression {
 }
 
 /**
- * Installs the time, depth and cancellation checks that jsonata runs at every evaluation step,
- * the way jsonata's own test suite "timeboxes" expressions.
+ * jsonata's regular expressions (`/…/` literals, whatever function runs them, `$eval` included),
+ * each match stopped at the evaluation's deadline: one match is one evaluation step, and a
+ * catastrophic one would otherwise hold its thread until the caller's timeout terminates it.
  */
-function guard(expression: jsonata.Expression, signal: AbortSignal, timeLimitMs: number): void {
+function boundedRegexEngine(timebox: Timebox) {
+  return class BoundedRegExp {
+    /** jsonata sets and reads it to walk through the matches. */
+    lastIndex = 0;
+
+    constructor(private readonly pattern: RegExp) {}
+
+    exec(text: string): RegExpExecArray | null {
+      const left = timebox.deadline - Date.now();
+      if (left <= 0) throw ranTooLong(timebox.timeLimitMs);
+      this.pattern.lastIndex = this.lastIndex;
+      const match = boundedRegexExec(this.pattern, text, 'expression', Math.ceil(left));
+      this.lastIndex = this.pattern.lastIndex;
+      return match;
+    }
+  };
+}
+
+const tooExpensive = (reason: string) =>
+  ToolError.invalidInput('expression', 'an expression that terminates within the limits', undefined, `JSONata evaluation stopped: ${reason}`);
+const ranTooLong = (timeLimitMs: number) => tooExpensive(`it ran longer than ${timeLimitMs / 1000} s (infinite loop?)`);
+
+/**
+ * Installs the time, depth and cancellation checks that jsonata runs at every evaluation step,
+ * the way jsonata's own test suite "timeboxes" expressions, and the deadline its regular
+ * expressions stop at.
+ */
+function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimitMs: number): void {
   const deadline = Date.now() + timeLimitMs;
+  Object.assign(timebox, { deadline, timeLimitMs });
   let lastYield = Date.now();
   let depth = 0;
-  const tooExpensive = (reason: string) =>
-    ToolError.invalidInput('expression', 'an expression that terminates within the limits', undefined, `JSONata evaluation stopped: ${reason}`);
 
   // `assign` is typed for string names only; the hooks are symbols.
   expression.assign(EVALUATE_ENTRY as unknown as string, async () => {
@@ -200,7 +241,7 @@ function guard(expression: jsonata.Expression, signal: AbortSignal, timeLimitMs:
       throw tooExpensive(`nesting deeper than ${MAX_DEPTH} evaluation steps (non-terminating recursion?)`);
     }
     const now = Date.now();
-    if (now > deadline) throw tooExpensive(`it ran longer than ${timeLimitMs / 1000} s (infinite loop?)`);
+    if (now > deadline) throw ranTooLong(timeLimitMs);
     if (now - lastYield >= YIELD_EVERY_MS) {
       lastYield = now;
       await yieldToEventLoop();

@@ -11,6 +11,6 @@ export * from './context';
 export * from './tool-error';
 export * from './resources-and-prompts';
 export { importEsm } from './import-esm';
-export { boundedRegexTest, compileRegex } from './bounded-regex';
+export { boundedRegexExec, boundedRegexTest, compileRegex } from './bounded-regex';
 export { refInput, textSource, workspaceInputs, type TextSource } from '../workspace';
 export { networkError } from '../egress/tool-network';
