@@ -3,6 +3,7 @@ import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } 
 import { buildContext } from './container-build/build-context';
 import { followBuild, pushImage } from './container-build/engine-streams';
 import { DockerClients, engineCall } from './docker/docker-clients';
+import { checkBuildEgress, checkRegistry } from './docker/engine-egress';
 
 interface ContainerBuildInput {
   dockerfile: string;
@@ -86,8 +87,11 @@ export class ContainerBuildTool implements ToolHandler<ContainerBuildInput> {
   async execute(input: ContainerBuildInput, ctx: ToolContext) {
     const started = Date.now();
     const reference = `${input.image}:${input.tag}`;
+    // The push's registry first: a refused one should cost no build.
+    const registry = input.push ? await checkRegistry(ctx, input.image, 'image') : null;
     const context = await buildContext(ctx, input.context, input.dockerfile);
     const docker = await this.engines.connect(ctx);
+    await checkBuildEgress(ctx, docker, context.dockerfile, { buildArgs: input.build_args, platform: input.platform });
     const buildShare = input.push ? 100 - PUSH_SHARE : 100;
     const build = await engineCall(() =>
       docker.buildImage(context.tar as never, {
@@ -107,7 +111,7 @@ export class ContainerBuildTool implements ToolHandler<ContainerBuildInput> {
     );
     const { steps, imageId } = await followBuild(docker, build, ctx, (step, total) => ctx.progress((step / total) * buildShare, `step ${step}/${total}`));
     const image = await engineCall(() => docker.getImage(imageId).inspect());
-    const digest = input.push ? await pushImage(docker, input.image, input.tag, ctx, (percent) => ctx.progress(buildShare + (percent * PUSH_SHARE) / 100, 'pushing')) : null;
+    const digest = registry ? await pushImage(docker, input.image, input.tag, registry, ctx, (percent) => ctx.progress(buildShare + (percent * PUSH_SHARE) / 100, 'pushing')) : null;
     return {
       image: reference,
       image_id: image.Id,
