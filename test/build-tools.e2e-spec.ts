@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
-import { DOCKER_FIXTURES, findDockerd, runningContainers, startDockerEngine, type DockerEngine } from './support/docker/docker-engine';
+import { FIXTURE_OSV_DIR } from './support/code-tools/workspace';
+import { buildFixtureImage, DOCKER_FIXTURES, findDockerd, runningContainers, SCAN_FIXTURE, startDockerEngine, type DockerEngine } from './support/docker/docker-engine';
 import { describeWith } from './support/netmon/requires';
 import { until } from './support/poll';
 
@@ -20,7 +21,7 @@ cpSync(DOCKER_FIXTURES, workspace, { recursive: true });
 
 describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)')('Build tools through the service', () => {
   let engine: DockerEngine;
-  const env: Record<string, string> = { WORKSPACE_ROOT: workspace };
+  const env: Record<string, string> = { WORKSPACE_ROOT: workspace, OSV_DATA_DIR: FIXTURE_OSV_DIR };
 
   // Registered before useTestApp's: the engine is up, and its socket in the settings, when the app starts.
   beforeAll(async () => {
@@ -76,4 +77,12 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
       await client.close();
     }
   });
+
+  it('scans an engine image with image-scan, which runs isolated in a worker thread with a Docker client of its own', async () => {
+    await buildFixtureImage(engine.docker, SCAN_FIXTURE, 'shop/scan-fixture:e2e');
+    const res = await suite.t.request({ method: 'POST', url: '/v1/tools/image-scan/invoke', key: suite.acme.key, payload: { inputs: { image: 'shop/scan-fixture:e2e' } } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().result).toMatchObject({ image: 'shop/scan-fixture:e2e', os: { id: 'debian', version: '12' } });
+    expect(res.json().result.packages.map(({ name }: { name: string }) => name)).toEqual(expect.arrayContaining(['openssl', 'lodash', 'PyYAML']));
+  }, 60_000);
 });
