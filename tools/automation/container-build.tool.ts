@@ -28,7 +28,7 @@ const IMAGE_PATTERN = '^([a-zA-Z0-9.-]+(:[0-9]{1,5})?/)?[a-z0-9]+([._-][a-z0-9]+
   name: 'Container Build',
   category: 'automation',
   description:
-    "Builds a container image from a Dockerfile and its context folder in the workspace with the Docker engine at DOCKER_HOST (classic builder; RUN steps get no network), tags it image:tag, and optionally pushes it to the image's registry with the account's REGISTRY_USERNAME / REGISTRY_PASSWORD secrets. Reports progress step by step; returns the image id, size, layer count, the steps run, and the pushed digest. Cancelling stops the build on the engine.",
+    "Builds a container image from a Dockerfile and its context folder in the workspace with the Docker engine at DOCKER_HOST (classic builder; RUN steps get no network), tags it image:tag, and optionally pushes it to the image's registry with the account's REGISTRY_USERNAME / REGISTRY_PASSWORD secrets when that registry is the one saved with them as REGISTRY_URL (never to another). Every registry the engine would pull from or push to, and every ADD URL, must pass the egress policy before the engine is asked. Reports progress step by step; returns the image id, size, layer count, the steps run, and the pushed digest. Cancelling stops the build on the engine.",
   version: '1.0.0',
   effects: 'write',
   open_world: true,
