@@ -1,7 +1,9 @@
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { buildFixtureImage, findDockerd, SCAN_FIXTURE, startDockerEngine, type DockerEngine } from '../../test/support/docker/docker-engine';
 import { FIXTURE_OSV_DIR } from '../../test/support/code-tools/workspace';
@@ -9,7 +11,8 @@ import { gzipLayer, packageJsonBomb, savedImage } from '../../test/support/docke
 import { describeWith } from '../../test/support/netmon/requires';
 import { DockerClients } from '../automation/docker/docker-clients';
 import { ImageScanTool } from './image-scan.tool';
-import { parseApkInstalled, parseDpkgStatus } from './image-scan/inventory';
+import { readSavedImage } from './image-scan/image-layers';
+import { inventory, parseApkInstalled, parseDpkgStatus } from './image-scan/inventory';
 
 interface Output {
   image: string;
@@ -75,6 +78,25 @@ describe('image-scan limits on what an image unpacks to', () => {
     expect(err).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'tarball' } });
     expect(err.message).toMatch(setting);
   });
+
+  it('keeps of each package database only the packages it lists, not its text', async () => {
+    // Twelve layers, each rewriting dpkg's status: one package, padded to 15 MiB.
+    const layers = await Promise.all(
+      Array.from({ length: 12 }, (_, layer) => gzipLayer([{ path: 'var/lib/dpkg/status', head: `Package: big\nStatus: install ok installed\nVersion: 1.0.${layer}-1~deb12u1\n\n`, size: mib(15) }])),
+    );
+    writeFileSync(path.join(workspace, 'statuses.tar'), await savedImage(layers));
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const limits = { archiveBytes: mib(64), layerBytes: mib(64), unpackedBytes: mib(512), readBytes: mib(256) };
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const image = await readSavedImage(createReadStream(path.join(workspace, 'statuses.tar')), limits, 'tarball', new AbortController().signal);
+    gc();
+    const held = process.memoryUsage().heapUsed - before;
+    expect(inventory(image).packages).toEqual([expect.objectContaining({ name: 'big', version: '1.0.11-1~deb12u1', layer_index: 11 })]);
+    // Holding each layer's text (or a slice of it, which keeps it whole) would be 12 x 15 MiB.
+    expect(held).toBeLessThan(mib(16));
+  }, 60_000);
 
   it('reads the same images within their limits', async () => {
     await expect(scan('two-layers.tar', { IMAGE_SCAN_MAX_UNPACKED_BYTES: String(mib(5)) })).resolves.toMatchObject({ layers: [{ index: 0 }, { index: 1 }] });

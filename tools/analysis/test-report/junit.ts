@@ -4,6 +4,7 @@
  * elements (`flakyFailure`/`flakyError`: failed, then passed on a rerun; `rerunFailure`/
  * `rerunError`: failed on every rerun).
  */
+import { ownText } from '../../security/scan-shared';
 import { elements as list, type Element } from './xml';
 
 export type CaseOutcome = 'passed' | 'failed' | 'error' | 'skipped';
@@ -45,7 +46,7 @@ export function junitSuites(document: Element): JunitSuite[] | undefined {
   if (root === undefined) return undefined;
   const suites: JunitSuite[] = [];
   const walk = (suite: Element, parent?: string): void => {
-    const name = own(text(suite.name) ?? parent ?? '(unnamed suite)', MAX_NAME_CHARS);
+    const name = ownText(text(suite.name) ?? parent ?? '(unnamed suite)', MAX_NAME_CHARS);
     const cases = list(suite.testcase).map((entry) => junitCase(entry, name));
     suites.push({ name, time: seconds(suite.time) ?? cases.reduce((sum, entry) => sum + entry.time, 0), cases });
     for (const nested of list(suite.testsuite)) walk(nested, name);
@@ -64,8 +65,8 @@ function junitCase(entry: Element, suite: string): JunitCase {
   const line = Number(text(entry.line));
   return {
     suite,
-    classname: own(text(entry.classname) ?? '', MAX_NAME_CHARS),
-    name: own(text(entry.name) ?? '(unnamed test)', MAX_NAME_CHARS),
+    classname: ownText(text(entry.classname) ?? '', MAX_NAME_CHARS),
+    name: ownText(text(entry.name) ?? '(unnamed test)', MAX_NAME_CHARS),
     time: seconds(entry.time) ?? 0,
     outcome,
     problem: problem && kept(text(problem.type), text(problem.message), text(problem['#text']) ?? text((problem.stackTrace as Element | undefined)?.['#text'] ?? problem.stackTrace)),
@@ -82,9 +83,9 @@ function junitCase(entry: Element, suite: string): JunitCase {
 function kept(type: string | undefined, message: string | undefined, trace: string | undefined): NonNullable<JunitCase['problem']> {
   const body = trace?.replace(/\s+$/, '');
   return {
-    type: type === undefined ? undefined : own(type, MAX_NAME_CHARS),
-    message: message === undefined ? undefined : own(message, MAX_MESSAGE_CHARS),
-    text: body === undefined ? undefined : own(body.split('\n', MAX_TRACE_LINES).join('\n'), MAX_TRACE_CHARS),
+    type: type === undefined ? undefined : ownText(type, MAX_NAME_CHARS),
+    message: message === undefined ? undefined : ownText(message, MAX_MESSAGE_CHARS),
+    text: body === undefined ? undefined : ownText(body.split('\n', MAX_TRACE_LINES).join('\n'), MAX_TRACE_CHARS),
     lines: body === undefined ? 0 : countLines(body),
   };
 }
@@ -93,14 +94,6 @@ function countLines(text: string): number {
   let lines = 1;
   for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++;
   return lines;
-}
-
-/**
- * At most `max` characters of `value`, in a string of their own: a cut (and a parser's value) may
- * be a slice that keeps the whole report's text alive in memory.
- */
-function own(value: string, max: number): string {
-  return Buffer.from(value.slice(0, max), 'utf16le').toString('utf16le');
 }
 
 function text(value: unknown): string | undefined {

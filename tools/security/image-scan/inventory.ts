@@ -4,6 +4,7 @@
  * package (Debian's `Source`, Alpine's origin), as OSV's Debian and Alpine advisories are, and each
  * package is put in the layer that installed that version of it.
  */
+import { ownText } from '../scan-shared';
 import type { SavedImage } from './image-layers';
 
 export type PackageSource = 'dpkg' | 'apk' | 'npm' | 'python';
@@ -40,9 +41,14 @@ const MAX_FIELD_LENGTH = 256;
 
 /** A file's text reduced to what the inventory reads of it, as it is read: the text is not kept. */
 export function summarise(path: string, text: string): InventoryFile {
-  if (path.endsWith('os-release')) return { os: osRelease(text) };
+  if (path.endsWith('os-release')) {
+    const os = osRelease(text);
+    return { os: os && { id: ownText(os.id, MAX_FIELD_LENGTH), version: ownText(os.version, MAX_FIELD_LENGTH) } };
+  }
   const listed = isDpkgStatus(path) ? parseDpkgStatus(text) : path === APK_INSTALLED ? parseApkInstalled(text) : [(path.endsWith('/package.json') ? parsePackageJson : parseMetadata)(text)];
-  return { listed: listed.filter((entry): entry is Listed => entry !== null && entry.name.length <= MAX_FIELD_LENGTH && entry.version.length <= MAX_FIELD_LENGTH) };
+  const wanted = listed.filter((entry): entry is Listed => entry !== null && entry.name.length <= MAX_FIELD_LENGTH && entry.version.length <= MAX_FIELD_LENGTH);
+  // Copied: a field parsed out of a database may be a slice that keeps the whole file alive.
+  return { listed: wanted.map(({ name, version }) => ({ name: ownText(name), version: ownText(version) })) };
 }
 
 export function inventory(image: SavedImage): Inventory {
