@@ -192,8 +192,7 @@ async function readLayer(stream: AsyncIterable<unknown>, name: string, warnings:
       next();
     }, next);
   });
-  // Fed by hand so that a blob that is no tar (an OCI config) fails only its own parse: the
-  // archive entry is still drained, and the archive goes on.
+  // Counts what the layer unpacks to, between the gunzip (if any) and the tar parse.
   const meter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       const over = budgets.inflated(chunk.length);
@@ -212,6 +211,8 @@ async function readLayer(stream: AsyncIterable<unknown>, name: string, warnings:
       resolve();
     });
   });
+  // Fed by hand so that a blob that is no tar (an OCI config) fails only its own parse: the
+  // archive entry is still drained, and the archive goes on.
   for await (const chunk of stream) {
     if (refusal) throw refusal;
     if (gzipped === undefined) {
