@@ -154,6 +154,8 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
     };
 
     beforeAll(async () => {
+      // Held for the engine's own platform (amd64 here) under a private registry's name.
+      await engine.docker.getImage('busybox:local').tag({ repo: `${PRIVATE}/held`, tag: '1' });
       [guard, dns] = await Promise.all([guardEngine(engine), startDnsmasq([`--host-record=${PRIVATE},10.0.0.1`, `--host-record=${METADATA},169.254.169.254`])]);
     });
     afterAll(async () => {
@@ -171,6 +173,12 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
         /169\.254\.169\.254/,
       ],
       ['a COPY --from image of the metadata host', () => ({ context: project('copy-from', `FROM busybox:local\nCOPY --from=${METADATA}/x:1 /a /a\n`), image: 'shop/x' }), 'dockerfile', /169\.254\.169\.254/],
+      [
+        'a FROM image the engine holds, for another platform (it would be pulled)',
+        () => ({ context: project('from-platform', `FROM --platform=linux/arm64 ${PRIVATE}/held:1\n`), image: 'shop/x' }),
+        'dockerfile',
+        /10\.0\.0\.1/,
+      ],
       ['an ADD of a URL on the metadata host', () => ({ context: project('add-url', `FROM busybox:local\nADD http://${METADATA}/latest/meta-data/ /meta\n`), image: 'shop/x' }), 'dockerfile', /169\.254\.169\.254/],
     ])('refuses %s at the address check, before the engine is asked to build, pull or push', async (_, input, parameter, address) => {
       const err = await toolFailure(build(input(), { host: guard.host, dnsServers: [dns.server] }));
@@ -179,9 +187,13 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
       expect(guard.refused).toEqual([]);
     });
 
-    it('checks a FROM image the engine holds not at all (no pull), and one it lacks even when public-looking', async () => {
+    it('checks no FROM image the engine holds for the platform (none is pulled), and every one it lacks, Docker Hub ones too', async () => {
       // busybox:local is held: the build is asked for (and refused by the guard, which proves the check passed).
       await toolFailure(build({ context: project('held', 'ARG BASE=busybox\nFROM ${BASE}:local\n'), image: 'shop/x' }, { host: guard.host, dnsServers: [dns.server] }));
+      expect(guard.refused).toEqual([expect.stringMatching(/^POST \/(v[\d.]+\/)?build\?/)]);
+      guard.refused.splice(0);
+      // Even under a private registry's name: held for the build's platform, it is not pulled.
+      await toolFailure(build({ context: project('held-private', `FROM ${PRIVATE}/held:1\n`), image: 'shop/x' }, { host: guard.host, dnsServers: [dns.server] }));
       expect(guard.refused).toEqual([expect.stringMatching(/^POST \/(v[\d.]+\/)?build\?/)]);
       guard.refused.splice(0);
       // Not held: its registry, here docker.io, must resolve through the policy; the test resolver knows no such name.

@@ -41,7 +41,7 @@ export async function checkRegistry(ctx: ToolContext, image: string, parameter: 
 
 export interface BuildEgressOptions {
   buildArgs?: Record<string, string>;
-  /** The build's platform: a held image of another platform is pulled again. */
+  /** The build's platform: a held image of another platform is pulled again (as for a FROM's own --platform). */
   platform?: string;
 }
 
@@ -73,26 +73,31 @@ export async function checkBuildEgress(ctx: ToolContext, docker: Docker, dockerf
   for (const [name, value] of Object.entries(buildArgs)) if (!everything.has(name)) everything.set(name, value);
 
   const stages = new Set<string>();
-  const images = new Set<string>();
+  // image → the platforms it is wanted for (a FROM's own --platform wins over the build's).
+  const images = new Map<string, Set<string | undefined>>();
+  const want = (image: string, platform: string | undefined) => images.set(image, (images.get(image) ?? new Set()).add(platform));
   const urls = new Set<string>();
   for (const instruction of instructions) {
     const keyword = instruction.getKeyword().toUpperCase();
     if (keyword === 'FROM') {
       const from = instruction as From;
       const image = expand(from.getImage() ?? '', globals);
-      if (image && image.toLowerCase() !== 'scratch' && !stages.has(image.toLowerCase())) images.add(image);
+      const platform = from.getPlatformFlag()?.getValue();
+      if (image && image.toLowerCase() !== 'scratch' && !stages.has(image.toLowerCase())) want(image, platform ? expand(platform, globals) : options.platform);
       const alias = from.getBuildStage();
       if (alias) stages.add(alias.toLowerCase());
     } else if (keyword === 'COPY') {
       const source = (instruction as Copy).getFromFlag()?.getValue();
       const image = source ? expand(source, everything) : '';
-      if (image && !/^\d+$/.test(image) && !stages.has(image.toLowerCase())) images.add(image);
+      if (image && !/^\d+$/.test(image) && !stages.has(image.toLowerCase())) want(image, options.platform);
     } else if (keyword === 'ADD') {
       const sources = instruction.getArguments().map((argument) => expand(argument.getValue(), everything)).filter((value) => !value.startsWith('--')).slice(0, -1);
       for (const source of sources) if (/^[a-z][a-z0-9+.-]*:\/\//i.test(source) || /^git@/i.test(source)) urls.add(source);
     }
   }
-  for (const image of images) if (!(await held(docker, image, options.platform))) await checkRegistry(ctx, image, 'dockerfile');
+  for (const [image, platforms] of images) {
+    for (const platform of platforms) if (!(await held(docker, image, platform))) await checkRegistry(ctx, image, 'dockerfile');
+  }
   for (const url of urls) await ctx.net.resolve(urlHost(url), { parameter: 'dockerfile' });
 }
 
