@@ -98,6 +98,14 @@ describe('image-scan limits on what an image unpacks to', () => {
     expect(held).toBeLessThan(mib(16));
   }, 60_000);
 
+  it('says so when an image has more manifests than it keeps', async () => {
+    const manifests = Array.from({ length: 50_001 }, (_, index) => ({ path: `app/node_modules/p${index}/package.json`, head: `{"name":"p${index}","version":"1.0.0"}`, size: 40 }));
+    writeFileSync(path.join(workspace, 'many.tar'), await savedImage([await gzipLayer(manifests)]));
+    const out = await scan('many.tar');
+    expect(out.packages).toHaveLength(50_000);
+    expect(out.warnings).toContain('The image has more than 50000 package databases and manifests: the rest were not read');
+  }, 60_000);
+
   it('reads the same images within their limits', async () => {
     await expect(scan('two-layers.tar', { IMAGE_SCAN_MAX_UNPACKED_BYTES: String(mib(5)) })).resolves.toMatchObject({ layers: [{ index: 0 }, { index: 1 }] });
     expect((await scan('small.tar')).packages).toEqual([{ ecosystem: 'npm', name: 'lodash', version: '4.17.15', source: 'npm', path: '/app/node_modules/lodash/package.json', layer_index: 0 }]);

@@ -122,7 +122,11 @@ export async function readSavedImage(archive: Readable, limits: ScanLimits, para
       inflated: (bytes) => budgets.spend('layerBytes', bytes, (layerBytes += bytes)) ?? budgets.spend('unpackedBytes', bytes),
       read: (bytes) => budgets.spend('readBytes', bytes),
     };
-    void readLayer(stream, header.name, warnings, layer, () => kept++ < MAX_FILES_KEPT).then((contents) => {
+    const mayKeep = () => {
+      if (++kept === MAX_FILES_KEPT + 1) warnings.push(`The image has more than ${MAX_FILES_KEPT} package databases and manifests: the rest were not read`);
+      return kept <= MAX_FILES_KEPT;
+    };
+    void readLayer(stream, header.name, warnings, layer, mayKeep).then((contents) => {
       if (contents) layersByPath.set(header.name, contents);
       done();
     }, done);
