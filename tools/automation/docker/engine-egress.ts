@@ -123,9 +123,9 @@ function expand(text: string, values: ReadonlyMap<string, string>): string {
   });
 }
 
-/** The host of `host[:port]` or `[v6]:port`. */
+/** The host of `host[:port]` (`[v6]:port` keeps its brackets, which the resolver takes). */
 function hostOf(registry: string): string {
-  return registry.startsWith('[') ? registry.slice(0, registry.indexOf(']') + 1) : registry.replace(/:\d+$/, '');
+  return registry.replace(/:\d+$/, '');
 }
 
 /** The host an `ADD` source names: a URL's, or an scp-like git address's (`git@host:path`). */
