@@ -210,11 +210,12 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
     const basic = `Basic ${Buffer.from('ci:push-secret-0042').toString('base64')}`;
 
     // A registry that wants basic auth: it answers 401 with a Basic challenge and records what came.
-    beforeAll(async () => {
+    // One per test: the engine may go on retrying a cancelled push, and its retries must not land
+    // in the next test's registry.
+    beforeEach(async () => {
       recorder = await startRecordingServer(() => ({ status: 401, headers: { 'www-authenticate': 'Basic realm="recording"', 'docker-distribution-api-version': 'registry/2.0', 'content-type': 'application/json' }, body: '{"errors":[{"code":"UNAUTHORIZED"}]}' }));
     });
-    afterAll(() => recorder?.close());
-    beforeEach(() => recorder.clear());
+    afterEach(() => recorder?.close());
     const authorizations = () => recorder.received.map(({ headers }) => headers.authorization).filter(Boolean);
 
     it('sends them to the registry saved with them as REGISTRY_URL', async () => {
