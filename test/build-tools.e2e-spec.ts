@@ -6,21 +6,25 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
-import { DOCKER_FIXTURES, findDockerd, runningContainers, startDockerEngine, type DockerEngine } from './support/docker/docker-engine';
+import { FIXTURE_OSV_DIR } from './support/code-tools/workspace';
+import { buildFixtureImage, DOCKER_FIXTURES, findDockerd, runningContainers, SCAN_FIXTURE, startDockerEngine, type DockerEngine } from './support/docker/docker-engine';
 import { describeWith } from './support/netmon/requires';
 import { until } from './support/poll';
+import { startRecordingServer } from './support/recording-server';
 
 const workspace = mkdtempSync(path.join(tmpdir(), 'tos-build-e2e-'));
 cpSync(DOCKER_FIXTURES, workspace, { recursive: true });
 
 describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)')('Build tools through the service', () => {
   let engine: DockerEngine;
-  const env: Record<string, string> = { WORKSPACE_ROOT: workspace };
+  // Loopback opened for the recording registry; everything else keeps the default policy.
+  const env: Record<string, string> = { WORKSPACE_ROOT: workspace, OSV_DATA_DIR: FIXTURE_OSV_DIR, SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.0/8' };
 
   // Registered before useTestApp's: the engine is up, and its socket in the settings, when the app starts.
   beforeAll(async () => {
@@ -76,4 +80,32 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
       await client.close();
     }
   });
+
+  it('scans an engine image with image-scan, which runs isolated in a worker thread with a Docker client of its own', async () => {
+    await buildFixtureImage(engine.docker, SCAN_FIXTURE, 'shop/scan-fixture:e2e');
+    const res = await suite.t.request({ method: 'POST', url: '/v1/tools/image-scan/invoke', key: suite.acme.key, payload: { inputs: { image: 'shop/scan-fixture:e2e' } } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().result).toMatchObject({ image: 'shop/scan-fixture:e2e', os: { id: 'debian', version: '12' } });
+    expect(res.json().result.packages.map(({ name }: { name: string }) => name)).toEqual(expect.arrayContaining(['openssl', 'lodash', 'PyYAML']));
+  }, 60_000);
+
+  // The refusals of non-loopback registries are tested in container-build.tool.spec.ts behind an
+  // engine guard: here a regression would have the engine send a packet to them.
+  it('never sends registry credentials to a registry they were not saved for, set through the secrets API', async () => {
+    const invoke = (inputs: object) => suite.t.request({ method: 'POST', url: '/v1/tools/container-build/invoke', key: suite.acme.key, payload: { inputs } });
+    // A registry that asks for basic auth and records what it gets.
+    const registry = await startRecordingServer(() => ({ status: 401, headers: { 'www-authenticate': 'Basic realm="e2e"', 'docker-distribution-api-version': 'registry/2.0' }, body: '{}' }));
+    try {
+      for (const [name, value] of Object.entries({ REGISTRY_USERNAME: 'ci', REGISTRY_PASSWORD: 'e2e-push-secret', REGISTRY_URL: 'registry.example.com' })) {
+        expect((await suite.t.request({ method: 'PUT', url: `/v1/secrets/${name}`, key: suite.acme.key, payload: { value } })).statusCode).toBe(201);
+      }
+      const pushed = await invoke({ context: 'hello', image: `${new URL(registry.url).host}/shop/hello`, tag: 'e2e', push: true });
+      expect(registry.received.length).toBeGreaterThan(0);
+      expect(registry.received.map(({ headers }) => headers.authorization).filter(Boolean)).toEqual([]);
+      expect(pushed.json().error).toMatchObject({ code: 'TOOL_ERROR', details: { upstream: { service: 'registry' } } });
+      expect(pushed.json().error.message).toMatch(/belong to registry\.example\.com \(REGISTRY_URL\) and were not sent/);
+    } finally {
+      await registry.close();
+    }
+  }, 60_000);
 });

@@ -1,6 +1,8 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { runTool } from '../../src/tools/sdk/testing';
 import { buildCodeWorkspace } from '../../test/support/code-tools/workspace';
 import { TestReportTool } from './test-report.tool';
@@ -25,6 +27,29 @@ function folder(name: string, files: Record<string, string>): string {
 const junit = (cases: string) => `<?xml version="1.0"?><testsuite name="retry" tests="1">${cases}</testsuite>`;
 
 describe('TestReportTool', () => {
+  it('keeps of each failure only what a result shows while it reads: reports of long traces are not all held until the summary', async () => {
+    // Eight reports of one failure each, with a 12 MiB trace (long lines, as a dumped payload makes them).
+    const line = `${'x'.repeat(1023)}\n`;
+    const trace = line.repeat(12 * 1024);
+    for (let index = 0; index < 8; index++) {
+      folder('huge-traces', { [`TEST-${index}.xml`]: junit(`<testcase name="t${index}" classname="c"><failure message="boom ${index}">${trace}</failure></testcase>`) });
+    }
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    let held = 0;
+    // Measured at each file's start: what the reports read so far still hold, garbage collected.
+    const output = await report({ path: 'huge-traces', trace_lines: 3 }, undefined, () => {
+      gc();
+      held = Math.max(held, process.memoryUsage().heapUsed - before);
+    });
+    expect(output.totals).toMatchObject({ tests: 8, failed: 8 });
+    expect(output.failures[0].trace).toBe(`${'x'.repeat(1023)}\n${'x'.repeat(1023)}\n${'x'.repeat(1023)}\n… ${12 * 1024 - 3} more line(s)`);
+    // The old parse kept every trace whole: 7 x 12 MiB by the last file's start.
+    expect(held).toBeLessThan(24 * 1024 * 1024);
+  }, 60_000);
+
   it('reads Surefire, jest-junit and pytest results and lcov and Cobertura coverage, telling formats by content', async () => {
     const output = await report({ path: 'code/reports' });
     expect(output.reports.map((entry) => [path.posix.basename(entry.file), entry.format])).toEqual([

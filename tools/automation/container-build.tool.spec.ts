@@ -1,8 +1,11 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool, toolFailure } from '../../src/tools/sdk/testing';
-import { DOCKER_FIXTURES, findDockerd, runningContainers, startDockerEngine, startRegistry, type DockerEngine, type Registry } from '../../test/support/docker/docker-engine';
+import { DOCKER_FIXTURES, findDockerd, guardEngine, runningContainers, startDockerEngine, startRegistry, type DockerEngine, type GuardedEngine, type Registry } from '../../test/support/docker/docker-engine';
+import { startDnsmasq, type Dnsmasq } from '../../test/support/netmon/dnsmasq';
+import { until } from '../../test/support/poll';
+import { startRecordingServer, type RecordingServer } from '../../test/support/recording-server';
 import { describeWith } from '../../test/support/netmon/requires';
 import { ContainerBuildTool } from './container-build.tool';
 import { DockerClients } from './docker/docker-clients';
@@ -24,8 +27,18 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
   let registry: Registry;
   let workspace: string;
   const tool = new ContainerBuildTool(new DockerClients());
-  const build = (input: Record<string, unknown>, overrides: { signal?: AbortSignal; host?: string; secrets?: Record<string, string>; onProgress?: (percent: number, message?: string) => void } = {}) =>
-    runTool<Output>(tool, input, { config: { DOCKER_HOST: overrides.host ?? engine.host }, workspaceRoot: workspace, signal: overrides.signal, secrets: overrides.secrets, onProgress: overrides.onProgress });
+  const build = (
+    input: Record<string, unknown>,
+    overrides: { signal?: AbortSignal; host?: string; secrets?: Record<string, string>; onProgress?: (percent: number, message?: string) => void; dnsServers?: string[] } = {},
+  ) =>
+    runTool<Output>(tool, input, {
+      config: { DOCKER_HOST: overrides.host ?? engine.host },
+      workspaceRoot: workspace,
+      signal: overrides.signal,
+      secrets: overrides.secrets,
+      onProgress: overrides.onProgress,
+      dnsServers: overrides.dnsServers,
+    });
 
   beforeAll(async () => {
     workspace = mkdtempSync(path.join(tmpdir(), 'tos-build-ws-'));
@@ -126,4 +139,104 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
     expect(running).toEqual([]);
     await expect(engine.docker.getImage('shop/slow:latest').inspect()).rejects.toMatchObject({ statusCode: 404 });
   }, 30_000);
+
+  describe('what the engine connects to', () => {
+    let guard: GuardedEngine;
+    let dns: Dnsmasq;
+    // Names the loopback resolver answers with refused addresses: the policy refuses them at the
+    // address check, and nothing is ever sent to them.
+    const PRIVATE = 'registry.corp.test';
+    const METADATA = 'metadata.corp.test';
+    const project = (name: string, dockerfile: string) => {
+      mkdirSync(path.join(workspace, 'egress', name), { recursive: true });
+      writeFileSync(path.join(workspace, 'egress', name, 'Dockerfile'), dockerfile);
+      return `egress/${name}`;
+    };
+
+    beforeAll(async () => {
+      // Held for the engine's own platform (amd64 here) under a private registry's name.
+      await engine.docker.getImage('busybox:local').tag({ repo: `${PRIVATE}/held`, tag: '1' });
+      [guard, dns] = await Promise.all([guardEngine(engine), startDnsmasq([`--host-record=${PRIVATE},10.0.0.1`, `--host-record=${METADATA},169.254.169.254`])]);
+    });
+    afterAll(async () => {
+      await Promise.all([guard?.stop(), dns?.stop()]);
+    });
+
+    it.each([
+      ['a push to the metadata address', () => ({ context: 'hello', image: '169.254.169.254:80/shop/x', push: true }), 'image', /link-local address \(169\.254\.169\.254\)/],
+      ['a push to a registry whose name resolves to a private address', () => ({ context: 'hello', image: `${PRIVATE}:5000/shop/x`, push: true }), 'image', /private \(RFC 1918\) address \(10\.0\.0\.1\)/],
+      ['a FROM image of a private registry', () => ({ context: project('from', `FROM ${PRIVATE}/base:1\nRUN true\n`), image: 'shop/x' }), 'dockerfile', /10\.0\.0\.1/],
+      [
+        'a FROM image given by a build argument',
+        () => ({ context: project('from-arg', 'ARG BASE=busybox:local\nFROM ${BASE} AS build\nFROM build\n'), image: 'shop/x', build_args: { BASE: '169.254.169.254:80/x:1' } }),
+        'dockerfile',
+        /169\.254\.169\.254/,
+      ],
+      ['a COPY --from image of the metadata host', () => ({ context: project('copy-from', `FROM busybox:local\nCOPY --from=${METADATA}/x:1 /a /a\n`), image: 'shop/x' }), 'dockerfile', /169\.254\.169\.254/],
+      [
+        'a FROM image the engine holds, for another platform (it would be pulled)',
+        () => ({ context: project('from-platform', `FROM --platform=linux/arm64 ${PRIVATE}/held:1\n`), image: 'shop/x' }),
+        'dockerfile',
+        /10\.0\.0\.1/,
+      ],
+      ['an ADD of a URL on the metadata host', () => ({ context: project('add-url', `FROM busybox:local\nADD http://${METADATA}/latest/meta-data/ /meta\n`), image: 'shop/x' }), 'dockerfile', /169\.254\.169\.254/],
+    ])('refuses %s at the address check, before the engine is asked to build, pull or push', async (_, input, parameter, address) => {
+      const err = await toolFailure(build(input(), { host: guard.host, dnsServers: [dns.server] }));
+      expect(err).toMatchObject({ code: 'INVALID_INPUT', details: { parameter } });
+      expect(err.message).toMatch(address);
+      expect(guard.refused).toEqual([]);
+    });
+
+    it('checks no FROM image the engine holds for the platform (none is pulled), and every one it lacks, Docker Hub ones too', async () => {
+      // busybox:local is held: the build is asked for (and refused by the guard, which proves the check passed).
+      await toolFailure(build({ context: project('held', 'ARG BASE=busybox\nFROM ${BASE}:local\n'), image: 'shop/x' }, { host: guard.host, dnsServers: [dns.server] }));
+      expect(guard.refused).toEqual([expect.stringMatching(/^POST \/(v[\d.]+\/)?build\?/)]);
+      guard.refused.splice(0);
+      // Even under a private registry's name: held for the build's platform, it is not pulled.
+      await toolFailure(build({ context: project('held-private', `FROM ${PRIVATE}/held:1\n`), image: 'shop/x' }, { host: guard.host, dnsServers: [dns.server] }));
+      expect(guard.refused).toEqual([expect.stringMatching(/^POST \/(v[\d.]+\/)?build\?/)]);
+      guard.refused.splice(0);
+      // Not held: its registry, here docker.io, must resolve through the policy; the test resolver knows no such name.
+      const err = await toolFailure(build({ context: project('not-held', 'FROM shop/never-built:1\n'), image: 'shop/x' }, { host: guard.host, dnsServers: [dns.server] }));
+      expect(err.message).toMatch(/registry-1\.docker\.io/);
+      expect(guard.refused).toEqual([]);
+    });
+  });
+
+  describe('registry credentials', () => {
+    let recorder: RecordingServer;
+    const address = () => new URL(recorder.url).host;
+    const CREDENTIALS = { REGISTRY_USERNAME: 'ci', REGISTRY_PASSWORD: 'push-secret-0042' };
+    const basic = `Basic ${Buffer.from('ci:push-secret-0042').toString('base64')}`;
+
+    // A registry that wants basic auth: it answers 401 with a Basic challenge and records what came.
+    // One per test: the engine may go on retrying a cancelled push, and its retries must not land
+    // in the next test's registry.
+    beforeEach(async () => {
+      recorder = await startRecordingServer(() => ({ status: 401, headers: { 'www-authenticate': 'Basic realm="recording"', 'docker-distribution-api-version': 'registry/2.0', 'content-type': 'application/json' }, body: '{"errors":[{"code":"UNAUTHORIZED"}]}' }));
+    });
+    afterEach(() => recorder?.close());
+    const authorizations = () => recorder.received.map(({ headers }) => headers.authorization).filter(Boolean);
+
+    it('sends them to the registry saved with them as REGISTRY_URL', async () => {
+      const abort = new AbortController();
+      const push = build({ context: 'hello', image: `${address()}/shop/hello`, tag: 'auth', push: true }, { secrets: { ...CREDENTIALS, REGISTRY_URL: `http://${address()}/` }, signal: abort.signal });
+      // The engine retries a refused authorised push for a minute: stop once the credentials came.
+      const sent = await until('the credentials to reach the registry', async () => (authorizations().length > 0 ? authorizations() : undefined), 30_000);
+      abort.abort();
+      await push.catch(() => undefined);
+      expect(sent).toContain(basic);
+    });
+
+    it.each([
+      ['saved for another registry', { ...CREDENTIALS, REGISTRY_URL: 'registry.example.com' }, /belong to registry\.example\.com \(REGISTRY_URL\) and were not sent to 127\.0\.0\.1:\d+/],
+      ['saved with no registry', CREDENTIALS, /save the registry they belong to as the secret REGISTRY_URL/],
+    ])('never sends them to a registry the caller names when they were %s', async (_, secrets, reason) => {
+      const err = await toolFailure(build({ context: 'hello', image: `${address()}/shop/hello`, tag: 'auth', push: true }, { secrets }));
+      expect(recorder.received.length).toBeGreaterThan(0);
+      expect(authorizations()).toEqual([]);
+      expect(recorder.received.some(({ headers }) => JSON.stringify(headers).includes('push-secret-0042'))).toBe(false);
+      expect(err.message).toMatch(reason);
+    });
+  });
 });

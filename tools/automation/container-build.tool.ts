@@ -3,6 +3,7 @@ import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } 
 import { buildContext } from './container-build/build-context';
 import { followBuild, pushImage } from './container-build/engine-streams';
 import { DockerClients, engineCall } from './docker/docker-clients';
+import { checkBuildEgress, checkRegistry } from './docker/engine-egress';
 
 interface ContainerBuildInput {
   dockerfile: string;
@@ -27,7 +28,7 @@ const IMAGE_PATTERN = '^([a-zA-Z0-9.-]+(:[0-9]{1,5})?/)?[a-z0-9]+([._-][a-z0-9]+
   name: 'Container Build',
   category: 'automation',
   description:
-    "Builds a container image from a Dockerfile and its context folder in the workspace with the Docker engine at DOCKER_HOST (classic builder; RUN steps get no network), tags it image:tag, and optionally pushes it to the image's registry with the account's REGISTRY_USERNAME / REGISTRY_PASSWORD secrets. Reports progress step by step; returns the image id, size, layer count, the steps run, and the pushed digest. Cancelling stops the build on the engine.",
+    "Builds a container image from a Dockerfile and its context folder in the workspace with the Docker engine at DOCKER_HOST (classic builder; RUN steps get no network), tags it image:tag, and optionally pushes it to the image's registry with the account's REGISTRY_USERNAME / REGISTRY_PASSWORD secrets when that registry is the one saved with them as REGISTRY_URL (never to another). Every registry the engine would pull from or push to, and every ADD URL, must pass the egress policy before the engine is asked. Reports progress step by step; returns the image id, size, layer count, the steps run, and the pushed digest. Cancelling stops the build on the engine.",
   version: '1.0.0',
   effects: 'write',
   open_world: true,
@@ -86,8 +87,11 @@ export class ContainerBuildTool implements ToolHandler<ContainerBuildInput> {
   async execute(input: ContainerBuildInput, ctx: ToolContext) {
     const started = Date.now();
     const reference = `${input.image}:${input.tag}`;
+    // The push's registry first: a refused one should cost no build.
+    const registry = input.push ? await checkRegistry(ctx, input.image, 'image') : null;
     const context = await buildContext(ctx, input.context, input.dockerfile);
     const docker = await this.engines.connect(ctx);
+    await checkBuildEgress(ctx, docker, context.dockerfile, { buildArgs: input.build_args, platform: input.platform });
     const buildShare = input.push ? 100 - PUSH_SHARE : 100;
     const build = await engineCall(() =>
       docker.buildImage(context.tar as never, {
@@ -107,7 +111,7 @@ export class ContainerBuildTool implements ToolHandler<ContainerBuildInput> {
     );
     const { steps, imageId } = await followBuild(docker, build, ctx, (step, total) => ctx.progress((step / total) * buildShare, `step ${step}/${total}`));
     const image = await engineCall(() => docker.getImage(imageId).inspect());
-    const digest = input.push ? await pushImage(docker, input.image, input.tag, ctx, (percent) => ctx.progress(buildShare + (percent * PUSH_SHARE) / 100, 'pushing')) : null;
+    const digest = registry ? await pushImage(docker, input.image, input.tag, registry, ctx, (percent) => ctx.progress(buildShare + (percent * PUSH_SHARE) / 100, 'pushing')) : null;
     return {
       image: reference,
       image_id: image.Id,

@@ -1,14 +1,18 @@
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { buildFixtureImage, findDockerd, SCAN_FIXTURE, startDockerEngine, type DockerEngine } from '../../test/support/docker/docker-engine';
 import { FIXTURE_OSV_DIR } from '../../test/support/code-tools/workspace';
+import { gzipLayer, packageJsonBomb, savedImage } from '../../test/support/docker/image-bomb';
 import { describeWith } from '../../test/support/netmon/requires';
 import { DockerClients } from '../automation/docker/docker-clients';
 import { ImageScanTool } from './image-scan.tool';
-import { parseApkInstalled, parseDpkgStatus } from './image-scan/inventory';
+import { readSavedImage } from './image-scan/image-layers';
+import { inventory, parseApkInstalled, parseDpkgStatus } from './image-scan/inventory';
 
 interface Output {
   image: string;
@@ -37,6 +41,74 @@ describe('image-scan inventories', () => {
       { name: 'openssl', version: '3.1.4-r5' },
       { name: 'musl', version: '1.2.4-r2' },
     ]);
+  });
+});
+
+describe('image-scan limits on what an image unpacks to', () => {
+  let workspace: string;
+  const scan = (tarball: string, config: Record<string, string> = {}) => runTool<Output>(new ImageScanTool(new DockerClients()), { tarball }, { config: { OSV_DATA_DIR: FIXTURE_OSV_DIR, ...config }, workspaceRoot: workspace });
+  const mib = (n: number) => n * 1024 * 1024;
+
+  beforeAll(async () => {
+    workspace = mkdtempSync(path.join(tmpdir(), 'tos-scan-limits-'));
+    writeFileSync(path.join(workspace, 'bomb.tar'), await packageJsonBomb());
+    const filler = (name: string, size: number) => ({ path: name, size });
+    writeFileSync(path.join(workspace, 'big-layer.tar'), await savedImage([await gzipLayer([filler('data/blob', mib(3))])]));
+    writeFileSync(path.join(workspace, 'two-layers.tar'), await savedImage([await gzipLayer([filler('data/a', mib(2))]), await gzipLayer([filler('data/b', mib(2))])]));
+    const whiteouts = Array.from({ length: 20_000 }, (_, index) => ({ path: `usr/share/doc/${'x'.repeat(40)}/.wh.gone-${index}`, size: 0 }));
+    writeFileSync(path.join(workspace, 'whiteouts.tar'), await savedImage([await gzipLayer(whiteouts)]));
+    const small = [{ path: 'app/node_modules/lodash/package.json', head: '{"name":"lodash","version":"4.17.15","description":"kept out"}', size: 64 }];
+    writeFileSync(path.join(workspace, 'small.tar'), await savedImage([await gzipLayer(small)]));
+  }, 120_000);
+  afterAll(() => rmSync(workspace, { recursive: true, force: true }));
+
+  it('refuses the reported bomb (60 package.json files of 15 MiB in one gzip layer) by its read budget, naming the setting', async () => {
+    const err = await toolFailure(scan('bomb.tar'));
+    expect(err).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'tarball' } });
+    expect(err.message).toMatch(/IMAGE_SCAN_MAX_READ_BYTES/);
+    expect(err.message).toMatch(/256 MiB/);
+  }, 60_000);
+
+  it.each([
+    ['a layer that unpacks beyond IMAGE_SCAN_MAX_LAYER_BYTES', 'big-layer.tar', { IMAGE_SCAN_MAX_LAYER_BYTES: String(mib(1)) }, /IMAGE_SCAN_MAX_LAYER_BYTES/],
+    ['layers that unpack together beyond IMAGE_SCAN_MAX_UNPACKED_BYTES', 'two-layers.tar', { IMAGE_SCAN_MAX_UNPACKED_BYTES: String(mib(3)) }, /IMAGE_SCAN_MAX_UNPACKED_BYTES/],
+    ['whiteouts beyond IMAGE_SCAN_MAX_READ_BYTES', 'whiteouts.tar', { IMAGE_SCAN_MAX_READ_BYTES: String(mib(1)) }, /IMAGE_SCAN_MAX_READ_BYTES/],
+  ])('refuses %s as INVALID_INPUT naming it', async (_, tarball, config, setting) => {
+    const err = await toolFailure(scan(tarball, config));
+    expect(err).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'tarball' } });
+    expect(err.message).toMatch(setting);
+  });
+
+  it('keeps of each package database only the packages it lists, not its text', async () => {
+    // Twelve layers, each rewriting dpkg's status: one package, padded to 15 MiB.
+    const layers = await Promise.all(
+      Array.from({ length: 12 }, (_, layer) => gzipLayer([{ path: 'var/lib/dpkg/status', head: `Package: big\nStatus: install ok installed\nVersion: 1.0.${layer}-1~deb12u1\n\n`, size: mib(15) }])),
+    );
+    writeFileSync(path.join(workspace, 'statuses.tar'), await savedImage(layers));
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const limits = { archiveBytes: mib(64), layerBytes: mib(64), unpackedBytes: mib(512), readBytes: mib(256) };
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const image = await readSavedImage(createReadStream(path.join(workspace, 'statuses.tar')), limits, 'tarball', new AbortController().signal);
+    gc();
+    const held = process.memoryUsage().heapUsed - before;
+    expect(inventory(image).packages).toEqual([expect.objectContaining({ name: 'big', version: '1.0.11-1~deb12u1', layer_index: 11 })]);
+    // Holding each layer's text (or a slice of it, which keeps it whole) would be 12 x 15 MiB.
+    expect(held).toBeLessThan(mib(16));
+  }, 60_000);
+
+  it('says so when an image has more manifests than it keeps', async () => {
+    const manifests = Array.from({ length: 50_001 }, (_, index) => ({ path: `app/node_modules/p${index}/package.json`, head: `{"name":"p${index}","version":"1.0.0"}`, size: 40 }));
+    writeFileSync(path.join(workspace, 'many.tar'), await savedImage([await gzipLayer(manifests)]));
+    const out = await scan('many.tar');
+    expect(out.packages).toHaveLength(50_000);
+    expect(out.warnings).toContain('The image has more than 50000 package databases and manifests: the rest were not read');
+  }, 60_000);
+
+  it('reads the same images within their limits', async () => {
+    await expect(scan('two-layers.tar', { IMAGE_SCAN_MAX_UNPACKED_BYTES: String(mib(5)) })).resolves.toMatchObject({ layers: [{ index: 0 }, { index: 1 }] });
+    expect((await scan('small.tar')).packages).toEqual([{ ecosystem: 'npm', name: 'lodash', version: '4.17.15', source: 'npm', path: '/app/node_modules/lodash/package.json', layer_index: 0 }]);
   });
 });
 

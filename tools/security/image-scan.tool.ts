@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 import { DockerClients, engineCall } from '../automation/docker/docker-clients';
-import { readSavedImage } from './image-scan/image-layers';
+import { LIMIT_SETTINGS, readSavedImage, type ScanLimits } from './image-scan/image-layers';
 import { inventory, type InstalledPackage } from './image-scan/inventory';
 import {
   advisorySource,
@@ -30,8 +30,7 @@ interface ImageScanInput {
   max_results: number;
 }
 
-/** Largest image read, engine export or tarball. */
-const MAX_IMAGE_BYTES = 4 * 1024 * 1024 * 1024;
+const GIB = 1024 ** 3;
 const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
   Debian: { ordering: dpkgOrdering },
   Alpine: { ordering: apkOrdering },
@@ -44,6 +43,8 @@ const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
   name: 'Image Scan',
   category: 'security',
   status: 'beta',
+  // Caller-supplied archives are parsed here: a thread that dies takes one call, not the service.
+  isolated: true,
   description:
     "Lists what is installed in a container image — Debian (dpkg) and Alpine (apk) packages, npm packages (node_modules/*/package.json) and Python packages (*.dist-info/METADATA) — layer by layer, and matches them against OSV advisories (Debian and Alpine by source package and release, with dpkg and apk version ordering). The image is one the Docker engine at DOCKER_HOST holds, or a `docker save` tarball in the workspace. Beta: RPM databases, Go and Java binaries, and packages installed without a manifest are not seen; a package is put in the layer that installed its current version.",
   version: '0.9.0',
@@ -55,6 +56,14 @@ const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
   config: {
     ...OSV_SETTINGS,
     DOCKER_HOST: { type: 'string', default: 'unix:///var/run/docker.sock', description: 'The Docker engine holding the images scanned by reference.' },
+    [LIMIT_SETTINGS.archiveBytes]: { type: 'integer', default: 4 * GIB, description: 'Largest image archive read, engine export or tarball, as stored (compressed layers count compressed).' },
+    [LIMIT_SETTINGS.layerBytes]: { type: 'integer', default: 4 * GIB, description: 'Most bytes one layer may unpack to; a larger one refuses the image.' },
+    [LIMIT_SETTINGS.unpackedBytes]: { type: 'integer', default: 16 * GIB, description: 'Most bytes all layers of an image may unpack to together; more refuses the image.' },
+    [LIMIT_SETTINGS.readBytes]: {
+      type: 'integer',
+      default: 256 * 1024 * 1024,
+      description: 'Most bytes of package databases, package manifests and whiteout paths read into memory in one scan; more refuses the image (an image bomb).',
+    },
   },
   inputs: {
     image: { type: 'string', maxLength: 512, pattern: '^[A-Za-z0-9][A-Za-z0-9._:/@-]*$', description: 'An image the engine holds: name:tag, name@sha256:…, or an image id. Give this or tarball.' },
@@ -272,12 +281,14 @@ const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
   ],
 })
 export class ImageScanTool implements ToolHandler<ImageScanInput> {
-  constructor(private readonly engines: DockerClients) {}
+  // Nest injects the shared clients; a worker thread constructs the tool without DI, and so
+  // makes its own (one client per engine per thread).
+  constructor(private readonly engines: DockerClients = new DockerClients()) {}
 
   async execute(input: ImageScanInput, ctx: ToolContext) {
     const source = advisorySource(ctx);
     const { name, archive } = await this.open(input, ctx);
-    const image = await readSavedImage(archive, MAX_IMAGE_BYTES, ctx.signal);
+    const image = await readSavedImage(archive, scanLimits(ctx), input.image === undefined ? 'tarball' : 'image', ctx.signal);
     ctx.progress(50, `${image.layers.length} layer(s) read`);
     const found = inventory(image);
     const lookup = await findAdvisories(
@@ -319,6 +330,11 @@ export class ImageScanTool implements ToolHandler<ImageScanInput> {
     });
     return { name: input.image!, archive: (await engineCall(() => image.get())) as Readable };
   }
+}
+
+function scanLimits(ctx: ToolContext): ScanLimits {
+  const limit = (key: keyof ScanLimits) => Number(ctx.config[LIMIT_SETTINGS[key]]);
+  return { archiveBytes: limit('archiveBytes'), layerBytes: limit('layerBytes'), unpackedBytes: limit('unpackedBytes'), readBytes: limit('readBytes') };
 }
 
 function located(installed: InstalledPackage) {

@@ -30,6 +30,8 @@ export interface RunToolOverrides {
   signal?: AbortSignal;
   /** EGRESS_ALLOW for the call; loopback only by default. */
   egressAllow?: string;
+  /** EGRESS_DNS_SERVERS for the call (a loopback dnsmasq answering, say, 10.0.0.1: the policy refuses it, no packet leaves). */
+  dnsServers?: readonly string[];
   /** PEM certificates trusted for outbound TLS besides the public roots (EGRESS_CA_FILE's role). */
   tlsCa?: string;
   onProgress?: (percent: number, message?: string) => void;
@@ -80,7 +82,7 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
         logger: overrides.logger ?? silentLogger,
         config,
         workspace: createWorkspace(overrides.workspaceRoot ?? (ownRoot as string)),
-        egress: { allow: overrides.egressAllow ?? LOOPBACK_ONLY, extraCa: overrides.tlsCa },
+        egress: { allow: overrides.egressAllow ?? LOOPBACK_ONLY, extraCa: overrides.tlsCa, dnsServers: overrides.dnsServers },
         accountId: 'acct_runtool',
         accountSecrets: { find: async (_account, name) => secrets[name] },
         ...(overrides.answers && answering(overrides.answers)),

@@ -9,6 +9,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import Docker from 'dockerode';
@@ -135,4 +136,51 @@ export async function buildFixtureImage(docker: Docker, dir: string, tag: string
   const failure = events.find((event) => event.error);
   if (failure) throw new Error(`building ${tag} failed: ${failure.error}`);
   return events.find((event) => event.aux?.ID)!.aux!.ID!;
+}
+
+/** A way to the engine that refuses, and records, every request that makes it connect out. */
+export interface GuardedEngine {
+  /** `unix:///…/guard.sock`, as DOCKER_HOST. */
+  host: string;
+  /** `METHOD path` of each build, pull or push the engine was asked for (and was not given). */
+  refused: string[];
+  stop(): Promise<void>;
+}
+
+const CONNECTING = /^\/(v[\d.]+\/)?(build|images\/create|images\/.+\/push)(\?|$)/;
+
+/**
+ * A unix-socket proxy in front of `engine`: inspections and the like pass, builds, pulls and
+ * pushes are answered 403 and recorded. A test of a refusal made "before the engine is asked"
+ * holds even against code that would ask: nothing reaches the engine that could send a packet.
+ */
+export async function guardEngine(engine: DockerEngine): Promise<GuardedEngine> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tos-docker-guard-'));
+  const socket = path.join(dir, 'guard.sock');
+  const engineSocket = engine.host.slice('unix://'.length);
+  const refused: string[] = [];
+  const server = createServer((req, res) => {
+    if (CONNECTING.test(req.url ?? '')) {
+      refused.push(`${req.method} ${req.url}`);
+      req.resume();
+      res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ message: 'refused by the test: this request makes the engine connect out' }));
+      return;
+    }
+    const upstream = request({ socketPath: engineSocket, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  return {
+    host: `unix://${socket}`,
+    refused,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

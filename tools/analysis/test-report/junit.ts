@@ -4,6 +4,7 @@
  * elements (`flakyFailure`/`flakyError`: failed, then passed on a rerun; `rerunFailure`/
  * `rerunError`: failed on every rerun).
  */
+import { ownText } from '../../security/scan-shared';
 import { elements as list, type Element } from './xml';
 
 export type CaseOutcome = 'passed' | 'failed' | 'error' | 'skipped';
@@ -15,8 +16,8 @@ export interface JunitCase {
   /** Seconds as reported, 0 when absent. */
   time: number;
   outcome: CaseOutcome;
-  /** The failure or error element, or the skip reason. */
-  problem?: { type?: string; message?: string; text?: string };
+  /** The failure or error element, or the skip reason: as much as a result shows, and the trace's line count. */
+  problem?: { type?: string; message?: string; text?: string; lines: number };
   /** Failed runs before the reported one (Surefire's rerun elements). */
   reruns: number;
   file?: string;
@@ -29,6 +30,13 @@ export interface JunitSuite {
   cases: JunitCase[];
 }
 
+/** What a result shows of a failure: its message, and its trace's first lines and characters. */
+export const MAX_MESSAGE_CHARS = 2_000;
+export const MAX_TRACE_CHARS = 4 * MAX_MESSAGE_CHARS;
+/** The trace_lines input's maximum. */
+export const MAX_TRACE_LINES = 200;
+const MAX_NAME_CHARS = 1_000;
+
 /** The XML element names read as lists even when one is present. */
 export const JUNIT_LIST_ELEMENTS = ['testsuite', 'testcase', 'failure', 'error', 'skipped', 'flakyFailure', 'flakyError', 'rerunFailure', 'rerunError'];
 
@@ -38,7 +46,7 @@ export function junitSuites(document: Element): JunitSuite[] | undefined {
   if (root === undefined) return undefined;
   const suites: JunitSuite[] = [];
   const walk = (suite: Element, parent?: string): void => {
-    const name = text(suite.name) ?? parent ?? '(unnamed suite)';
+    const name = ownText(text(suite.name) ?? parent ?? '(unnamed suite)', MAX_NAME_CHARS);
     const cases = list(suite.testcase).map((entry) => junitCase(entry, name));
     suites.push({ name, time: seconds(suite.time) ?? cases.reduce((sum, entry) => sum + entry.time, 0), cases });
     for (const nested of list(suite.testsuite)) walk(nested, name);
@@ -57,15 +65,35 @@ function junitCase(entry: Element, suite: string): JunitCase {
   const line = Number(text(entry.line));
   return {
     suite,
-    classname: text(entry.classname) ?? '',
-    name: text(entry.name) ?? '(unnamed test)',
+    classname: ownText(text(entry.classname) ?? '', MAX_NAME_CHARS),
+    name: ownText(text(entry.name) ?? '(unnamed test)', MAX_NAME_CHARS),
     time: seconds(entry.time) ?? 0,
     outcome,
-    problem: problem && { type: text(problem.type), message: text(problem.message), text: text(problem['#text']) ?? text((problem.stackTrace as Element | undefined)?.['#text'] ?? problem.stackTrace) },
+    problem: problem && kept(text(problem.type), text(problem.message), text(problem['#text']) ?? text((problem.stackTrace as Element | undefined)?.['#text'] ?? problem.stackTrace)),
     reruns,
     file: text(entry.file),
     line: Number.isInteger(line) && line > 0 ? line : undefined,
   };
+}
+
+/**
+ * A case's problem cut to what a result can show, as it is read: a report of many failures with
+ * long traces is not held whole until the summary (every report of a call would be).
+ */
+function kept(type: string | undefined, message: string | undefined, trace: string | undefined): NonNullable<JunitCase['problem']> {
+  const body = trace?.replace(/\s+$/, '');
+  return {
+    type: type === undefined ? undefined : ownText(type, MAX_NAME_CHARS),
+    message: message === undefined ? undefined : ownText(message, MAX_MESSAGE_CHARS),
+    text: body === undefined ? undefined : ownText(body.split('\n', MAX_TRACE_LINES).join('\n'), MAX_TRACE_CHARS),
+    lines: body === undefined ? 0 : countLines(body),
+  };
+}
+
+function countLines(text: string): number {
+  let lines = 1;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++;
+  return lines;
 }
 
 function text(value: unknown): string | undefined {

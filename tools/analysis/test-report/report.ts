@@ -3,14 +3,13 @@ import * as path from 'node:path';
 import { ToolError, type ToolContext, type TextSource } from '../../../src/tools/sdk';
 import { eachFileText, type FileErrors } from '../../security/scan-shared';
 import { COBERTURA_LIST_ELEMENTS, coberturaCoverage, lcovCoverage, looksLikeLcov, type Counter, type FileCoverage } from './coverage';
-import { JUNIT_LIST_ELEMENTS, junitSuites, type JunitCase, type JunitSuite } from './junit';
+import { JUNIT_LIST_ELEMENTS, junitSuites, MAX_MESSAGE_CHARS, MAX_TRACE_CHARS, type JunitCase, type JunitSuite } from './junit';
 import { parseXml } from './xml';
 
 export const MAX_REPORT_FILES = 500;
 export const MAX_REPORT_BYTES = 20 * 1024 * 1024;
 const MAX_LISTED_FILES = 20_000;
 const MAX_ERRORS_LISTED = 50;
-const MAX_MESSAGE_CHARS = 2_000;
 const REPORT_FILE = /\.(?:xml|info|lcov)$/i;
 const INLINE = '(content)';
 
@@ -150,18 +149,17 @@ function failure(entry: ReportedCase, traceLines: number): Failure {
     kind: entry.outcome === 'error' ? 'error' : 'failure',
     type: entry.problem?.type ?? null,
     message: message.slice(0, MAX_MESSAGE_CHARS),
-    trace: trimTrace(body, traceLines),
+    trace: trimTrace(body, entry.problem?.lines ?? 0, traceLines),
     duration_ms: milliseconds(entry.time),
     file: entry.file ?? null,
     line: entry.line ?? null,
   };
 }
 
-/** The first lines of a trace, and how many were cut. */
-function trimTrace(trace: string, keep: number): string {
-  const lines = trace.replace(/\s+$/, '').split('\n');
-  if (lines.length <= keep) return lines.join('\n').slice(0, MAX_MESSAGE_CHARS * 4);
-  return `${lines.slice(0, keep).join('\n').slice(0, MAX_MESSAGE_CHARS * 4)}\n… ${lines.length - keep} more line(s)`;
+/** The first lines of a trace (kept: its first lines; total: all it had), and how many were cut. */
+function trimTrace(kept: string, total: number, keep: number): string {
+  const head = kept.split('\n').slice(0, keep).join('\n').slice(0, MAX_TRACE_CHARS);
+  return total <= keep ? head : `${head}\n… ${total - keep} more line(s)`;
 }
 
 /**

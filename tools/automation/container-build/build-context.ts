@@ -13,11 +13,14 @@ import { ToolError, type ToolContext } from '../../../src/tools/sdk';
 const MAX_FILES = 20_000;
 const MAX_BYTES = 256 * 1024 * 1024;
 const MAX_IGNORE_BYTES = 64 * 1024;
+const MAX_DOCKERFILE_BYTES = 1024 * 1024;
 
 export interface BuildContext {
   tar: Readable;
   files: number;
   bytes: number;
+  /** The Dockerfile's text, read to find what the engine will fetch. */
+  dockerfile: string;
 }
 
 export async function buildContext(ctx: ToolContext, folder: string, dockerfile: string): Promise<BuildContext> {
@@ -27,6 +30,7 @@ export async function buildContext(ctx: ToolContext, folder: string, dockerfile:
   const relative = listed.map((file) => ({ ...file, name: file.path.slice(prefix.length) }));
   const names = new Set(relative.map(({ name }) => name));
   if (!names.has(dockerfile)) throw ToolError.invalidInput('dockerfile', `a file inside the context folder '${folder}'`, dockerfile, `No Dockerfile '${dockerfile}' in the context folder '${folder}'`);
+  const text = await ctx.workspace.readText(`${prefix}${dockerfile}`, MAX_DOCKERFILE_BYTES, 'dockerfile');
   const ignore = dockerignore({ ignorecase: false });
   if (names.has('.dockerignore')) ignore.add((await ctx.workspace.readText(`${prefix}.dockerignore`, MAX_IGNORE_BYTES, 'context')).split(/\r?\n/));
   // The engine needs the Dockerfile and .dockerignore even when ignored, as `docker build` sends them.
@@ -45,5 +49,5 @@ export async function buildContext(ctx: ToolContext, folder: string, dockerfile:
     }
     tar.finalize();
   })().catch((err: Error) => tar.destroy(err));
-  return { tar: tar as unknown as Readable, files: kept.length, bytes };
+  return { tar: tar as unknown as Readable, files: kept.length, bytes, dockerfile: text };
 }

@@ -1,6 +1,7 @@
 /** The engine's JSON-lines answers to a build and a push, read to their end. */
 import type Docker from 'dockerode';
 import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { canonicalRegistry } from '../docker/engine-egress';
 
 interface EngineEvent {
   stream?: string;
@@ -45,13 +46,15 @@ export async function followBuild(docker: Docker, stream: NodeJS.ReadableStream,
   return { steps, imageId };
 }
 
-/** Pushes image:tag to its registry with the account's registry credentials; the manifest digest. */
-export async function pushImage(docker: Docker, image: string, tag: string, ctx: ToolContext, onPercent: (percent: number) => void): Promise<string> {
-  const authconfig = {
-    username: (await ctx.secrets.find('REGISTRY_USERNAME')) ?? '',
-    password: (await ctx.secrets.find('REGISTRY_PASSWORD')) ?? '',
-    serveraddress: registryOf(image),
-  };
+/**
+ * Pushes image:tag to `registry` (checked against the egress policy by the caller); the manifest
+ * digest. The account's REGISTRY_USERNAME / REGISTRY_PASSWORD go only to the registry saved with
+ * them as REGISTRY_URL: a push elsewhere goes without them, so a caller cannot send them to a
+ * host of its choosing.
+ */
+export async function pushImage(docker: Docker, image: string, tag: string, registry: string, ctx: ToolContext, onPercent: (percent: number) => void): Promise<string> {
+  const credentials = await registryCredentials(ctx, registry);
+  const authconfig = { username: credentials?.username ?? '', password: credentials?.password ?? '', serveraddress: registry };
   // dockerode sends an auth header only when given an authconfig, and the engine wants one.
   const stream = await docker.getImage(image).push({ tag, authconfig, abortSignal: ctx.signal } as Docker.ImagePushOptions);
   const layers = new Map<string, number>();
@@ -66,13 +69,26 @@ export async function pushImage(docker: Docker, image: string, tag: string, ctx:
       onPercent((100 * [...layers.values()].reduce((a, b) => a + b, 0)) / layers.size);
     }
   });
-  if (failure) throw new ToolError(`The push to ${authconfig.serveraddress} failed: ${failure}`, { retryable: /connection refused|timeout|unavailable|5\d\d/i.test(failure), details: { upstream: { service: 'registry' } } });
-  if (!digest) throw new ToolError(`The push to ${authconfig.serveraddress} ended without a manifest digest`, { retryable: true });
+  if (failure) {
+    const unsent = credentials === null ? ` (${await unsentCredentials(ctx, registry)})` : '';
+    throw new ToolError(`The push to ${registry} failed: ${failure}${unsent}`, { retryable: /connection refused|timeout|unavailable|5\d\d/i.test(failure), details: { upstream: { service: 'registry' } } });
+  }
+  if (!digest) throw new ToolError(`The push to ${registry} ended without a manifest digest`, { retryable: true });
   return digest;
 }
 
-/** The registry part of an image name, as Docker reads it (docker.io when the first part is no host). */
-function registryOf(image: string): string {
-  const first = image.split('/')[0];
-  return image.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost') ? first : 'docker.io';
+/** The account's registry credentials when they were saved for `registry`, else null. */
+async function registryCredentials(ctx: ToolContext, registry: string): Promise<{ username: string; password: string } | null> {
+  const saved = await ctx.secrets.find('REGISTRY_URL');
+  if (saved === undefined || canonicalRegistry(saved) !== registry) return null;
+  return { username: (await ctx.secrets.find('REGISTRY_USERNAME')) ?? '', password: (await ctx.secrets.find('REGISTRY_PASSWORD')) ?? '' };
+}
+
+/** Why no credentials went with a failed push, when the account has some: they belong to another registry, or to none. */
+async function unsentCredentials(ctx: ToolContext, registry: string): Promise<string> {
+  if ((await ctx.secrets.find('REGISTRY_USERNAME')) === undefined && (await ctx.secrets.find('REGISTRY_PASSWORD')) === undefined) return 'no registry credentials are saved';
+  const saved = await ctx.secrets.find('REGISTRY_URL');
+  return saved === undefined
+    ? 'REGISTRY_USERNAME / REGISTRY_PASSWORD were not sent: save the registry they belong to as the secret REGISTRY_URL'
+    : `REGISTRY_USERNAME / REGISTRY_PASSWORD belong to ${canonicalRegistry(saved)} (REGISTRY_URL) and were not sent to ${registry}`;
 }

@@ -4,6 +4,7 @@
  * package (Debian's `Source`, Alpine's origin), as OSV's Debian and Alpine advisories are, and each
  * package is put in the layer that installed that version of it.
  */
+import { ownText } from '../scan-shared';
 import type { SavedImage } from './image-layers';
 
 export type PackageSource = 'dpkg' | 'apk' | 'npm' | 'python';
@@ -30,55 +31,86 @@ interface Listed {
   version: string;
 }
 
+/** What the inventory keeps of one file: the packages it lists, or os-release's distribution. */
+export type InventoryFile = { listed: Listed[] } | { os: Inventory['os'] };
+
 const DPKG_STATUS = 'var/lib/dpkg/status';
 const APK_INSTALLED = 'lib/apk/db/installed';
+/** Longer names or versions are no real package's (npm caps names at 214): not kept. */
+const MAX_FIELD_LENGTH = 256;
+
+/** A file's text reduced to what the inventory reads of it, as it is read: the text is not kept. */
+export function summarise(path: string, text: string): InventoryFile {
+  if (path.endsWith('os-release')) {
+    const os = osRelease(text);
+    return { os: os && { id: ownText(os.id, MAX_FIELD_LENGTH), version: ownText(os.version, MAX_FIELD_LENGTH) } };
+  }
+  const listed = isDpkgStatus(path) ? parseDpkgStatus(text) : path === APK_INSTALLED ? parseApkInstalled(text) : [(path.endsWith('/package.json') ? parsePackageJson : parseMetadata)(text)];
+  const wanted = listed.filter((entry): entry is Listed => entry !== null && entry.name.length <= MAX_FIELD_LENGTH && entry.version.length <= MAX_FIELD_LENGTH);
+  // Copied: a field parsed out of a database may be a slice that keeps the whole file alive.
+  return { listed: wanted.map(({ name, version }) => ({ name: ownText(name), version: ownText(version) })) };
+}
 
 export function inventory(image: SavedImage): Inventory {
   const warnings: string[] = [];
-  // path → the layer that wrote it last, and its text; plus every version of each database.
-  const files = new Map<string, { layer: number; text: string }>();
-  const history = new Map<string, { layer: number; text: string }[]>();
+  // path → the layer that wrote it last, and what it lists; plus every version of each database.
+  const files = new Map<string, { layer: number; file: InventoryFile }>();
+  const history = new Map<string, { layer: number; listed: Listed[] }[]>();
   image.layers.forEach(({ contents }, layer) => {
-    for (const folder of contents.opaque) for (const path of [...files.keys()]) if (path.startsWith(folder)) files.delete(path);
-    for (const gone of contents.deleted) for (const path of [...files.keys()]) if (path === gone || path.startsWith(`${gone}/`)) files.delete(path);
-    for (const [path, text] of contents.files) {
-      files.set(path, { layer, text });
-      history.set(path, [...(history.get(path) ?? []), { layer, text }]);
+    // By each kept path's ancestors, not by each whiteout: a layer may hold far more whiteouts than we keep files.
+    const deleted = new Set(contents.deleted);
+    const opaque = new Set(contents.opaque);
+    for (const path of [...files.keys()]) if (opaque.has('') || deleted.has(path) || ancestors(path).some((folder) => opaque.has(`${folder}/`) || deleted.has(folder))) files.delete(path);
+    for (const [path, file] of contents.files) {
+      files.set(path, { layer, file });
+      if ('listed' in file) history.set(path, [...(history.get(path) ?? []), { layer, listed: file.listed }]);
     }
   });
 
-  const os = osRelease(files.get('etc/os-release')?.text ?? files.get('usr/lib/os-release')?.text);
+  const osOf = (path: string) => {
+    const file = files.get(path)?.file;
+    return file && 'os' in file ? file.os : null;
+  };
+  const os = osOf('etc/os-release') ?? osOf('usr/lib/os-release');
   const packages: InstalledPackage[] = [];
   const distro = (family: string, release: (version: string) => string) => {
     if (os?.id === family.toLowerCase()) return `${family}:${release(os.version)}`;
     warnings.push(`The image has ${family} packages but no ${family} os-release: they are matched against every ${family} release's advisories`);
     return family;
   };
-  for (const [path, { layer, text }] of files) {
-    if (path === DPKG_STATUS || path.startsWith('var/lib/dpkg/status.d/')) {
+  for (const [path, { layer, file }] of files) {
+    if (!('listed' in file)) continue;
+    if (isDpkgStatus(path)) {
       const ecosystem = distro('Debian', (version) => version.split('.')[0]);
-      packages.push(...layered(history.get(path)!, parseDpkgStatus).map(([listed, at]) => ({ ecosystem, ...listed, source: 'dpkg' as const, path: `/${path}`, layer_index: at })));
+      packages.push(...layered(history.get(path)!).map(([listed, at]) => ({ ecosystem, ...listed, source: 'dpkg' as const, path: `/${path}`, layer_index: at })));
     } else if (path === APK_INSTALLED) {
       const ecosystem = distro('Alpine', (version) => `v${version.split('.').slice(0, 2).join('.')}`);
-      packages.push(...layered(history.get(path)!, parseApkInstalled).map(([listed, at]) => ({ ecosystem, ...listed, source: 'apk' as const, path: `/${path}`, layer_index: at })));
-    } else if (path.endsWith('/package.json')) {
-      const listed = parsePackageJson(text);
-      if (listed) packages.push({ ecosystem: 'npm', ...listed, source: 'npm', path: `/${path}`, layer_index: layer });
-    } else if (path.endsWith('.dist-info/METADATA')) {
-      const listed = parseMetadata(text);
-      if (listed) packages.push({ ecosystem: 'PyPI', ...listed, source: 'python', path: `/${path}`, layer_index: layer });
+      packages.push(...layered(history.get(path)!).map(([listed, at]) => ({ ecosystem, ...listed, source: 'apk' as const, path: `/${path}`, layer_index: at })));
+    } else {
+      const npm = path.endsWith('/package.json');
+      for (const listed of file.listed) packages.push({ ecosystem: npm ? 'npm' : 'PyPI', ...listed, source: npm ? 'npm' : 'python', path: `/${path}`, layer_index: layer });
     }
   }
   packages.sort((a, b) => a.layer_index - b.layer_index || a.ecosystem.localeCompare(b.ecosystem) || a.name.localeCompare(b.name) || a.version.localeCompare(b.version));
   return { os, packages, warnings };
 }
 
+function isDpkgStatus(path: string): boolean {
+  return path === DPKG_STATUS || path.startsWith('var/lib/dpkg/status.d/');
+}
+
+/** `a/b/c` → `a`, `a/b`. */
+function ancestors(path: string): string[] {
+  const parts = path.split('/');
+  return parts.slice(1).map((_, index) => parts.slice(0, index + 1).join('/'));
+}
+
 /** The packages of a database's last version, each with the layer since which it has been there at that version. */
-function layered(versions: { layer: number; text: string }[], parse: (text: string) => Listed[]): [Listed, number][] {
+function layered(versions: { layer: number; listed: Listed[] }[]): [Listed, number][] {
   const since = new Map<string, number>();
   let current: Listed[] = [];
-  for (const { layer, text } of versions) {
-    current = parse(text);
+  for (const { layer, listed } of versions) {
+    current = listed;
     const present = new Set(current.map(key));
     for (const id of [...since.keys()]) if (!present.has(id)) since.delete(id);
     for (const id of present) if (!since.has(id)) since.set(id, layer);
@@ -146,8 +178,7 @@ function parseMetadata(text: string): Listed | null {
   return name && version ? { name, version } : null;
 }
 
-function osRelease(text: string | undefined): Inventory['os'] {
-  if (!text) return null;
+function osRelease(text: string): Inventory['os'] {
   const value = (field: string) => new RegExp(`^${field}=(?:"([^"]*)"|(\\S*))`, 'm').exec(text)?.slice(1).find((part) => part !== undefined);
   const id = value('ID');
   return id ? { id, version: value('VERSION_ID') ?? '' } : null;

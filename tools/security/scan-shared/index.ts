@@ -42,6 +42,15 @@ export function lockfilesOutput(options: { skipped?: boolean } = {}): ToolOutput
   };
 }
 
+/**
+ * At most `max` characters of `value` in a string of their own. A parser's value or a cut may be
+ * a slice of the text it came from, which keeps that whole text alive in memory for as long as
+ * the slice is kept: what a scan keeps of a large caller file must not.
+ */
+export function ownText(value: string, max = value.length): string {
+  return Buffer.from(value.slice(0, max), 'utf16le').toString('utf16le');
+}
+
 /** The page of a sorted list a caller asked for, with the counts that say what was cut. */
 export function firstResults<T>(sorted: T[], max: number): { items: T[]; count: number; total: number; truncated: boolean } {
   const items = sorted.slice(0, max);
