@@ -227,6 +227,18 @@ describeEachEngine('workspaces', (mode) => {
       expect(existsSync(path.dirname(file))).toBe(false);
     });
 
+    it('stops a commit whose tree inflates past WORKSPACE_MAX_UNPACKED_BYTES while git writes it, never holding it in memory', async () => {
+      const inflating = gitProject((dir) => {
+        writeFileSync(path.join(dir, 'zeros.bin'), Buffer.alloc(2 * 1024 * 1024));
+        execFileSync('git', ['add', 'zeros.bin'], { cwd: dir });
+        execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.test', 'commit', '-qm', 'zeros'], { cwd: dir });
+        rmSync(path.join(dir, 'zeros.bin'));
+      });
+      const res = await invoke('iac-scan', { workspace: (await upload(inflating)).json().id, path: 'app', ref: 'HEAD' });
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('larger than WORKSPACE_MAX_UNPACKED_BYTES'), details: { parameter: 'ref' } });
+    });
+
     it("reads `ref` only through the repository's own folders and files, never a link in .git", async () => {
       const linked = gitProject((dir) => {
         execFileSync('mv', [path.join(dir, '.git/objects'), path.join(dir, 'objects-elsewhere')]);

@@ -6,6 +6,7 @@
  * tar read only up to its end-of-archive marker, so a bomb or a padded stream stops at the limit
  * without the memory ever holding more than one chunk.
  */
+import { createReadStream } from 'node:fs';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -14,6 +15,9 @@ import * as yauzl from 'yauzl';
 import { ArchiveRefused, printable, TreeShape } from './tree-shape';
 
 export { ArchiveRefused } from './tree-shape';
+
+/** An archive in memory, or in a file read as a stream (a commit's tree from `git archive`). */
+export type ArchiveSource = Buffer | { file: string };
 
 /** What an upload may be; plain `tar` is what `git archive` gives the workspaces themselves. */
 export type ArchiveFormat = 'tar.gz' | 'zip' | 'tar';
@@ -41,7 +45,7 @@ const TAR_BLOCK = 512;
  * Reads every entry into `sink`, links last-judged: the sink sees a link before the whole tree is
  * known, so it must not follow or create links until this resolves (the unpacker creates them after).
  */
-export async function readArchive(data: Buffer, format: ArchiveFormat, limits: ArchiveLimits, sink: EntrySink): Promise<{ files: number; bytes: number }> {
+export async function readArchive(data: ArchiveSource, format: ArchiveFormat, limits: ArchiveLimits, sink: EntrySink): Promise<{ files: number; bytes: number }> {
   const budget = new Budget(limits);
   const shape = new TreeShape();
   const shaped: EntrySink = async (entry) => {
@@ -99,10 +103,11 @@ function entryPath(name: string): string {
   return parts.join('/');
 }
 
-async function readTar(data: Buffer, gzipped: boolean, budget: Budget, sink: EntrySink): Promise<void> {
+async function readTar(data: ArchiveSource, gzipped: boolean, budget: Budget, sink: EntrySink): Promise<void> {
   const extract = tarExtract();
   const format = gzipped ? '.tar.gz' : '.tar';
-  const stream = gzipped ? Readable.from([data]).pipe(createGunzip()) : Readable.from([data]);
+  const bytes = Buffer.isBuffer(data) ? Readable.from([data]) : createReadStream(data.file);
+  const stream = gzipped ? bytes.pipe(createGunzip()) : bytes;
   const done = pipeline(untilEndOfArchive(stream, budget), extract).catch((error: Error) => {
     throw unreadable(error, format);
   });
@@ -194,10 +199,13 @@ function unreadable(error: unknown, format: string): unknown {
 /** The sink's own failure (a write refused, a full disk): passed on as it is, not blamed on the archive. */
 class SinkFailed extends Error {}
 
-async function readZip(data: Buffer, budget: Budget, sink: EntrySink): Promise<void> {
-  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
-    yauzl.fromBuffer(data, { lazyEntries: true, validateEntrySizes: true, strictFileNames: true }, (error, file) => (error ? reject(unreadable(error, '.zip')) : resolve(file))),
-  );
+async function readZip(data: ArchiveSource, budget: Budget, sink: EntrySink): Promise<void> {
+  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => {
+    const options = { lazyEntries: true, validateEntrySizes: true, strictFileNames: true };
+    const opened = (error: Error | null, file: yauzl.ZipFile) => (error ? reject(unreadable(error, '.zip')) : resolve(file));
+    if (Buffer.isBuffer(data)) yauzl.fromBuffer(data, options, opened);
+    else yauzl.open(data.file, options, opened);
+  });
   try {
     for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
       const at = entryPath(entry.fileName);

@@ -3,10 +3,14 @@
  * commit of a workspace repository. git runs without a shell, without system or user config,
  * without prompts, bounded in time and output, with refs after `--end-of-options`.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { copyFile, lstat, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { AppException } from '../common/errors';
 import { ToolError } from '../tools/sdk';
 import { EgressRefusedError, type Egress } from '../tools/egress/egress';
@@ -73,7 +77,13 @@ export async function commitTree(root: string, ref: string, trees: TreeCache, ma
     const commit = (await run(['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`]).catch(() => {
       throw refused(`No commit '${ref}' in the workspace repository`);
     })).toString('utf8').trim();
-    return await trees.open(`git-${commit}`, async () => ({ archive: await run(['archive', '--format=tar', commit]), format: 'tar' })).catch((error: unknown) => {
+    const load = async () => {
+      const file = path.join(sealed, 'tree.tar');
+      await gitToFile([`--git-dir=${sealed}`, 'archive', '--format=tar', commit], file, { cwd: root, timeoutMs: GIT_TIMEOUT_MS, maxBytes });
+      return { archive: { file }, format: 'tar' as const };
+    };
+    return await trees.open(`git-${commit}`, load).catch((error: unknown) => {
+      if (error instanceof TreeTooLarge) throw refused(`The tree of '${ref}' is larger than WORKSPACE_MAX_UNPACKED_BYTES (${maxBytes} bytes as a tar)`);
       throw error instanceof ArchiveRefused ? refused(`The tree of '${ref}' is refused: ${error.message}`) : error;
     });
   } finally {
@@ -152,25 +162,49 @@ async function withGitDirGzipped(treeTar: string, clone: string, maxBytes: numbe
   );
 }
 
+/** git's environment: no system or user config, no prompts. */
+const GIT_ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', LANG: 'C' };
+
+/** What git said went wrong: its `fatal:` line, else its first. */
+function gitSaid(stderr: Buffer): string {
+  const lines = stderr.toString('utf8').trim().split('\n');
+  return (lines.find((line) => line.startsWith('fatal:')) ?? lines[0] ?? '').replace(/^fatal: /, '');
+}
+
 /** git with no shell, no system or user config and no prompts; its `fatal:` line is the error. */
 function git(args: readonly string[], options: { cwd: string; timeoutMs: number; maxBytes: number }): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    execFile(
-      'git',
-      [...args],
-      {
-        cwd: options.cwd,
-        timeout: options.timeoutMs,
-        maxBuffer: options.maxBytes,
-        encoding: 'buffer',
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tmpdir(), GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', LANG: 'C' },
-      },
-      (error, stdout, stderr) => {
-        if (!error) return resolve(stdout);
-        const lines = stderr.toString('utf8').trim().split('\n');
-        const said = (lines.find((line) => line.startsWith('fatal:')) ?? lines[0] ?? '').replace(/^fatal: /, '');
-        reject(new GitFailed(error.killed ? `git took longer than ${options.timeoutMs / 1000}s` : said || error.message));
-      },
-    );
+    execFile('git', [...args], { cwd: options.cwd, timeout: options.timeoutMs, maxBuffer: options.maxBytes, encoding: 'buffer', env: GIT_ENV }, (error, stdout, stderr) => {
+      if (!error) return resolve(stdout);
+      reject(new GitFailed(error.killed ? `git took longer than ${options.timeoutMs / 1000}s` : gitSaid(stderr) || error.message));
+    });
   });
 }
+
+/**
+ * git's output written to `file` rather than held in memory, stopped past `maxBytes` (a small
+ * repository can hold a commit whose tree is gigabytes: blobs are compressed) with `TreeTooLarge`.
+ */
+async function gitToFile(args: readonly string[], file: string, options: { cwd: string; timeoutMs: number; maxBytes: number }): Promise<void> {
+  const child = spawn('git', [...args], { cwd: options.cwd, env: GIT_ENV, timeout: options.timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stderr: Buffer[] = [];
+  child.stderr.on('data', (chunk: Buffer) => stderr.length < 16 && stderr.push(chunk));
+  const exited = once(child, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
+  let written = 0;
+  const meter = new Transform({
+    transform: (chunk: Buffer, _encoding, done) => {
+      written += chunk.length;
+      done(written > options.maxBytes ? new TreeTooLarge() : null, chunk);
+    },
+  });
+  try {
+    await pipeline(child.stdout, meter, createWriteStream(file, { flags: 'wx' }));
+  } catch (error) {
+    child.kill();
+    throw error;
+  }
+  const [code, signal] = await exited;
+  if (code !== 0) throw new GitFailed(signal ? `git took longer than ${options.timeoutMs / 1000}s` : gitSaid(Buffer.concat(stderr)));
+}
+
+class TreeTooLarge extends Error {}

@@ -7,11 +7,11 @@
  */
 import { mkdir, mkdtemp, realpath, rename, rm, stat, symlink } from 'node:fs/promises';
 import * as path from 'node:path';
-import { ArchiveRefused, type ArchiveFormat, type ArchiveLimits } from './archive';
+import { ArchiveRefused, type ArchiveFormat, type ArchiveLimits, type ArchiveSource } from './archive';
 import { ConfinedUnpacker } from './unpacker';
 
 export interface TreeSource {
-  archive: Buffer;
+  archive: ArchiveSource;
   format: ArchiveFormat;
 }
 

@@ -17,7 +17,7 @@ const NEW_FILE = fs.O_WRONLY | fs.O_CREAT | fs.O_EXCL | fs.O_NOFOLLOW;
 
 async function unpack({ archive, format, limits, into }: UnpackRequest): Promise<{ ok: true; files: number; links: ArchiveLink[] }> {
   const links: ArchiveLink[] = [];
-  const counted = await readArchive(Buffer.from(archive), format, limits, async (entry) => {
+  const counted = await readArchive(archive instanceof Uint8Array ? Buffer.from(archive.buffer, archive.byteOffset, archive.byteLength) : archive, format, limits, async (entry) => {
     const target = path.join(into, entry.path);
     if (entry.kind === 'folder') {
       await mkdir(target, { recursive: true });

@@ -6,11 +6,12 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
-import { ArchiveRefused, type ArchiveFormat, type ArchiveLimits } from './archive';
+import { ArchiveRefused, type ArchiveFormat, type ArchiveLimits, type ArchiveSource } from './archive';
 
 export interface UnpackRequest {
   id: number;
-  archive: Uint8Array;
+  /** Bytes cross the IPC channel as a Uint8Array; a file is read by the unpacking process itself. */
+  archive: Uint8Array | { file: string };
   format: ArchiveFormat;
   limits: ArchiveLimits;
   /** The folder to fill; the process may write nowhere outside its confinement. */
@@ -48,7 +49,7 @@ export class ConfinedUnpacker {
   constructor(private readonly confinedTo: string) {}
 
   /** Fills `into` with the archive's folders and files; resolves with its links, judged, for the caller to make. */
-  async unpack(archive: Buffer, format: ArchiveFormat, limits: ArchiveLimits, into: string): Promise<ArchiveLink[]> {
+  async unpack(archive: ArchiveSource, format: ArchiveFormat, limits: ArchiveLimits, into: string): Promise<ArchiveLink[]> {
     const id = (this.nextId += 1);
     const child = this.process();
     const reply = await new Promise<UnpackReply>((resolve, reject) => {
