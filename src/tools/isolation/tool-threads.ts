@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import * as path from 'node:path';
 import { Piscina } from 'piscina';
 import { AppConfig } from '../../config/app-config';
@@ -23,7 +23,6 @@ const IDLE_THREAD_MS = 60_000;
  */
 @Injectable()
 export class ToolThreads implements OnModuleDestroy {
-  private readonly logger = new Logger(ToolThreads.name);
   private pool?: Piscina;
   private readonly slots: FairSlots;
   /** Where each running call's progress and log lines go, by execution id. */
@@ -114,9 +113,6 @@ export class ToolThreads implements OnModuleDestroy {
     });
     // What a thread posts on its parentPort arrives here, once per pool; a channel per call cost more than the call.
     this.pool.on('message', (message: ThreadMessage) => this.relays.get(message.executionId)?.(message));
-    // A thread that fails with no call on it (out of memory in work a tool left behind): Piscina
-    // emits 'error', which with no listener would end the process.
-    this.pool.on('error', (error: Error) => this.logger.warn(`A tool thread failed between calls: ${error.message}`));
     return this.pool;
   }
 }
