@@ -229,8 +229,7 @@ const ranTooLong = (timeLimitMs: number) => tooExpensive(`it ran longer than ${t
  * expressions stop at.
  */
 function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimitMs: number): void {
-  const deadline = Date.now() + timeLimitMs;
-  Object.assign(timebox, { deadline, timeLimitMs });
+  Object.assign(timebox, { deadline: Date.now() + timeLimitMs, timeLimitMs });
   let lastYield = Date.now();
   let depth = 0;
 
@@ -241,7 +240,7 @@ function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimit
       throw tooExpensive(`nesting deeper than ${MAX_DEPTH} evaluation steps (non-terminating recursion?)`);
     }
     const now = Date.now();
-    if (now > deadline) throw ranTooLong(timeLimitMs);
+    if (now > timebox.deadline) throw ranTooLong(timeLimitMs);
     if (now - lastYield >= YIELD_EVERY_MS) {
       lastYield = now;
       await yieldToEventLoop();
