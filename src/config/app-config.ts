@@ -142,9 +142,13 @@ export class AppConfig {
   @Transform(toInt) @IsOptional() @IsInt() @Min(1) @Max(256)
   TOOL_THREADS_PER_ACCOUNT?: number;
 
-  /** Heap (V8 old generation) of one tool thread: a call that needs more ends INVALID_INPUT, its thread with it. */
+  /**
+   * Heap (V8 old generation) of one tool thread: a call that grows past it ends INVALID_INPUT, its
+   * thread with it. One allocation that overshoots it (V8's largest, about 1 GB) ends the process
+   * instead, hence a default with room for one.
+   */
   @Transform(toInt) @IsInt() @Min(32) @Max(65536)
-  TOOL_THREAD_MAX_MEMORY_MB = 512;
+  TOOL_THREAD_MAX_MEMORY_MB = 2048;
 
   /** `false` runs isolated tools on the event loop (debugging with breakpoints, measuring what isolation buys). */
   @IsIn(['true', 'false'], { message: 'ISOLATE_TOOLS must be true or false' })

@@ -1,6 +1,7 @@
 import jsonata from 'jsonata';
 import { LRUCache } from 'lru-cache';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { getHeapStatistics } from 'node:v8';
 import { boundedRegexExec, Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
 /** Nested evaluation steps; a non-tail recursive function uses about 3 per call. */
@@ -19,6 +20,15 @@ const instanceBytes = (text: string) => 17_000 + 64 * text.length;
  * timers and I/O (and with them the abort of `ctx.signal`); the guard yields this often.
  */
 const YIELD_EVERY_MS = 20;
+
+/**
+ * A step starts only while the evaluation has added at most this share of its thread's heap
+ * (counted from where the heap stood when it began, garbage left by earlier calls aside). One step may allocate about
+ * 1 GB at once (a string of 2^29 characters from `$pad`, an array doubled by `$append`), and V8
+ * ends the whole process, not the thread, when one allocation overshoots the heap limit; the
+ * rest of the heap (TOOL_THREAD_MAX_MEMORY_MB, 2048 by default) is that allocation's room.
+ */
+const HEAP_SHARE = 0.25;
 
 /** jsonata 2.x looks its evaluation hooks up under these symbols (plain names in 1.x). */
 const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
@@ -178,10 +188,12 @@ interface Compiled {
 interface Timebox {
   deadline: number;
   timeLimitMs: number;
+  /** Heap in use when the evaluation began. */
+  heapAtStart: number;
 }
 
 function compile(expression: string): Compiled {
-  const timebox: Timebox = { deadline: 0, timeLimitMs: 0 };
+  const timebox: Timebox = { deadline: 0, timeLimitMs: 0, heapAtStart: 0 };
   try {
     // Typed as a full RegExpConstructor; jsonata only constructs it, calls `exec` and moves `lastIndex`.
     const RegexEngine = boundedRegexEngine(timebox) as unknown as RegExpConstructor;
@@ -229,8 +241,7 @@ const ranTooLong = (timeLimitMs: number) => tooExpensive(`it ran longer than ${t
  * expressions stop at.
  */
 function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimitMs: number): void {
-  const deadline = Date.now() + timeLimitMs;
-  Object.assign(timebox, { deadline, timeLimitMs });
+  Object.assign(timebox, { deadline: Date.now() + timeLimitMs, timeLimitMs, heapAtStart: getHeapStatistics().used_heap_size });
   let lastYield = Date.now();
   let depth = 0;
 
@@ -240,8 +251,12 @@ function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimit
     if (depth > MAX_DEPTH) {
       throw tooExpensive(`nesting deeper than ${MAX_DEPTH} evaluation steps (non-terminating recursion?)`);
     }
+    const heap = getHeapStatistics();
+    if (heap.used_heap_size - timebox.heapAtStart > heap.heap_size_limit * HEAP_SHARE) {
+      throw tooExpensive(`it took more than ${Math.round((heap.heap_size_limit * HEAP_SHARE) / 2 ** 20)} MB of memory`);
+    }
     const now = Date.now();
-    if (now > deadline) throw ranTooLong(timeLimitMs);
+    if (now > timebox.deadline) throw ranTooLong(timeLimitMs);
     if (now - lastYield >= YIELD_EVERY_MS) {
       lastYield = now;
       await yieldToEventLoop();

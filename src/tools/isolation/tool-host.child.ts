@@ -21,9 +21,6 @@ const pool = new Piscina({
   execArgv: process.execArgv,
 });
 pool.on('message', (message: unknown) => say({ kind: 'message', message }));
-// A thread that fails with no call on it (out of memory in work a tool left behind): Piscina
-// emits 'error', which with no listener would end the process.
-pool.on('error', (error: Error) => say({ kind: 'thread-failed', message: error.message }));
 
 const running = new Map<number, AbortController>();
 

@@ -22,8 +22,10 @@ export type ToHost = { kind: 'run'; id: number; task: unknown } | { kind: 'abort
 export type FromHost =
   | { kind: 'message'; message: unknown }
   | { kind: 'done'; id: number; outcome: unknown }
-  | { kind: 'failed'; id: number; error: { name: string; message: string; code?: string } }
-  | { kind: 'thread-failed'; message: string };
+  | { kind: 'failed'; id: number; error: { name: string; message: string; code?: string } };
+
+/** The host process ended (killed, or aborted by V8) while the call ran in it. */
+export class ToolHostEnded extends Error {}
 
 /** Node 20 spells the permission model's switch --experimental-permission; later releases --permission. */
 const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
@@ -44,7 +46,8 @@ export class ToolHost {
 
   constructor(
     private readonly options: ToolHostOptions,
-    private readonly events: { message: (message: unknown) => void; threadFailed: (message: string) => void },
+    /** Where each thread message (progress, log lines, a call's end) goes. */
+    private readonly onMessage: (message: unknown) => void,
   ) {}
 
   /** Runs a task in a thread of the host; an abort rejects at once and terminates the thread, as Piscina's own signal does. */
@@ -87,15 +90,14 @@ export class ToolHost {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     child.on('message', (said: FromHost) => {
-      if (said.kind === 'message') this.events.message(said.message);
-      else if (said.kind === 'thread-failed') this.events.threadFailed(said.message);
+      if (said.kind === 'message') this.onMessage(said.message);
       else if (said.kind === 'done') this.settle(said.id)?.resolve(said.outcome);
       else this.settle(said.id)?.reject(Object.assign(new Error(said.error.message), { name: said.error.name, code: said.error.code }));
     });
     const ended = (why: string) => {
       if (this.child === child) this.child = undefined;
       for (const [id, pending] of this.pending) {
-        if (pending.child === child) this.settle(id)?.reject(new Error(`The isolated tools' process ended (${why}) during the call`));
+        if (pending.child === child) this.settle(id)?.reject(new ToolHostEnded(`The isolated tools' process ended (${why}) during the call`));
       }
     };
     child.on('exit', (code, signal) => ended(signal ?? `exit code ${code}`));

@@ -99,4 +99,12 @@ describe('ToolThreads', () => {
     await expect(pool({ TOOL_THREADS: 1 }).run(FILE_WRITER, { path: canary }, parts('exec_writer'))).rejects.toThrow('Access to this API has been restricted');
     expect(existsSync(canary)).toBe(false);
   }, 60_000);
+
+  it('survives a call that makes V8 abort its process: the call ends TOOL_ERROR (retryable), the host starts again', async () => {
+    const threads = pool({ TOOL_THREADS: 1, TOOL_THREAD_MAX_MEMORY_MB: 64 });
+    const failure = await threads.run(MEMORY_HOG, { megabytes: 1024, at_once: true }, parts('exec_abort')).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ToolError);
+    expect(failure).toMatchObject({ code: 'TOOL_ERROR', retryable: true, message: expect.stringContaining("The isolated tools' process ended") });
+    await expect(threads.run(MEMORY_HOG, { megabytes: 1 }, parts('exec_next'))).resolves.toEqual({ held_mb: 1 });
+  }, 60_000);
 });

@@ -1,10 +1,10 @@
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import * as path from 'node:path';
 import { AppConfig } from '../../config/app-config';
 import type { ToolContextParts } from '../context/tool-context';
 import { ToolError } from '../sdk';
 import { FairSlots } from './fair-slots';
-import { ToolHost } from './tool-host';
+import { ToolHost, ToolHostEnded } from './tool-host';
 import type { ToolSource } from './tool-source';
 import type { ThreadMessage, ThreadOutcome, ThreadTask } from './tool-thread.worker';
 
@@ -24,7 +24,6 @@ const IDLE_THREAD_MS = 60_000;
  */
 @Injectable()
 export class ToolThreads implements OnModuleDestroy {
-  private readonly logger = new Logger(ToolThreads.name);
   private pool?: ToolHost;
   private readonly slots: FairSlots;
   /** Where each running call's progress and log lines go, by execution id. */
@@ -84,6 +83,9 @@ export class ToolThreads implements OnModuleDestroy {
       // An abort rejects at once and terminates the thread if the task is running.
       return (await this.threads().run(task, ctx.signal)) as ThreadOutcome;
     } catch (error) {
+      // Whatever ended the host (V8 aborts the whole process when one allocation overshoots a
+      // thread's heap) may have been another call's doing: this one is worth retrying.
+      if (error instanceof ToolHostEnded) throw new ToolError(error.message, { retryable: true, suggestion: 'Retry the call; a call that ends the process again is refused the same way' });
       if ((error as { code?: string }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error;
       // The input asked for more than a thread may hold (a memory bomb, an oversized document): the same input fails again.
       const limit = this.config.TOOL_THREAD_MAX_MEMORY_MB;
@@ -102,13 +104,9 @@ export class ToolThreads implements OnModuleDestroy {
   }
 
   private threads(): ToolHost {
-    this.pool ??= new ToolHost(
-      { workerFile: WORKER_FILE, threads: this.config.TOOL_THREADS, idleTimeoutMs: IDLE_THREAD_MS, threadHeapMb: this.config.TOOL_THREAD_MAX_MEMORY_MB },
-      {
-        // What a thread posts on its parentPort arrives here, once per pool; a channel per call cost more than the call.
-        message: (message) => this.relays.get((message as ThreadMessage).executionId)?.(message as ThreadMessage),
-        threadFailed: (message) => this.logger.warn(`A tool thread failed between calls: ${message}`),
-      },
+    // What a thread posts on its parentPort arrives here, once per pool; a channel per call cost more than the call.
+    this.pool ??= new ToolHost({ workerFile: WORKER_FILE, threads: this.config.TOOL_THREADS, idleTimeoutMs: IDLE_THREAD_MS, threadHeapMb: this.config.TOOL_THREAD_MAX_MEMORY_MB }, (message) =>
+      this.relays.get((message as ThreadMessage).executionId)?.(message as ThreadMessage),
     );
     return this.pool;
   }
