@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { mkdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Principal } from '../../identity/principal';
@@ -118,7 +119,7 @@ export function crashed(toolId: string): ErrorBody {
  * async ones are queued and run by `runJob` in whichever worker takes them.
  */
 @Injectable()
-export class ExecutionRunner {
+export class ExecutionRunner implements OnModuleInit {
   private readonly logger = new Logger(ExecutionRunner.name);
   private readonly active = new Map<string, AbortController>();
   private readonly egress: EgressSettings;
@@ -135,6 +136,11 @@ export class ExecutionRunner {
     appConfig: AppConfig,
   ) {
     this.egress = egressSettingsOf(appConfig);
+  }
+
+  /** The process that runs tools makes WORKSPACE_ROOT; one that only reads the catalogue (the operator CLI) leaves the disk alone. */
+  onModuleInit(): void {
+    mkdirSync(this.workspace.root, { recursive: true });
   }
 
   /**
