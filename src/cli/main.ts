@@ -45,9 +45,19 @@ accounts
   .option('--requests-per-minute <n>', 'enterprise: own request rate', positiveInt)
   .option('--monthly-calls <n>', 'enterprise: own monthly call quota', positiveInt)
   .option('--retention-days <n>', 'enterprise: own execution retention', positiveInt)
+  .option('--workspaces <n>', 'enterprise: own quota of live uploaded workspaces', positiveInt)
+  .option('--workspace-bytes <n>', 'enterprise: own quota of bytes those workspaces store', positiveInt)
   .action((o) =>
     run(({ accounts: svc }) =>
-      svc.create({ name: o.name, tier: o.tier, requests_per_minute: o.requestsPerMinute ?? null, monthly_calls: o.monthlyCalls ?? null, retention_days: o.retentionDays ?? null }),
+      svc.create({
+        name: o.name,
+        tier: o.tier,
+        requests_per_minute: o.requestsPerMinute ?? null,
+        monthly_calls: o.monthlyCalls ?? null,
+        retention_days: o.retentionDays ?? null,
+        workspaces: o.workspaces ?? null,
+        workspace_bytes: o.workspaceBytes ?? null,
+      }),
     ),
   );
 accounts.command('list').action(() => run(({ accounts: svc }) => svc.list()));
