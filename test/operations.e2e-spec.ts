@@ -59,10 +59,7 @@ describeEachDatabase('operations', (mode) => {
     expect(key.key).toMatch(/^sk_svc_[0-9A-Za-z]{32}$/);
     const listed = JSON.parse((await cli(env, 'keys', 'list', '--account', 'cli-co')).stdout);
     expect(listed.keys).toHaveLength(1);
-    // An operator command that runs no tool leaves WORKSPACE_ROOT alone.
-    const workspaceRoot = path.join(mkdtempSync(path.join(tmpdir(), 'tos-cli-')), 'workspace');
-    expect(JSON.parse((await cli({ ...env, WORKSPACE_ROOT: workspaceRoot }, 'accounts', 'list')).stdout).map((a: { name: string }) => a.name)).toContain('cli-co');
-    expect(existsSync(workspaceRoot)).toBe(false);
+    expect(JSON.parse((await cli(env, 'accounts', 'list')).stdout).map((a: { name: string }) => a.name)).toContain('cli-co');
     expect(JSON.stringify(listed)).not.toContain(key.key);
     await expect(cli(env, 'accounts', 'create', '--name', 'cheap', '--tier', 'free', '--requests-per-minute', '5')).rejects.toMatchObject({
       stderr: expect.stringContaining('custom limits are for enterprise accounts'),
@@ -89,6 +86,19 @@ describeEachDatabase('operations', (mode) => {
       if (env.DATA_DIR) releaseDataDir(env.DATA_DIR);
     }
   }, 240_000); // eight CLI runs, each booting the service's modules under ts-node
+});
+
+describe('operator commands', () => {
+  it('tos accounts list, which runs no tool, leaves WORKSPACE_ROOT alone', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tos-cli-'));
+    try {
+      const workspaceRoot = path.join(dir, 'workspace');
+      expect(JSON.parse((await cli({ DATA_DIR: path.join(dir, 'data'), WORKSPACE_ROOT: workspaceRoot }, 'accounts', 'list')).stdout)).toEqual([]);
+      expect(existsSync(workspaceRoot)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('boot', () => {
