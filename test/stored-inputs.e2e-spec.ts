@@ -9,6 +9,7 @@ import { startRecordingServer, type RecordingServer } from './support/recording-
 import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
 import { useTestApp } from './support/app';
+import { ToolCatalogue } from '../src/tools/tool-registry';
 
 const CREDENTIAL = 'Bearer hunter2-in-a-header';
 const HEADERS = { Authorization: CREDENTIAL, 'X-Api-Key': 'hunter2-api-key', Cookie: 'session=hunter2-cookie', 'X-Trace': 'kept-as-given' };
@@ -61,6 +62,15 @@ describeEachEngine('stored inputs', (mode) => {
     const newest = (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=health-check&limit=1', key: suite.acme.key })).json().executions[0];
     const read = await mcp({ method: 'resources/read', params: { uri: `tos://executions/${newest.id}` } });
     expectRedacted(JSON.parse(read.result.contents[0].text));
+  });
+
+  it('marks every built-in input of request headers (health-check, performance-profiling, …) for the rule', () => {
+    const headerInputs = suite.t.app
+      .get(ToolCatalogue)
+      .all()
+      .flatMap(({ definition }) => Object.entries(definition.inputs).filter(([name]) => /headers$/i.test(name)).map(([name, input]) => [`${definition.id}.${name}`, input.headers] as const));
+    expect(headerInputs.map(([name]) => name)).toEqual(expect.arrayContaining(['health-check.headers', 'performance-profiling.headers']));
+    expect(headerInputs.filter(([, marked]) => marked !== true)).toEqual([]);
   });
 
   it('a header value that fails validation is not echoed in the error', async () => {
