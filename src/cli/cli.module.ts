@@ -10,11 +10,12 @@ import { loadExtensionModules } from '../tools/extension-modules';
 
 /**
  * What the operator CLI needs: the database, the key, secret and console-session services, no HTTP;
- * and the service's tools (built-in and EXTENSION_MODULES), since a key names the tools it may use.
+ * with `tools`, the service's tools too (built-in and EXTENSION_MODULES), for a command whose
+ * tool ids the key service checks. Without them the catalogue is empty.
  */
 @Module({})
 export class CliModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  static forRoot(config: AppConfig, tools: boolean): DynamicModule {
     return {
       module: CliModule,
       imports: [
@@ -23,8 +24,7 @@ export class CliModule {
         KeysModule,
         SecretsModule,
         SessionsModule,
-        BuiltinToolsModule,
-        ...loadExtensionModules(config.EXTENSION_MODULES),
+        ...(tools ? [BuiltinToolsModule, ...loadExtensionModules(config.EXTENSION_MODULES)] : []),
       ],
     };
   }

@@ -32,6 +32,8 @@ describe('loadConfig', () => {
     ['METRICS_TOKEN', 'tok3nSecret', 'tok3nSecret'],
     ['DATABASE_URL', 'mysql://tos:Hunter2pw@db:3306/tos', 'Hunter2pw'],
     ['REDIS_URL', 'http://default:Hunter2pw@cache:6379', 'Hunter2pw'],
+    ['DATABASE_URL', 'postgresql:/tos:Hun@ter/2#pw@db/tos', 'ter/2#pw'],
+    ['DATABASE_URL', 'tos:Hunter2pw@db/tos', 'Hunter2pw'],
   ])('names %s but never shows the secret in it', (name, value, secret) => {
     let message = '';
     try {

@@ -9,7 +9,15 @@ export function shownConfigValue(raw: string | undefined, credential: boolean): 
   return JSON.stringify(maskUrlPasswords(raw));
 }
 
-/** `scheme://user:password@host` → `scheme://user:***@host`, wherever it appears in the text. */
+/**
+ * `scheme://user:password@host` → `scheme://user:***@host`. The password ends at the last `@`, so
+ * one holding `@`, `/` or `#` is masked whole, and a value missing its `//` is masked too.
+ */
 export function maskUrlPasswords(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@]*):[^\s/?#@]*@/gi, '$1:***@');
+  const at = text.lastIndexOf('@');
+  if (at < 0) return text;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/+/i.exec(text)?.[0] ?? '';
+  const userinfo = text.slice(scheme.length, at);
+  const colon = userinfo.indexOf(':');
+  return colon < 0 ? text : `${scheme}${userinfo.slice(0, colon)}:***${text.slice(at)}`;
 }
