@@ -3,9 +3,9 @@ import { ApiKey } from './keys/api-key.entity';
 import { Execution } from './executions/engine/execution.entity';
 import { IdempotencyRecord } from './idempotency/idempotency-record.entity';
 import { AccountSecret } from './secrets/account-secret.entity';
-import { WorkspaceRecord } from './workspaces/workspace.entity';
+import { WorkspaceChunk, WorkspaceRecord } from './workspaces/workspace.entity';
 import { ConsoleLink } from './sessions/console-link.entity';
 import { ConsoleSession } from './sessions/console-session.entity';
 
 /** Every entity of the service, for the TypeORM CLI (ormconfig.ts); the migrations create exactly these tables. */
-export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, ConsoleLink, ConsoleSession];
+export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, WorkspaceChunk, ConsoleLink, ConsoleSession];

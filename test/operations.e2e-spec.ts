@@ -3,7 +3,7 @@
  */
 import { Module } from '@nestjs/common';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -59,12 +59,18 @@ describeEachDatabase('operations', (mode) => {
     expect(key.key).toMatch(/^sk_svc_[0-9A-Za-z]{32}$/);
     const listed = JSON.parse((await cli(env, 'keys', 'list', '--account', 'cli-co')).stdout);
     expect(listed.keys).toHaveLength(1);
-    expect(JSON.stringify(listed)).not.toContain(key.key);
     expect(JSON.parse((await cli(env, 'accounts', 'list')).stdout).map((a: { name: string }) => a.name)).toContain('cli-co');
+    expect(JSON.stringify(listed)).not.toContain(key.key);
     await expect(cli(env, 'accounts', 'create', '--name', 'cheap', '--tier', 'free', '--requests-per-minute', '5')).rejects.toMatchObject({
       stderr: expect.stringContaining('custom limits are for enterprise accounts'),
     });
     await expect(cli(env, 'keys', 'create', '--account', 'nobody', '--name', 'x')).rejects.toMatchObject({ stderr: expect.stringContaining('Account not found: nobody') });
+    // The service refuses a tool that does not exist, whichever door creates the key.
+    await expect(cli(env, 'keys', 'create', '--account', 'cli-co', '--name', 'narrow', '--tool-ids', 'json-transform,no-such-tool')).rejects.toMatchObject({
+      stderr: expect.stringContaining('Unknown tool in tool_ids: no-such-tool'),
+    });
+    const narrow = JSON.parse((await cli(env, 'keys', 'create', '--account', 'cli-co', '--name', 'narrow', '--tool-ids', 'json-transform')).stdout);
+    expect(narrow.tool_ids).toEqual(['json-transform']);
 
     const t = await startTestApp({ env });
     try {
@@ -79,7 +85,20 @@ describeEachDatabase('operations', (mode) => {
       await t.close();
       if (env.DATA_DIR) releaseDataDir(env.DATA_DIR);
     }
-  }, 180_000); // six CLI runs, each booting the service's modules under ts-node
+  }, 240_000); // eight CLI runs, each booting the service's modules under ts-node
+});
+
+describe('operator commands', () => {
+  it('tos accounts list, which runs no tool, leaves WORKSPACE_ROOT alone', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tos-cli-'));
+    try {
+      const workspaceRoot = path.join(dir, 'workspace');
+      expect(JSON.parse((await cli({ DATA_DIR: path.join(dir, 'data'), WORKSPACE_ROOT: workspaceRoot }, 'accounts', 'list')).stdout)).toEqual([]);
+      expect(existsSync(workspaceRoot)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe('boot', () => {

@@ -134,6 +134,32 @@ describeEachEngine('rate limits', (mode) => {
     });
   });
 
+  it('counts each message of an MCP batch in the key window: those the window cannot hold get a RATE_LIMITED error and do not run', async () => {
+    const created = await t.app.get(AccountsService).create({ name: 'batch-window', tier: 'enterprise', requests_per_minute: 10 });
+    const [key, reader] = [await t.createKey(created.id, { name: 'k', type: 'service' }), await t.createKey(created.id, { name: 'reader', type: 'service' })];
+    expect((await t.request({ method: 'GET', url: '/v1/tools', key })).statusCode).toBe(200); // 1 of 10
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'json-transform', arguments: { expression: String(id), data: {} } } });
+    // 12 messages: the POST pays for the first, the window holds 8 more; a notification counts like a request.
+    const batch = [call(1), { jsonrpc: '2.0', method: 'notifications/initialized' }, ...Array.from({ length: 10 }, (_, i) => call(i + 2))];
+    const res = await t.request({
+      method: 'POST',
+      url: '/v1/mcp',
+      key,
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      payload: batch,
+    });
+    expect(res.statusCode).toBe(200);
+    const answers = new Map((res.json() as { id: number; result?: { isError?: boolean }; error?: { code: number; data: { code: string; retry_after: number } } }[]).map((a) => [a.id, a]));
+    expect(answers.size).toBe(11);
+    const ran = [...answers.values()].filter((a) => a.result && !a.result.isError).map((a) => a.id);
+    expect(ran.sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const id of [9, 10, 11]) expect(answers.get(id)!.error).toMatchObject({ code: -32029, data: { code: 'RATE_LIMITED', retry_after: expect.any(Number) } });
+    expect(res.headers['x-ratelimit-remaining']).toBe('0');
+    expect((await t.request({ method: 'GET', url: '/v1/tools', key })).statusCode).toBe(429);
+    const executions = (await t.request({ method: 'GET', url: '/v1/executions?tool_id=json-transform&limit=100', key: reader })).json();
+    expect(executions.total).toBe(8); // the refused calls never ran
+  });
+
   it('limits requests without a valid key per client IP, and shows that window where no key was counted', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 5; i++) {

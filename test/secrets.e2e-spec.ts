@@ -136,6 +136,7 @@ describe('Account secrets without SECRETS_KEY', () => {
   const firstKey = newKey();
   const secretValue = `whsec-${randomBytes(12).toString('hex')}`;
   const inlineValue = `inline-${randomBytes(12).toString('hex')}`;
+  const headerValue = 'Bearer header-credential-7Qx2';
   const apiKey = generateSecret('service');
   const queuePrefix = `sec${randomBytes(4).toString('hex')}`;
   let database: { url: string; drop(): Promise<void> };
@@ -197,25 +198,27 @@ describe('Account secrets without SECRETS_KEY', () => {
     expect(await named.json()).toMatchObject({ status: 'success', result: { signed: true } });
     expect(hook.received.at(-1)!.headers['x-signature']).toBe(signature(secretValue, hook.received.at(-1)!.body));
     // An inline secret, a failed delivery and a refused one: each writes logs and an execution row.
-    await call(base, 'POST', '/v1/tools/webhook-trigger/invoke', { url: `${hook.url()}/fail`, payload: { b: 2 }, secret: inlineValue });
+    await call(base, 'POST', '/v1/tools/webhook-trigger/invoke', { url: `${hook.url()}/fail`, payload: { b: 2 }, secret: inlineValue, headers: { Authorization: headerValue } });
+    expect(hook.received.at(-1)!.headers.authorization).toBe(headerValue); // the tool sent the real value
     await call(base, 'POST', '/v1/tools/webhook-trigger/invoke?async=true', { url: 'http://10.0.0.1/', payload: {}, secret: inlineValue });
     await call(base, 'PUT', '/v1/secrets/bad name', { value: secretValue });
     // A queued call whose delivery hangs: its job sits in the queue while the inline secret is in use.
-    const hanging = await call(base, 'POST', '/v1/tools/webhook-trigger/invoke?async=true', { url: `${hook.url()}/hang`, payload: { c: 3 }, secret: inlineValue, max_attempts: 1, timeout_ms: 2000 });
+    const hanging = await call(base, 'POST', '/v1/tools/webhook-trigger/invoke?async=true', { url: `${hook.url()}/hang`, payload: { c: 3 }, secret: inlineValue, headers: { Authorization: headerValue }, max_attempts: 1, timeout_ms: 2000 });
     expect(hanging.status).toBe(202);
     await new Promise((r) => setTimeout(r, 500));
     if (process.env[REDIS_URL_ENV]) {
       const queued = await queueContents();
       expect(queued).toContain(((await hanging.json()) as { execution_id: string }).execution_id); // the job is there…
       expect(queued).not.toContain(inlineValue); // …without the secret in clear
+      expect(queued).not.toContain(headerValue); // …or the credential header
     }
     await new Promise((r) => setTimeout(r, 2000));
     await stop();
-    if (process.env[REDIS_URL_ENV]) expect(await queueContents()).not.toContain(inlineValue); // failed jobs are kept
+    if (process.env[REDIS_URL_ENV]) for (const value of [inlineValue, headerValue]) expect(await queueContents()).not.toContain(value); // failed jobs are kept
 
     const logs = outputs.join('\n');
     expect(logs.length).toBeGreaterThan(1000); // trace logging really ran
-    for (const value of [secretValue, inlineValue]) expect(logs).not.toContain(value);
+    for (const value of [secretValue, inlineValue, headerValue]) expect(logs).not.toContain(value);
 
     const client = new Client({ connectionString: database.url });
     await client.connect();
@@ -226,7 +229,7 @@ describe('Account secrets without SECRETS_KEY', () => {
       for (const table of tables) {
         for (const row of (await client.query(`SELECT t::text AS text FROM "${table}" t`)).rows) {
           rows++;
-          for (const value of [secretValue, inlineValue]) expect({ table, row: row.text.includes(value) }).toEqual({ table, row: false });
+          for (const value of [secretValue, inlineValue, headerValue]) expect({ table, row: row.text.includes(value) }).toEqual({ table, row: false });
         }
       }
       expect(rows).toBeGreaterThan(5);

@@ -10,6 +10,10 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack, type Header as TarHeader } from 'tar-stream';
 import { ZipFile } from 'yazl';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { TIER_LIMITS, type Tier } from '../src/identity/tiers';
+import { AccountsService } from '../src/keys/accounts.service';
 import { WorkspacesService } from '../src/workspaces/workspaces.service';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine, ENGINE_MODES } from './support/engines';
@@ -350,6 +354,68 @@ describeEachEngine('workspaces', (mode) => {
     const removed = await suite.t.app.get(WorkspacesService).sweep(new Date(Date.now() + 3601_000));
     expect(removed).toBeGreaterThanOrEqual(2);
     expect((await suite.t.request({ method: 'GET', url: `/v1/workspaces/${id}`, key: suite.acme.key })).statusCode).toBe(404);
+  });
+});
+
+describeEachEngine('workspace quotas', (mode) => {
+  const suite = useTestApp(mode, { env: { WORKSPACE_MAX_BYTES: String(4 * 1024 * 1024) } });
+
+  const account = async (name: string, tier: Tier, numbers: { workspaces?: number; workspace_bytes?: number } = {}) => {
+    const created = await suite.t.app.get(AccountsService).create({ name, tier, ...numbers });
+    return suite.t.createKey(created.id, { name: 'k', type: 'service' });
+  };
+  const upload = (key: string, body: Buffer) => suite.t.request({ method: 'POST', url: '/v1/workspaces', key, headers: { 'content-type': 'application/gzip' }, payload: body });
+  /** An archive of about `bytes` that does not compress. */
+  const archiveOf = (bytes: number) => tarGz([{ name: 'app/Dockerfile', body: DOCKERFILE }, { name: 'blob', body: randomBytes(bytes) }]);
+
+  it('refuses the upload past the count quota with 429 naming it, and the one past the bytes quota with 413; deleting frees room', async () => {
+    const key = await account('two-workspaces', 'enterprise', { workspaces: 2, workspace_bytes: 20_000 });
+    const small = await archiveOf(100);
+    const first = (await upload(key, small)).json();
+    expect((await upload(key, small)).statusCode).toBe(201);
+    const full = await upload(key, small);
+    expect(full.statusCode).toBe(429);
+    expect(full.json().error).toMatchObject({ code: 'RATE_LIMITED', retryable: true, details: { quota: 'workspaces', limit: 2, used: 2 } });
+    expect(full.json().error.message).toContain('2 of its 2 workspaces');
+    expect(Number(full.headers['retry-after'])).toBeGreaterThan(3500); // when the oldest expires (WORKSPACE_TTL_SECONDS)
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/workspaces/${first.id}`, key })).statusCode).toBe(204);
+    expect((await upload(key, small)).statusCode).toBe(201);
+
+    const bytesKey = await account('twenty-kb', 'enterprise', { workspace_bytes: 20_000 });
+    const large = await archiveOf(8_000);
+    expect((await upload(bytesKey, large)).statusCode).toBe(201);
+    expect((await upload(bytesKey, large)).statusCode).toBe(201);
+    const over = await upload(bytesKey, large);
+    expect(over.statusCode).toBe(413);
+    expect(over.json().error).toMatchObject({ code: 'INVALID_REQUEST', retryable: false, details: { quota: 'workspace_bytes', limit: 20_000, used: 2 * large.length, requested: large.length } });
+    expect((await suite.t.request({ method: 'GET', url: '/v1/workspaces', key: bytesKey })).json().total).toBe(2); // the refused one left nothing
+  });
+
+  it("counts one account's concurrent uploads against each other: exactly its quota get in", async () => {
+    const key = await account('three-at-once', 'enterprise', { workspaces: 3 });
+    const body = await archiveOf(100);
+    const statuses = (await Promise.all(Array.from({ length: 6 }, () => upload(key, body)))).map((res) => res.statusCode);
+    expect(statuses.sort()).toEqual([201, 201, 201, 429, 429, 429]);
+  });
+
+  it('gives a free account 10 workspaces and 100 MiB, a pro account 100 and 2 GiB', async () => {
+    expect(TIER_LIMITS.free).toMatchObject({ workspaces: 10, workspaceBytes: 100 * 1024 * 1024 });
+    expect(TIER_LIMITS.pro).toMatchObject({ workspaces: 100, workspaceBytes: 2048 * 1024 * 1024 });
+    const key = await account('free-ws', 'free');
+    const body = await archiveOf(100);
+    for (let i = 0; i < 10; i++) expect((await upload(key, body)).statusCode).toBe(201);
+    expect((await upload(key, body)).json().error).toMatchObject({ code: 'RATE_LIMITED', details: { quota: 'workspaces', limit: 10, used: 10 } });
+  });
+
+  it('stores an archive in 1 MiB chunks (no one statement holds the database for all of it) and reads it back whole', async () => {
+    const key = await account('chunked', 'enterprise');
+    const body = await archiveOf(2_500_000);
+    const created = await upload(key, body);
+    expect(created.statusCode).toBe(201);
+    const chunks: { n: number }[] = await suite.t.app.get(DataSource).query('SELECT length(data) AS n FROM workspace_chunks WHERE workspace_id = $1 ORDER BY seq', [created.json().id]);
+    expect(chunks.map((c) => Number(c.n))).toEqual([1024 * 1024, 1024 * 1024, body.length - 2 * 1024 * 1024]);
+    const iac = await suite.t.request({ method: 'POST', url: '/v1/tools/iac-scan/invoke', key, payload: { inputs: { workspace: created.json().id, path: 'app' } } });
+    expect(iac.json().result.findings.map((finding: { rule: string }) => finding.rule)).toContain('dockerfile/curl-pipe-shell');
   });
 });
 

@@ -1,15 +1,31 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { BuiltinToolsModule } from '../../tools';
 import { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
 import { KeysModule } from '../keys/keys.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { SessionsModule } from '../sessions/sessions.module';
+import { loadExtensionModules } from '../tools/extension-modules';
 
-/** What the operator CLI needs: the database, the key, secret and console-session services, no HTTP. */
+/**
+ * What the operator CLI needs: the database, the key, secret and console-session services, no HTTP;
+ * with `tools`, the service's tools too (built-in and EXTENSION_MODULES), for a command whose
+ * tool ids the key service checks. Without them the catalogue is empty.
+ */
 @Module({})
 export class CliModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    return { module: CliModule, imports: [ConfigModule.forRoot(config), DatabaseModule.forRoot(), KeysModule, SecretsModule, SessionsModule] };
+  static forRoot(config: AppConfig, tools: boolean): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(),
+        KeysModule,
+        SecretsModule,
+        SessionsModule,
+        ...(tools ? [BuiltinToolsModule, ...loadExtensionModules(config.EXTENSION_MODULES)] : []),
+      ],
+    };
   }
 }

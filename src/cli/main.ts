@@ -13,9 +13,9 @@ import { TIERS } from '../identity/tiers';
 import { SECRET_NAME } from '../secrets/secret-name';
 import { outputOption, readStdin, registerClientCommands } from './client/commands';
 import { clientKeys, clientSecrets, registerClientKeyCommands } from './client/account-commands';
-import type { Services } from './operator';
+import type { OperatorOptions, Services } from './operator';
 
-const run = async (action: (services: Services) => Promise<unknown>): Promise<void> => (await import('./operator')).runOperator(action);
+const run = async (action: (services: Services) => Promise<unknown>, options?: OperatorOptions): Promise<void> => (await import('./operator')).runOperator(action, options);
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -45,9 +45,19 @@ accounts
   .option('--requests-per-minute <n>', 'enterprise: own request rate', positiveInt)
   .option('--monthly-calls <n>', 'enterprise: own monthly call quota', positiveInt)
   .option('--retention-days <n>', 'enterprise: own execution retention', positiveInt)
+  .option('--workspaces <n>', 'enterprise: own quota of live uploaded workspaces', positiveInt)
+  .option('--workspace-bytes <n>', 'enterprise: own quota of bytes those workspaces store', positiveInt)
   .action((o) =>
     run(({ accounts: svc }) =>
-      svc.create({ name: o.name, tier: o.tier, requests_per_minute: o.requestsPerMinute ?? null, monthly_calls: o.monthlyCalls ?? null, retention_days: o.retentionDays ?? null }),
+      svc.create({
+        name: o.name,
+        tier: o.tier,
+        requests_per_minute: o.requestsPerMinute ?? null,
+        monthly_calls: o.monthlyCalls ?? null,
+        retention_days: o.retentionDays ?? null,
+        workspaces: o.workspaces ?? null,
+        workspace_bytes: o.workspaceBytes ?? null,
+      }),
     ),
   );
 accounts.command('list').action(() => run(({ accounts: svc }) => svc.list()));
@@ -67,7 +77,7 @@ keys
       const account = await acc.findByName(o.account);
       const issued = await svc.create(account.id, { name: o.name, type: KEY_TYPE_ALIASES[o.type], expires_in: o.expiresIn, scopes: o.scopes, tool_ids: o.toolIds ?? null });
       return { ...keyView(issued.record), key: issued.secret, note: 'Store this key now: it is shown only once.' };
-    }),
+    }, { tools: o.toolIds !== undefined }),
   );
 keys
   .command('secret')

@@ -12,12 +12,17 @@ import { CliModule } from './cli.module';
 
 export type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService; consoleSessions: ConsoleSessions };
 
+export interface OperatorOptions {
+  /** Load the service's tools: a command that names tools (`keys create --tool-ids`) has them checked. Doubles the start-up. */
+  tools?: boolean;
+}
+
 /** Opens the database for one command, prints its result, closes. */
-export async function runOperator(action: (services: Services) => Promise<unknown>): Promise<void> {
+export async function runOperator(action: (services: Services) => Promise<unknown>, options: OperatorOptions = {}): Promise<void> {
   const config = loadConfig();
   claimDataDir(config);
   // Failures reach the handler in main.ts, which prints their message once.
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config), { logger: false, abortOnError: false });
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, options.tools === true), { logger: false, abortOnError: false });
   try {
     const result = await action({ accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService), consoleSessions: app.get(ConsoleSessions) });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -27,6 +27,28 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`${name}=`));
   });
 
+  it.each([
+    ['BOOTSTRAP_API_KEY', 'sk_svc_Short1secretVALUE', 'Short1secretVALUE'],
+    ['METRICS_TOKEN', 'tok3nSecret', 'tok3nSecret'],
+    ['DATABASE_URL', 'mysql://tos:Hunter2pw@db:3306/tos', 'Hunter2pw'],
+    ['REDIS_URL', 'http://default:Hunter2pw@cache:6379', 'Hunter2pw'],
+    ['DATABASE_URL', 'postgresql:/tos:Hun@ter/2#pw@db/tos', 'ter/2#pw'],
+    ['DATABASE_URL', 'tos:Hunter2pw@db/tos', 'Hunter2pw'],
+  ])('names %s but never shows the secret in it', (name, value, secret) => {
+    let message = '';
+    try {
+      loadConfig({ [name]: value });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain(`${name}=`);
+    expect(message).not.toContain(secret);
+  });
+
+  it('shows a malformed URL with its password masked, so the rest can still be judged', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://tos:Hunter2pw@db:3306/tos' })).toThrow('DATABASE_URL="mysql://tos:***@db:3306/tos"');
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', BOOTSTRAP_API_KEY: '' }).DATABASE_URL).toBeUndefined();
   });

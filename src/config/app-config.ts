@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { SERVICE_KEY_PATTERN } from '../identity/key-secret';
 import { TIERS, Tier } from '../identity/tiers';
+import { shownConfigValue } from './shown-value';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const ROLES = ['all', 'api', 'worker'] as const;
@@ -237,6 +238,9 @@ export class AppConfig {
   }
 }
 
+/** Variables holding credentials: a start-up error names them but never shows their value. */
+const CREDENTIAL_VARIABLES: ReadonlySet<string> = new Set(['BOOTSTRAP_API_KEY', 'METRICS_TOKEN', 'SECRETS_KEY', 'SECRETS_PREVIOUS_KEYS']);
+
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
@@ -247,7 +251,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const picked = Object.fromEntries(known.filter((name) => env[name] !== undefined).map((name) => [name, env[name]]));
   const config = plainToInstance(AppConfig, picked);
   const errors = validateSync(config, { forbidUnknownValues: true });
-  const lines = errors.map((e) => `  ${e.property}=${JSON.stringify(env[e.property])}: ${Object.values(e.constraints ?? {}).join('; ')}`);
+  const lines = errors.map(
+    (e) => `  ${e.property}=${shownConfigValue(env[e.property], CREDENTIAL_VARIABLES.has(e.property))}: ${Object.values(e.constraints ?? {}).join('; ')}`,
+  );
   if (errors.length === 0 && !config.TLS_CERT !== !config.TLS_KEY) {
     lines.push(`  TLS_CERT/TLS_KEY: set both (HTTPS) or neither (plain HTTP behind a proxy)`);
   }

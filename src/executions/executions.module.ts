@@ -69,7 +69,7 @@ export class ExecutionsModule {
           { provide: ExecutionEventBus, useFactory: () => new InMemoryEventBus() },
         ]),
       ],
-      exports: [InvocationService, ExecutionsService, ExecutionQueue, ExecutionEventBus, InputRounds],
+      exports: [InvocationService, ExecutionsService, ExecutionQueue, ExecutionEventBus, InputRounds, AdmissionGate],
     };
   });
 }

@@ -8,11 +8,17 @@ export interface TierLimits {
   monthlyCalls: number | null;
   /** Days execution records are kept. */
   retentionDays: number;
+  /** Live (unexpired) uploaded workspaces per account. */
+  workspaces: number;
+  /** Bytes of archives those workspaces store, per account (what the database holds for them). */
+  workspaceBytes: number;
 }
+
+const MIB = 1024 * 1024;
 
 /** DESIGN §5.4: enterprise accounts may carry their own numbers; these apply when unset. */
 export const TIER_LIMITS: Record<Tier, TierLimits> = {
-  free: { requestsPerMinute: 100, monthlyCalls: 1_000, retentionDays: 30 },
-  pro: { requestsPerMinute: 1_000, monthlyCalls: 100_000, retentionDays: 90 },
-  enterprise: { requestsPerMinute: 10_000, monthlyCalls: null, retentionDays: 365 },
+  free: { requestsPerMinute: 100, monthlyCalls: 1_000, retentionDays: 30, workspaces: 10, workspaceBytes: 100 * MIB },
+  pro: { requestsPerMinute: 1_000, monthlyCalls: 100_000, retentionDays: 90, workspaces: 100, workspaceBytes: 2048 * MIB },
+  enterprise: { requestsPerMinute: 10_000, monthlyCalls: null, retentionDays: 365, workspaces: 1_000, workspaceBytes: 20_480 * MIB },
 };

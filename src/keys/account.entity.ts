@@ -23,6 +23,12 @@ export class Account {
   @Column('integer', { nullable: true })
   retention_days: number | null;
 
+  @Column('integer', { nullable: true })
+  workspaces: number | null;
+
+  @Column('bigint', { nullable: true, transformer: { to: (value: number | null) => value, from: (value: string | null) => (value === null ? null : Number(value)) } })
+  workspace_bytes: number | null;
+
   @CreateDateColumn({ type: 'timestamptz' })
   created_at: Date;
 }
@@ -34,5 +40,7 @@ export function accountLimits(account: Account): TierLimits {
     requestsPerMinute: account.requests_per_minute ?? tier.requestsPerMinute,
     monthlyCalls: account.monthly_calls ?? tier.monthlyCalls,
     retentionDays: account.retention_days ?? tier.retentionDays,
+    workspaces: account.workspaces ?? tier.workspaces,
+    workspaceBytes: account.workspace_bytes ?? tier.workspaceBytes,
   };
 }

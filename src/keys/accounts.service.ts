@@ -12,6 +12,8 @@ export interface NewAccount {
   requests_per_minute?: number | null;
   monthly_calls?: number | null;
   retention_days?: number | null;
+  workspaces?: number | null;
+  workspace_bytes?: number | null;
 }
 
 /** Accounts are created by operators (CLI, bootstrap), never over the public API. */
@@ -20,7 +22,7 @@ export class AccountsService {
   constructor(@InjectRepository(Account) private readonly accounts: Repository<Account>) {}
 
   async create(input: NewAccount): Promise<Account> {
-    const custom = (['requests_per_minute', 'monthly_calls', 'retention_days'] as const).filter((name) => input[name] != null);
+    const custom = (['requests_per_minute', 'monthly_calls', 'retention_days', 'workspaces', 'workspace_bytes'] as const).filter((name) => input[name] != null);
     if (input.tier !== 'enterprise' && custom.length > 0) {
       throw AppException.invalidRequest(`${custom.join(', ')}: custom limits are for enterprise accounts; the ${input.tier} tier has fixed ones`, { parameter: custom[0] });
     }

@@ -6,6 +6,7 @@ import { AppException } from '../common/errors';
 import { newKeyId } from '../common/ids';
 import { ApiKey } from './api-key.entity';
 import { generateSecret, hashSecret, KeyType } from '../identity/key-secret';
+import { ToolCatalogue } from '../tools/tool-registry';
 import { KeyVerifier } from './key-verifier';
 
 export const MAX_TEMPORARY_KEY_SECONDS = 86_400;
@@ -37,6 +38,7 @@ export class ApiKeysService {
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
     private readonly dataSource: DataSource,
     private readonly verifier: KeyVerifier,
+    private readonly tools: ToolCatalogue,
   ) {}
 
   async create(accountId: string, request: NewKey, grantor?: Grantor, now = new Date()): Promise<IssuedKey> {
@@ -50,6 +52,9 @@ export class ApiKeysService {
     const scopes = request.scopes ?? defaultScopes(type);
     const credentialScope = type === 'temporary' ? scopes.find((scope) => !defaultScopes('temporary').includes(scope)) : undefined;
     if (credentialScope) throw new AppException('FORBIDDEN', `Temporary keys cannot hold the ${credentialScope} scope`);
+    // Here rather than in a door: the REST API, the console and the operator CLI all create keys.
+    const unknownTool = request.tool_ids?.find((id) => !this.tools.has(id));
+    if (unknownTool) throw AppException.invalidRequest(`Unknown tool in tool_ids: ${unknownTool}`, { parameter: 'tool_ids' });
     const toolIds = request.tool_ids ?? (grantor?.toolIds ? [...grantor.toolIds] : null);
     if (grantor) assertWithinGrant(grantor, scopes, toolIds);
     const expiresAt = request.expires_in === undefined ? null : new Date(now.getTime() + request.expires_in * 1000);

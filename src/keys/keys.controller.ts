@@ -1,9 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
-import { AppException } from '../common/errors';
 import { PageQuery } from '../common/pagination';
-import { ToolCatalogue } from '../tools/tool-registry';
 import { ApiKeysService, IssuedKey } from './api-keys.service';
 import { CreateKeyDto, RotateKeyDto } from './dto/create-key.dto';
 import { keyView } from './key-view';
@@ -12,15 +10,10 @@ import { keyView } from './key-view';
 @Controller('v1/keys')
 @RequireScopes('keys:manage')
 export class KeysController {
-  constructor(
-    private readonly keys: ApiKeysService,
-    private readonly registry: ToolCatalogue,
-  ) {}
+  constructor(private readonly keys: ApiKeysService) {}
 
   @Post()
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateKeyDto) {
-    const unknownTool = body.tool_ids?.find((id) => !this.registry.has(id));
-    if (unknownTool) throw AppException.invalidRequest(`Unknown tool in tool_ids: ${unknownTool}`, { parameter: 'tool_ids' });
     const issued = await this.keys.create(
       principal.accountId,
       { name: body.name, type: body.keyType, expires_in: body.expires_in, scopes: body.scopes, tool_ids: body.tool_ids },

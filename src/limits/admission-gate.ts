@@ -1,8 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppException } from '../common/errors';
 import type { Principal } from '../identity/principal';
 import type { ResolvedDefinition } from '../tools/tool-registry';
 import { QuotaStore } from './quota-store';
-import { keyWindowKey, rateLimited } from './rate-limit-headers';
+import { applyRateLimit, keyWindowKey, rateLimited } from './rate-limit-headers';
 import { WINDOW_MS, WindowHit, WindowStore } from './window-store';
 
 /** The per-tool window an admitted call was counted in (for the X-RateLimit-* headers). */
@@ -62,6 +64,20 @@ export class AdmissionGate {
     }
     await this.consumeQuota(principal);
     return window;
+  }
+
+  /**
+   * Counts `n` requests beyond the one the request-window guard counted for this HTTP request (the
+   * further messages of a JSON-RPC batch), in the same key window: a batch pays per message, as if
+   * each were its own POST. As many as fit are counted; `refusal` is the RATE_LIMITED error for the
+   * rest (none when all fit). The response's X-RateLimit-* headers follow.
+   */
+  async admitMore(principal: Principal, request: FastifyRequest, reply: FastifyReply, n: number): Promise<{ admitted: number; refusal?: AppException }> {
+    const limit = principal.limits.requestsPerMinute;
+    const { taken, count, resetAt } = await this.windows.hitMany(keyWindowKey(principal.keyId), limit, WINDOW_MS, n);
+    applyRateLimit(request, reply, limit, count, resetAt);
+    if (taken === n) return { admitted: n };
+    return { admitted: taken, refusal: rateLimited('API key', limit, Math.ceil((resetAt - Date.now()) / 1000)) };
   }
 
   /** Reads, never counts: the caller's request window and the account's monthly calls. */

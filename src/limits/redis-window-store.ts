@@ -2,29 +2,29 @@ import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
 import { failFastRedis, redisScript } from '../common/redis';
-import { MemoryWindowStore, WindowHit, WindowStore } from './window-store';
+import { MemoryWindowStore, WindowHit, WindowStore, WindowTake } from './window-store';
 
 /**
  * The rolling window in one Lua script, so replicas share it atomically. Time comes from Redis
- * (TIME), not from each replica's clock. Returns { allowed, count, resetAt }.
+ * (TIME), not from each replica's clock. Counts up to ARGV[3] requests (0: a peek), as many as fit.
+ * Returns { taken, count, resetAt }.
  */
 const HIT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window, limit, counts = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1'
+local window, limit, wanted = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
 local count = redis.call('ZCARD', KEYS[1])
-local allowed = 0
-if counts and count < limit then
-  redis.call('ZADD', KEYS[1], now, now .. '-' .. ARGV[4])
+local taken = math.max(0, math.min(wanted, limit - count))
+if taken > 0 then
+  for i = 1, taken do redis.call('ZADD', KEYS[1], now, now .. '-' .. ARGV[4] .. '-' .. i) end
   redis.call('PEXPIRE', KEYS[1], window)
-  count = count + 1
-  allowed = 1
+  count = count + taken
 end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local reset = now + window
 if oldest[2] then reset = tonumber(oldest[2]) + window end
-return { allowed, count, reset }
+return { taken, count, reset }
 `;
 
 /**
@@ -34,7 +34,7 @@ return { allowed, count, reset }
 export class RedisWindowStore extends WindowStore implements OnApplicationShutdown {
   private readonly logger = new Logger(RedisWindowStore.name);
   private readonly redis: Redis;
-  private readonly windowHit: (key: string, windowMs: number, limit: number, counts: string, member: string) => Promise<[number, number, number]>;
+  private readonly windowHit: (key: string, windowMs: number, limit: number, wanted: number, member: string) => Promise<[number, number, number]>;
   private readonly fallback = new MemoryWindowStore();
   private degraded = false;
   /** Members must be unique within a millisecond across processes: this process's tag and a counter. */
@@ -47,28 +47,34 @@ export class RedisWindowStore extends WindowStore implements OnApplicationShutdo
     this.windowHit = redisScript(this.redis, 'windowHit', 1, HIT);
   }
 
-  hit(key: string, limit: number, windowMs: number): Promise<WindowHit> {
-    return this.run(key, limit, windowMs, true);
+  async hit(key: string, limit: number, windowMs: number): Promise<WindowHit> {
+    const { taken, count, resetAt } = await this.run(key, limit, windowMs, 1);
+    return { allowed: taken === 1, count, resetAt };
   }
 
-  peek(key: string, limit: number, windowMs: number): Promise<WindowHit> {
-    return this.run(key, limit, windowMs, false);
+  async peek(key: string, limit: number, windowMs: number): Promise<WindowHit> {
+    const { count, resetAt } = await this.run(key, limit, windowMs, 0);
+    return { allowed: true, count, resetAt };
+  }
+
+  hitMany(key: string, limit: number, windowMs: number, n: number): Promise<WindowTake> {
+    return this.run(key, limit, windowMs, n);
   }
 
   onApplicationShutdown(): void {
     this.redis.disconnect();
   }
 
-  private async run(key: string, limit: number, windowMs: number, counts: boolean): Promise<WindowHit> {
+  private async run(key: string, limit: number, windowMs: number, wanted: number): Promise<WindowTake> {
     try {
-      const [allowed, count, resetAt] = await this.windowHit(`${this.prefix}:rl:${key}`, windowMs, limit, counts ? '1' : '0', `${this.processTag}.${++this.hits}`);
+      const [taken, count, resetAt] = await this.windowHit(`${this.prefix}:rl:${key}`, windowMs, limit, wanted, `${this.processTag}.${++this.hits}`);
       if (this.degraded) this.logger.warn('Redis is back: rate limits are shared again');
       this.degraded = false;
-      return { allowed: counts ? allowed === 1 : true, count, resetAt };
+      return { taken, count, resetAt };
     } catch (err) {
       if (!this.degraded) this.logger.error(`Redis unavailable (${(err as Error).message}): rate limits fall back to this process`);
       this.degraded = true;
-      return counts ? this.fallback.hit(key, limit, windowMs) : this.fallback.peek(key, limit, windowMs);
+      return this.fallback.hitMany(key, limit, windowMs, wanted);
     }
   }
 }

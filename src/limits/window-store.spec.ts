@@ -34,4 +34,12 @@ describe('MemoryWindowStore', () => {
     // At 5000 the requests of 4001..4999 remain: full for a limit of 2997, the oldest leaving at 5001.
     expect(await store.hit('busy', 2997, 1000, 5_000)).toEqual({ allowed: false, count: 2997, resetAt: 5001 });
   });
+
+  it('counts as many of several requests as the window holds, and none of the rest', async () => {
+    const store = new MemoryWindowStore();
+    await store.hit('k', 5, 1000, 0);
+    expect(await store.hitMany('k', 5, 1000, 6, 10)).toEqual({ taken: 4, count: 5, resetAt: 1000 });
+    expect(await store.hitMany('k', 5, 1000, 2, 20)).toEqual({ taken: 0, count: 5, resetAt: 1000 });
+    expect(await store.hitMany('k', 5, 1000, 3, 1000)).toEqual({ taken: 1, count: 5, resetAt: 1010 }); // t=0 left; the oldest is now t=10
+  });
 });

@@ -10,6 +10,14 @@ export interface WindowHit {
   resetAt: number;
 }
 
+/** Several requests counted at once: as many as fit, in one decision. */
+export interface WindowTake {
+  /** Requests counted, 0..n: the rest did not fit and are not counted. */
+  taken: number;
+  count: number;
+  resetAt: number;
+}
+
 /**
  * A true rolling window (a log of request times, not fixed buckets): `limit` requests pass in any
  * `windowMs`. A refused request is not counted, so a client that waits gets in exactly when a
@@ -19,6 +27,8 @@ export abstract class WindowStore {
   abstract hit(key: string, limit: number, windowMs: number): Promise<WindowHit>;
   /** The window's state without counting a request (headers on responses no limiter saw). */
   abstract peek(key: string, limit: number, windowMs: number): Promise<WindowHit>;
+  /** Counts up to `n` requests at once (one JSON-RPC batch's messages): as many as the window still holds. */
+  abstract hitMany(key: string, limit: number, windowMs: number, n: number): Promise<WindowTake>;
 }
 
 const SWEEP_EVERY = 10_000;
@@ -62,14 +72,17 @@ export class MemoryWindowStore extends WindowStore {
   private hitsSinceSweep = 0;
 
   async hit(key: string, limit: number, windowMs: number, now = Date.now()): Promise<WindowHit> {
+    const { taken, count, resetAt } = await this.hitMany(key, limit, windowMs, 1, now);
+    return { allowed: taken === 1, count, resetAt };
+  }
+
+  async hitMany(key: string, limit: number, windowMs: number, n: number, now = Date.now()): Promise<WindowTake> {
     const log = this.prune(key, windowMs, now) ?? new TimeLog();
-    const allowed = log.size < limit;
-    if (allowed) {
-      log.push(now);
-      this.logs.set(key, log);
-    }
+    const taken = Math.max(0, Math.min(n, limit - log.size));
+    for (let i = 0; i < taken; i++) log.push(now);
+    if (taken > 0) this.logs.set(key, log);
     if (++this.hitsSinceSweep >= SWEEP_EVERY) this.sweep(windowMs, now);
-    return { allowed, count: log.size, resetAt: (log.oldest ?? now) + windowMs };
+    return { taken, count: log.size, resetAt: (log.oldest ?? now) + windowMs };
   }
 
   async peek(key: string, _limit: number, windowMs: number, now = Date.now()): Promise<WindowHit> {

@@ -11,6 +11,7 @@ import type { McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import type { McpTasks } from './mcp-tasks';
 import type { InputRounds } from '../executions/request/input-rounds';
+import type { AdmissionGate } from '../limits/admission-gate';
 import { McpTools } from './mcp-tools';
 
 /** The endpoint on a bare Fastify, over an invocation service that fails the way a lost database would. */
@@ -30,7 +31,8 @@ describe('McpEndpoint', () => {
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
     modern = new McpModernEndpoint(tools, tasks, library);
-    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, library, new McpLegacyTasks(tasks, { MCP_PAGE_SIZE: 50 } as AppConfig));
+    const gate = { admitMore: (...[, , , n]: number[]) => Promise.resolve({ admitted: n }) } as unknown as AdmissionGate;
+    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, gate, library, new McpLegacyTasks(tasks, { MCP_PAGE_SIZE: 50 } as AppConfig));
     await endpoint.onModuleInit();
     app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => void logged.push(JSON.parse(line)) } } });
     app.post('/mcp', (request, reply) => endpoint.handle(principal, request, reply));

@@ -32,6 +32,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ProgressListener } from '../executions/engine/execution-runner';
 import type { Principal } from '../identity/principal';
+import { AdmissionGate } from '../limits/admission-gate';
 import { McpAnswer } from './mcp-answer';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { McpCancellations } from './mcp-cancellations';
@@ -40,7 +41,7 @@ import { LEGACY_TASKS_CAPABILITY, McpLegacyTasks } from './mcp-legacy-tasks';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import { routeOf } from './mcp-route';
-import { hideUnexpected } from './mcp-replies';
+import { hideUnexpected, RATE_LIMITED } from './mcp-replies';
 import { callOf, CallContext, McpTools } from './mcp-tools';
 
 /** The library's requests as the SDK v1 Server knows them. */
@@ -103,6 +104,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
     private readonly tools: McpTools,
     private readonly cancellations: McpCancellations,
     private readonly modern: McpModernEndpoint,
+    private readonly gate: AdmissionGate,
     library: McpLibrary,
     tasks: McpLegacyTasks,
   ) {
@@ -228,18 +230,35 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       await reply.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
       return;
     }
-    const { requests, notifications } = messages;
-    for (const notification of notifications) this.notified(principal, notification);
-    if (requests.length === 0) {
+    const { admitted, refused } = await this.admitBatch(principal, request, reply, messages);
+    const requests = admitted.filter(isJSONRPCRequest);
+    for (const message of admitted) if (!isJSONRPCRequest(message)) this.notified(principal, message);
+    if (requests.length + refused.length === 0) {
       await reply.status(202).send();
       return;
     }
-    const answer = new McpAnswer(reply, requests.length, Array.isArray(request.body), requests.some(asksForProgress));
+    const answer = new McpAnswer(reply, requests.length + refused.length, Array.isArray(request.body), requests.some(asksForProgress));
+    for (const response of refused) answer.respond(response);
     const post: Post = { principal, request, reply, answer };
     const forServer: JSONRPCRequest[] = [];
     for (const message of requests) if (!this.answeredPlainCall(message, post)) forServer.push(message);
     this.transport.dispatch(forServer, post);
     await answer.done;
+  }
+
+  /**
+   * Each message of a batch takes a slot of the key's request window, as if it came in its own
+   * POST (the request-window guard counted the POST: its first message). The messages the window
+   * cannot hold, in batch order, are not counted and not run: a request among them is answered
+   * with a RATE_LIMITED error, a notification among them is dropped (it has no answer).
+   */
+  private async admitBatch(principal: Principal, request: FastifyRequest, reply: FastifyReply, messages: Message[]): Promise<{ admitted: Message[]; refused: JSONRPCMessage[] }> {
+    if (messages.length <= 1) return { admitted: messages, refused: [] };
+    const { admitted, refusal } = await this.gate.admitMore(principal, request, reply, messages.length - 1);
+    if (!refusal) return { admitted: messages, refused: [] };
+    const error = { code: RATE_LIMITED, message: refusal.message, data: refusal.body };
+    const refused = messages.slice(1 + admitted).filter(isJSONRPCRequest).map((message): JSONRPCMessage => ({ jsonrpc: '2.0', id: message.id, error }));
+    return { admitted: messages.slice(0, 1 + admitted), refused };
   }
 
   /** A cancelled request usually runs in another POST, or another process: see McpCancellations. */
@@ -250,16 +269,13 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-interface Messages {
-  requests: JSONRPCRequest[];
-  notifications: JSONRPCNotification[];
-}
+type Message = JSONRPCRequest | JSONRPCNotification;
 
 /**
- * The POST's requests and notifications, or why the transport refuses them (the SDK transport's
- * rules). Responses are dropped: they would answer requests this server never sends.
+ * The POST's requests and notifications in batch order, or why the transport refuses them (the SDK
+ * transport's rules). Responses are dropped: they would answer requests this server never sends.
  */
-function readMessages(request: FastifyRequest): Messages | TransportRefusal {
+function readMessages(request: FastifyRequest): Message[] | TransportRefusal {
   const accept = request.headers.accept ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
     return new TransportRefusal(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
@@ -272,19 +288,19 @@ function readMessages(request: FastifyRequest): Messages | TransportRefusal {
   if (batch.length === 0 || batch.length > MAX_BATCH) {
     return new TransportRefusal(400, ErrorCode.InvalidRequest, `Invalid Request: a batch holds 1 to ${MAX_BATCH} messages`);
   }
-  const messages: Messages = { requests: [], notifications: [] };
+  const messages: Message[] = [];
   for (const message of batch) {
     // A request, the common case, is recognised without building the union's errors.
     if (isJSONRPCRequest(message)) {
-      messages.requests.push(message);
+      messages.push(message);
       continue;
     }
     const parsed = JSONRPCMessageSchema.safeParse(message);
     if (!parsed.success) return new TransportRefusal(400, ErrorCode.ParseError, 'Parse error: Invalid JSON-RPC message');
-    if ('method' in parsed.data) messages.notifications.push(parsed.data as JSONRPCNotification);
+    if ('method' in parsed.data) messages.push(parsed.data as JSONRPCNotification);
   }
   const version = request.headers['mcp-protocol-version'];
-  if (version !== undefined && !messages.requests.some((message) => message.method === 'initialize') && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
+  if (version !== undefined && !messages.some((message) => isJSONRPCRequest(message) && message.method === 'initialize') && !SUPPORTED_PROTOCOL_VERSIONS.includes(String(version))) {
     return new TransportRefusal(
       400,
       -32000,

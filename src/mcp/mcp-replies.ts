@@ -38,6 +38,9 @@ export function hideUnexpected(err: unknown, method: string, facts: RequestFacts
   throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${facts.requestId}.`);
 }
 
+/** Our JSON-RPC error for a batch message the key's request window could not hold; `data` is the RATE_LIMITED envelope (retry_after). */
+export const RATE_LIMITED = -32029;
+
 /** JSON-RPC error of 2026-07-28 for request headers that disagree with its body. */
 export const HEADER_MISMATCH = -32020;
 

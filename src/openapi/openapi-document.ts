@@ -19,7 +19,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   '404': 'NOT_FOUND: no such tool, execution, key or route (also another account’s)',
   '409': 'CONFLICT',
   '410': 'INVALID_REQUEST: API-Version 0.9 passed its sunset',
-  '413': 'INVALID_REQUEST: body over 1 MiB (after decompression)',
+  '413': 'INVALID_REQUEST: body over 1 MiB (after decompression); a workspace archive over WORKSPACE_MAX_BYTES or past the account’s workspace bytes quota',
   '415': 'INVALID_REQUEST: body not application/json',
   '429': 'RATE_LIMITED: a window or quota is exhausted',
   '500': 'INTERNAL_ERROR or TOOL_ERROR',

@@ -84,13 +84,13 @@ export class SecretsService implements OnModuleInit, AccountSecretSource {
    * The secret inputs of a queued call, sealed for the job payload (Redis holds it until a worker
    * takes it), bound to the execution; null when SECRETS_KEY is unset (they then travel as given).
    */
-  sealJobInputs(executionId: string, values: Record<string, string>): Sealed | null {
+  sealJobInputs(executionId: string, values: Record<string, unknown>): Sealed | null {
     return this.cipher.configured ? this.cipher.seal('', `job:${executionId}`, JSON.stringify(values)) : null;
   }
 
   /** The values `sealJobInputs` sealed for this execution; throws when they do not open here. */
-  openJobInputs(executionId: string, sealed: Sealed): Record<string, string> {
-    return JSON.parse(this.cipher.open('', `job:${executionId}`, sealed)) as Record<string, string>;
+  openJobInputs(executionId: string, sealed: Sealed): Record<string, unknown> {
+    return JSON.parse(this.cipher.open('', `job:${executionId}`, sealed)) as Record<string, unknown>;
   }
 
   private requireKey(): void {

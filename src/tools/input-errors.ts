@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { AppException } from '../common/errors';
 import { maskApiKeys } from '../common/key-mask';
-import type { ToolInputDefinition } from './sdk';
+import { REDACTED, redactStoredInput, type ToolInputDefinition } from './sdk';
 
 /** Turns the first ajv error into DESIGN §5.2's error: missing → INVALID_REQUEST, wrong → INVALID_INPUT. */
 export function inputErrorToException(
@@ -19,9 +19,8 @@ export function inputErrorToException(
   }
   const error = errors[0];
   const parameter = parameterName(error);
-  const topLevel = parameter.split(/[.[]/)[0];
-  const definition = definitions[topLevel];
-  const received = definition?.secret ? '[redacted]' : preview(valueAt(input, error.instancePath));
+  const shown = valueAt(redactStoredInput(definitions, input), error.instancePath);
+  const received = shown === REDACTED ? '[redacted]' : preview(shown);
   const expected = expectedFromError(error);
   return new AppException('INVALID_INPUT', `Invalid value for parameter '${parameter}': expected ${expected}`, {
     details: { parameter, expected, received },

@@ -1,3 +1,4 @@
+import { shownConfigValue } from '../config/shown-value';
 import type { ToolSettingDefinition, ToolSettingValue } from './sdk';
 
 /**
@@ -19,7 +20,7 @@ export function readToolSettings(
 
 function parseSetting(toolId: string, name: string, setting: ToolSettingDefinition, raw: string): ToolSettingValue {
   const fail = (expected: string) =>
-    new Error(`${name} (a setting of tool '${toolId}') must be ${expected}${setting.secret ? '' : `, got '${raw}'`}`);
+    new Error(`${name} (a setting of tool '${toolId}') must be ${expected}, got ${shownConfigValue(raw, setting.secret === true)}`);
   switch (setting.type) {
     case 'integer':
       if (!/^-?\d+$/.test(raw.trim())) throw fail('an integer');

@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { mkdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { ToolThreads } from './isolation/tool-threads';
@@ -21,11 +20,7 @@ export const WORKSPACE = Symbol('WORKSPACE');
     {
       provide: WORKSPACE,
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => {
-        const root = path.resolve(config.WORKSPACE_ROOT);
-        mkdirSync(root, { recursive: true });
-        return createWorkspace(root);
-      },
+      useFactory: (config: AppConfig) => createWorkspace(path.resolve(config.WORKSPACE_ROOT)),
     },
   ],
   exports: [ToolCatalogue, ToolThreads, WORKSPACE],

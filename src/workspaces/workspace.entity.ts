@@ -2,8 +2,9 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typ
 import { Account } from '../keys/account.entity';
 
 /**
- * An uploaded workspace. The archive itself is kept here, in the database every process shares,
- * so whichever worker runs an execution can unpack it (DESIGN §4: workers on any machine).
+ * An uploaded workspace. The archive itself is kept in the database every process shares (in
+ * WorkspaceChunk rows), so whichever worker runs an execution can unpack it (DESIGN §4: workers
+ * on any machine).
  */
 @Entity('workspaces')
 @Index('ix_workspaces_account_created', ['account_id', 'created_at'])
@@ -36,12 +37,30 @@ export class WorkspaceRecord {
   @Column('integer')
   archive_bytes: number;
 
-  @Column('bytea', { select: false })
-  archive?: Buffer;
+  /** False while its chunks are being written: not usable yet, but counted in the account's quota. */
+  @Column('boolean', { default: true })
+  ready: boolean;
 
   @Column('timestamptz')
   created_at: Date;
 
   @Column('timestamptz')
   expires_at: Date;
+}
+
+/** One piece of a workspace's archive, in order of `seq`: an upload is many short inserts, not one long one. */
+@Entity('workspace_chunks')
+export class WorkspaceChunk {
+  @PrimaryColumn('text', { primaryKeyConstraintName: 'pk_workspace_chunks' })
+  workspace_id: string;
+
+  @PrimaryColumn('integer', { primaryKeyConstraintName: 'pk_workspace_chunks' })
+  seq: number;
+
+  @ManyToOne(() => WorkspaceRecord, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'workspace_id', foreignKeyConstraintName: 'fk_workspace_chunks_workspace' })
+  workspace?: WorkspaceRecord;
+
+  @Column('bytea')
+  data: Buffer;
 }

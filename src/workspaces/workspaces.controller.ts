@@ -34,9 +34,9 @@ export class WorkspacesController {
     schema: { oneOf: [{ type: 'string', format: 'binary' }, { type: 'object', required: ['git_url'], properties: { git_url: { type: 'string', maxLength: 2048 }, ref: { type: 'string', maxLength: 255 } } }] },
   })
   async create(@CurrentPrincipal() principal: Principal, @Headers('content-type') contentType: string | undefined, @Body() body: unknown) {
-    if (Buffer.isBuffer(body) && body.length > 0) return this.workspaces.create(principal.accountId, body, archiveFormat(contentType, body));
+    if (Buffer.isBuffer(body) && body.length > 0) return this.workspaces.create(principal, body, archiveFormat(contentType, body));
     const clone = cloneRequest(body);
-    return this.workspaces.clone(principal.accountId, clone.git_url, clone.ref);
+    return this.workspaces.clone(principal, clone.git_url, clone.ref);
   }
 
   @Get()

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { WorkspaceRecord } from './workspace.entity';
+import { WorkspaceChunk, WorkspaceRecord } from './workspace.entity';
 import { WorkspacesController } from './workspaces.controller';
 import { WorkspacesService } from './workspaces.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WorkspaceRecord])],
+  imports: [TypeOrmModule.forFeature([WorkspaceRecord, WorkspaceChunk])],
   controllers: [WorkspacesController],
   providers: [WorkspacesService],
   exports: [WorkspacesService],

@@ -1,10 +1,11 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { mkdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Principal } from '../../identity/principal';
 import { AppException, ErrorBody } from '../../common/errors';
 import { newExecutionId } from '../../common/ids';
-import { ToolError, ToolLogger, Workspace, type InputRequest } from '../../tools/sdk';
+import { credentialInputNames, redactStoredInput, ToolError, ToolLogger, Workspace, type InputRequest } from '../../tools/sdk';
 import { ToolThreads } from '../../tools/isolation/tool-threads';
 import { RegisteredTool, ToolCatalogue } from '../../tools/tool-registry';
 import { WORKSPACE } from '../../tools/tools.module';
@@ -118,7 +119,7 @@ export function crashed(toolId: string): ErrorBody {
  * async ones are queued and run by `runJob` in whichever worker takes them.
  */
 @Injectable()
-export class ExecutionRunner {
+export class ExecutionRunner implements OnModuleInit {
   private readonly logger = new Logger(ExecutionRunner.name);
   private readonly active = new Map<string, AbortController>();
   private readonly egress: EgressSettings;
@@ -135,6 +136,11 @@ export class ExecutionRunner {
     appConfig: AppConfig,
   ) {
     this.egress = egressSettingsOf(appConfig);
+  }
+
+  /** The process that runs tools makes WORKSPACE_ROOT; one that only reads the catalogue (the operator CLI) leaves the disk alone. */
+  onModuleInit(): void {
+    mkdirSync(this.workspace.root, { recursive: true });
   }
 
   /**
@@ -236,9 +242,9 @@ export class ExecutionRunner {
       return;
     }
     const tool = this.registry.get(job.toolId);
-    // A re-run after answers reads its input from the row, where secrets are never kept: a call
-    // holding secret inputs cannot be asked (the tool is told it cannot, and fails saying so).
-    const asking = job.unaskable || hasSecretInputs(tool, input) ? undefined : { answers: started.input_responses ?? {} };
+    // A re-run after answers reads its input from the row, where credentials are never kept: a call
+    // holding any (redactStoredInput) cannot be asked (the tool is told it cannot, and fails saying so).
+    const asking = job.unaskable || credentialInputNames(tool.definition.inputs, input).length > 0 ? undefined : { answers: started.input_responses ?? {} };
     const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, tool, input, job.timeoutSeconds, { asking }));
     if (fields.status === 'input_required') {
       const waiting = await this.store.awaitInput(job.executionId, fields.inputRequests, new Date());
@@ -272,16 +278,12 @@ export class ExecutionRunner {
     return after;
   }
 
-  /** A queued call's input for its job: its secret inputs sealed when SECRETS_KEY is set, so the queue never holds them in clear. */
+  /** A queued call's input for its job: its credential inputs sealed when SECRETS_KEY is set, so the queue never holds them in clear. */
   private jobInput(executionId: string, tool: RegisteredTool, input: Record<string, unknown>): Pick<ExecutionJob, 'input' | 'sealedInputs'> {
-    const secrets = Object.fromEntries(
-      Object.entries(tool.definition.inputs)
-        .filter(([name, definition]) => definition.secret && typeof input[name] === 'string')
-        .map(([name]) => [name, input[name] as string]),
-    );
-    if (Object.keys(secrets).length === 0) return { input };
-    const sealedInputs = this.secrets.sealJobInputs(executionId, secrets);
-    return sealedInputs ? { input: redactSecrets(tool, input), sealedInputs } : { input };
+    const names = credentialInputNames(tool.definition.inputs, input);
+    if (names.length === 0) return { input };
+    const sealedInputs = this.secrets.sealJobInputs(executionId, Object.fromEntries(names.map((name) => [name, input[name]])));
+    return sealedInputs ? { input: redactStoredInput(tool.definition.inputs, input), sealedInputs } : { input };
   }
 
   /**
@@ -335,7 +337,7 @@ export class ExecutionRunner {
       mode,
       progress: 0,
       progress_message: null,
-      input: redactSecrets(tool, input),
+      input: redactStoredInput(tool.definition.inputs, input),
       result: null,
       error: null,
       request_id: requestId,
@@ -485,17 +487,6 @@ async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | un
   } finally {
     clearTimeout(timer);
   }
-}
-
-function hasSecretInputs(tool: RegisteredTool, input: Record<string, unknown>): boolean {
-  return Object.entries(tool.definition.inputs).some(([name, definition]) => definition.secret && input[name] !== undefined);
-}
-
-/** Stored inputs never hold credentials (DESIGN §6). */
-function redactSecrets(tool: RegisteredTool, input: Record<string, unknown>): Record<string, unknown> {
-  const secretNames = Object.entries(tool.definition.inputs).filter(([, d]) => d.secret).map(([name]) => name);
-  if (secretNames.length === 0) return input;
-  return { ...input, ...Object.fromEntries(secretNames.filter((n) => n in input).map((n) => [n, '[REDACTED]'])) };
 }
 
 function toolLogger(logger: Logger, executionId: string): ToolLogger {

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../../config/app-config';
+import { credentialInputNames } from '../../tools/sdk';
 import { ToolCatalogue } from '../../tools/tool-registry';
 import { ExecutionEventBus } from './events/execution-events';
 import { ExecutionRunner, LOST_WORKER_ERROR, terminal } from './execution-runner';
@@ -61,7 +62,8 @@ export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicatio
     const stranded = await this.store.active();
     for (const execution of stranded) {
       const tool = this.registry.has(execution.tool_id) ? this.registry.get(execution.tool_id) : null;
-      const rerunnable = execution.status === 'queued' && tool && !Object.values(tool.definition.inputs).some((input) => input.secret);
+      // A stored input lacks its credentials (redactStoredInput): such a call cannot be re-run from it.
+      const rerunnable = execution.status === 'queued' && tool && credentialInputNames(tool.definition.inputs, execution.input).length === 0;
       if (rerunnable) {
         await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: execution.input, timeoutSeconds: execution.timeout_seconds ?? tool.definition.timeout });
       } else {

@@ -77,6 +77,11 @@ export interface ToolInputDefinition extends SchemaBounds {
   /** The value is a credential: redacted from logs and from the stored execution input. */
   secret?: boolean;
   /**
+   * The value is a map of HTTP request headers: the values of credential headers in it
+   * (Authorization, Cookie, X-Api-Key, …) are redacted like `secret` inputs (`redactStoredInput`).
+   */
+  headers?: boolean;
+  /**
    * MCP 2026-07-28 clients mirror this input into an `Mcp-Param-{mcp_header}` HTTP header (SEP-2243,
    * published as `x-mcp-header`), so gateways can route or police on it without reading bodies;
    * the service checks the two agree. A string, integer or boolean input; an RFC 9110 token.
@@ -203,5 +208,5 @@ export function contentBlocksOutput(description: string): ToolOutputDefinition {
 
 /** The input of extra HTTP request headers a tool sends upstream: at most 20, values bounded, never logged. */
 export function requestHeadersInput(description: string): ToolInputDefinition {
-  return { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 }, description };
+  return { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 }, headers: true, description };
 }
