@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, w
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { pack, type Header as TarHeader } from 'tar-stream';
+import { tar, type TarEntry } from './support/tar';
 import { ZipFile } from 'yazl';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -23,16 +23,7 @@ import { killProcess, startServiceProcess, type ServiceProcess } from './support
 
 const LIMITS = { WORKSPACE_MAX_BYTES: String(256 * 1024), WORKSPACE_MAX_UNPACKED_BYTES: String(1024 * 1024), WORKSPACE_MAX_FILES: '50' };
 
-type TarEntry = Partial<TarHeader> & { name: string; body?: string | Buffer };
-
-async function tarGz(entries: TarEntry[]): Promise<Buffer> {
-  const archive = pack();
-  for (const { body, ...header } of entries) archive.entry({ ...header, size: body === undefined ? 0 : Buffer.byteLength(body) }, body ?? '');
-  archive.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of archive) chunks.push(chunk as Buffer);
-  return gzipSync(Buffer.concat(chunks));
-}
+const tarGz = async (entries: TarEntry[]) => gzipSync(await tar(entries));
 
 /** A zip of the entries; `..` in a name is written as yazl refuses to, by patching a same-length placeholder. */
 async function zip(entries: Array<{ name: string; body: string | Buffer; mode?: number }>): Promise<Buffer> {

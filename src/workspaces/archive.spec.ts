@@ -1,18 +1,7 @@
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import { pack, type Header } from 'tar-stream';
+import { tar, type TarEntry as Entry } from '../../test/support/tar';
 import { readArchive, type ArchiveEntry } from './archive';
-
-type Entry = Partial<Header> & { name: string; body?: string | Buffer };
-
-async function tar(entries: Entry[]): Promise<Buffer> {
-  const archive = pack();
-  for (const { body, ...header } of entries) archive.entry({ ...header, size: body === undefined ? 0 : Buffer.byteLength(body) }, body ?? '');
-  archive.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of archive) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
 
 const LIMITS = { maxFiles: 100, maxBytes: 1024 * 1024 };
 const link = (name: string, linkname: string): Entry => ({ name, type: 'symlink', linkname });

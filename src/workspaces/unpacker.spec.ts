@@ -1,17 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { pack } from 'tar-stream';
+import { tar as packed } from '../../test/support/tar';
 import { ConfinedUnpacker } from './unpacker';
 
-async function tar(entries: Array<{ name: string; body?: string; linkname?: string }>): Promise<Buffer> {
-  const archive = pack();
-  for (const { name, body, linkname } of entries) archive.entry(linkname ? { name, type: 'symlink', linkname } : { name, size: Buffer.byteLength(body ?? '') }, body ?? '');
-  archive.finalize();
-  const chunks: Buffer[] = [];
-  for await (const chunk of archive) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
-}
+const tar = (entries: Array<{ name: string; body?: string; linkname?: string }>) => packed(entries.map(({ name, body, linkname }) => (linkname ? { name, type: 'symlink', linkname } : { name, body: body ?? '' })));
 
 const LIMITS = { maxFiles: 10, maxBytes: 1024 };
 
