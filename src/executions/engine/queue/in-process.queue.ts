@@ -9,6 +9,7 @@ export class InProcessQueue extends ExecutionQueue {
   private readonly logger = new Logger(InProcessQueue.name);
   private readonly waiting: ExecutionJob[] = [];
   private readonly enqueuedAt = new WeakMap<ExecutionJob, number>();
+  private readonly runningIds = new Set<string>();
   private handler?: JobHandler;
   private concurrency = 1;
   private running = 0;
@@ -36,6 +37,15 @@ export class InProcessQueue extends ExecutionQueue {
     this.pump();
   }
 
+  async pending({ executionId }: Pick<ExecutionJob, 'executionId'>): Promise<boolean> {
+    return this.runningIds.has(executionId) || this.waiting.some((job) => job.executionId === executionId);
+  }
+
+  /** One process is the only worker: it cannot see itself die. */
+  async heartbeat(): Promise<string[]> {
+    return [];
+  }
+
   async backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
     const oldest = this.waiting[0] && this.enqueuedAt.get(this.waiting[0]);
     return { waiting: this.waiting.length, oldestAgeSeconds: oldest ? (Date.now() - oldest) / 1000 : 0 };
@@ -55,10 +65,12 @@ export class InProcessQueue extends ExecutionQueue {
     while (this.handler && !this.stopped && this.running < this.concurrency && this.waiting.length > 0) {
       const job = this.waiting.shift()!;
       this.running++;
+      this.runningIds.add(job.executionId);
       this.handler(job)
         .catch((err: Error) => this.logger.error(`execution ${job.executionId} failed to run: ${err.stack ?? err.message}`))
         .finally(() => {
           this.running--;
+          this.runningIds.delete(job.executionId);
           if (this.running === 0) this.idle?.();
           this.pump();
         });
