@@ -239,9 +239,8 @@ export class ExecutionsStore {
     const [updated] = (await this.executions.query(
       `UPDATE executions e
           SET status = f.status, result = f.result, error = f.error, completed_at = f.completed_at,
-              duration_ms = f.duration_ms, progress = COALESCE(f.progress, e.progress)
+              duration_ms = f.duration_ms, progress = COALESCE(f.progress, e.progress), sealed_inputs = NULL
          FROM jsonb_populate_recordset(NULL::executions, $1::jsonb) f
-              , sealed_inputs = NULL
         WHERE e.id = f.id AND e.status = ANY($2::text[])
         RETURNING e.*`,
       [JSON.stringify([...firstOfEach.values()]), ACTIVE],
