@@ -2,14 +2,19 @@
  * Nothing accepted is lost (issue 29): the database is the source of truth and each worker
  * reconciles the queue with it. Real PostgreSQL, Redis and service processes, faults injected.
  */
-import { readdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
+import { generateSecret } from '../src/identity/key-secret';
 import { startTestApp, TestAccount, TestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
+import { freePort } from './support/free-port';
 import { POSTGRES_URL_ENV } from './support/global-setup';
 import { until } from './support/poll';
 import { killProcess, ServiceProcess, startServiceProcess } from './support/processes';
+import { startRecordingServer } from './support/recording-server';
 import { RedisServer, startRedis } from './support/redis-server';
 import { TestToolsModule } from './support/test-tools.module';
 
@@ -114,5 +119,72 @@ describeEachEngine('durability', (mode) => {
     await allSucceed(backlog, 'every execution of the backlog to succeed after the database came back');
     console.log(`PostgreSQL outage: backlog of ${backlog.length} all succeeded ${Date.now() - back} ms after the database came back`);
     expect(runCounts(backlog)).toEqual(backlog.map(() => 1));
+  });
+});
+
+describe('an embedded service killed (SIGKILL) and started again', () => {
+  const apiKey = generateSecret('service');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'tos-durable-'));
+  const secretsKey = randomBytes(32).toString('base64');
+  const processes: ServiceProcess[] = [];
+
+  afterAll(async () => {
+    await Promise.all(processes.map(killProcess));
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const start = async () => {
+    const port = await freePort();
+    const service = await startServiceProcess('all', {
+      DATA_DIR: path.join(dataDir, 'data'),
+      WORKSPACE_ROOT: path.join(dataDir, 'workspace'),
+      BOOTSTRAP_API_KEY: apiKey,
+      BOOTSTRAP_TIER: 'enterprise',
+      PORT: String(port),
+      WORKER_CONCURRENCY: '1',
+      SECRETS_KEY: secretsKey,
+      EGRESS_ALLOW: '127.0.0.0/8',
+    });
+    processes.push(service);
+    const call = async (method: string, url: string, body?: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    return { service, call };
+  };
+  it('ends the interrupted run as outcome unknown and runs every queued call, secrets included, once', async () => {
+    const hook = await startRecordingServer(() => ({ status: 204 }));
+    try {
+      const first = await start();
+      const submit = async (toolId: string, inputs: object) => {
+        const res = await first.call('POST', `/v1/tools/${toolId}/invoke?async=true`, { inputs });
+        expect(res.status).toBe(202);
+        return res.body.execution_id as string;
+      };
+      const interrupted = await submit('test-sleep', { ms: 60_000 });
+      await until('the first call to run', async () => ((await first.call('GET', `/v1/executions/${interrupted}`)).body.status === 'running' ? true : undefined));
+      const transform = await submit('json-transform', { expression: 'a + 1', data: { a: 1 } });
+      const unsigned = await submit('webhook-trigger', { url: `${hook.url}/unsigned`, payload: { n: 1 } });
+      const signed = await submit('webhook-trigger', { url: `${hook.url}/signed`, payload: { n: 2 }, secret: 'whsec-survives-restart' });
+      await killProcess(first.service);
+
+      const second = await start();
+      const ended = async (id: string) =>
+        until(`${id} to end`, async () => {
+          const got = await second.call('GET', `/v1/executions/${id}`);
+          return ['success', 'error', 'cancelled'].includes(got.body.status) ? got.body : undefined;
+        }, RECOVERY_BOUND_MS, 100);
+      expect(await ended(interrupted)).toMatchObject({
+        status: 'error',
+        error: { code: 'INTERNAL_ERROR', retryable: true, message: expect.stringContaining('may have run'), details: { outcome_unknown: true }, suggestion: expect.stringContaining('idempotency key') },
+      });
+      expect(await ended(transform)).toMatchObject({ status: 'success', result: { result: 2 } });
+      expect(await ended(unsigned)).toMatchObject({ status: 'success', result: { delivered: true, signed: false } });
+      expect(await ended(signed)).toMatchObject({ status: 'success', result: { delivered: true, signed: true } });
+      expect(hook.received.map((r) => r.url).sort()).toEqual(['/signed', '/unsigned']);
+      expect(second.service.output()).toContain(`Execution ${interrupted} ended by the restart: interrupted`);
+    } finally {
+      await hook.close();
+    }
   });
 });

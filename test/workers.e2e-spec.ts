@@ -128,7 +128,7 @@ describeEachEngine('worker processes', (mode) => {
     await killProcess(doomed);
     await worker(); // its stalled-job check finds the orphan once the dead worker's lock lapses
     await status(id, 'error', 15_000);
-    expect((await read(id)).error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true, message: expect.stringMatching(/worker .* lost/) });
+    expect((await read(id)).error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true, message: expect.stringMatching(/worker .* lost.*may have run/), details: { outcome_unknown: true }, suggestion: expect.stringContaining('idempotency key') });
   });
 
   it('SIGTERM lets running work finish and leaves waiting work for other workers', async () => {
