@@ -147,7 +147,7 @@ describe('an embedded service killed (SIGKILL) and started again', () => {
     });
     processes.push(service);
     const call = async (method: string, url: string, body?: unknown) => {
-      const res = await fetch(`http://127.0.0.1:${port}${url}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+      const res = await fetch(`http://127.0.0.1:${port}${url}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
       return { status: res.status, body: (await res.json()) as Record<string, any> };
     };
     return { service, call };

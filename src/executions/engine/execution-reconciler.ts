@@ -30,7 +30,9 @@ export class ExecutionReconciler {
 
   start(): void {
     const every = this.config.RECONCILE_INTERVAL_SECONDS * 1000;
-    if (every > 0) this.timer = setInterval(() => void this.pass(), every).unref();
+    if (every === 0) return;
+    void this.pass(); // a first heartbeat at once: a worker that dies young is still missed
+    this.timer = setInterval(() => void this.pass(), every).unref();
   }
 
   stop(): void {
