@@ -78,7 +78,8 @@ describeEachEngine('durability', (mode) => {
   };
 
   it('Redis restarting without its data loses no queued execution: the reconciler queues each again, and each runs once', async () => {
-    const busy = await worker({ WORKER_CONCURRENCY: '1' });
+    const metricsPort = await freePort();
+    const busy = await worker({ WORKER_CONCURRENCY: '1', METRICS_PORT: String(metricsPort) });
     const [blocker] = await submitAll(1, { ms: 2_000 });
     const waiting = await submitAll(20, {});
     await redis.kill();
@@ -89,6 +90,12 @@ describeEachEngine('durability', (mode) => {
     console.log(`Redis restart without data: ${waiting.length} queued executions recovered in ${recoveryMs} ms`);
     expect(runCounts(waiting)).toEqual(waiting.map(() => 1));
     for (const id of waiting) expect(busy.output()).toContain(`Execution ${id} was queued with no job behind it`);
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).toMatch(/^tos_executions_reconciled_total\{role="worker"\} 20$/m);
+    expect(metrics).toMatch(/^tos_worker_heartbeats_total\{role="worker"\} [1-9]\d*$/m);
+    // Read at the last pass, which may precede the last runs: present, and never more than were lost.
+    expect(Number(/^tos_executions_queued_without_job\{role="worker"\} (\d+)$/m.exec(metrics)?.[1])).toBeLessThanOrEqual(20);
+    expect(metrics).toMatch(/^tos_executions_oldest_queued_age_seconds\{role="worker"\} [\d.e+-]+$/m);
   });
 
   (process.env[POSTGRES_URL_ENV] ? it : it.skip)('PostgreSQL going away while a worker takes its backlog: no execution is left queued, none runs twice', async () => {
