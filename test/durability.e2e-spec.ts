@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { generateSecret } from '../src/identity/key-secret';
-import { startTestApp, TestAccount, TestApp } from './support/app';
+import { ExecutionQueue } from '../src/executions/engine/queue/execution-queue';
+import { startTestApp, TestAccount, TestApp, useTestApp } from './support/app';
+import { DATABASE_MODES } from './support/databases';
 import { describeEachEngine } from './support/engines';
 import { freePort } from './support/free-port';
 import { POSTGRES_URL_ENV } from './support/global-setup';
@@ -193,5 +195,37 @@ describe('an embedded service killed (SIGKILL) and started again', () => {
     } finally {
       await hook.close();
     }
+  });
+});
+
+describe('the reconciler on the embedded queue, without SECRETS_KEY', () => {
+  const suite = useTestApp(DATABASE_MODES[0], {
+    extensions: [TestToolsModule],
+    env: { WORKER_CONCURRENCY: '1', RECONCILE_INTERVAL_SECONDS: '1', RECONCILE_MIN_AGE_SECONDS: '1' },
+  });
+  const submit = async (toolId: string, inputs: object) => {
+    const res = await suite.t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke?async=true`, key: suite.acme.key, payload: { inputs } });
+    expect(res.statusCode).toBe(202);
+    return res.json().execution_id as string;
+  };
+  const ended = (id: string) =>
+    until(`${id} to end`, async () => {
+      const got = (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: suite.acme.key })).json();
+      return ['success', 'error', 'cancelled'].includes(got.status) ? got : undefined;
+    }, 10_000, 100);
+
+  it('queues again a call whose job was lost, and ends one whose secret was never kept, saying it never started', async () => {
+    await submit('test-sleep', { ms: 1_500 }); // holds the one slot: the next two wait
+    const plain = await submit('json-transform', { expression: 'a * 2', data: { a: 21 } });
+    const secret = await submit('webhook-trigger', { url: 'http://127.0.0.1:9/', payload: {}, secret: 'whsec-never-stored' });
+    const queue = suite.t.app.get(ExecutionQueue);
+    expect(await queue.remove(plain)).toBe(true); // the queue loses both jobs
+    expect(await queue.remove(secret)).toBe(true);
+    expect(await ended(plain)).toMatchObject({ status: 'success', result: { result: 42 } });
+    expect(await ended(secret)).toMatchObject({
+      status: 'error',
+      started_at: null,
+      error: { code: 'INTERNAL_ERROR', retryable: true, message: expect.stringMatching(/secret inputs.*never started/), details: { outcome_unknown: false } },
+    });
   });
 });

@@ -9,7 +9,8 @@ export class InProcessQueue extends ExecutionQueue {
   private readonly logger = new Logger(InProcessQueue.name);
   private readonly waiting: ExecutionJob[] = [];
   private readonly enqueuedAt = new WeakMap<ExecutionJob, number>();
-  private readonly runningIds = new Set<string>();
+  /** Executions waiting or running here: the reconciler asks about each queued row. */
+  private readonly held = new Set<string>();
   private handler?: JobHandler;
   private concurrency = 1;
   private running = 0;
@@ -20,6 +21,7 @@ export class InProcessQueue extends ExecutionQueue {
     if (this.stopped) throw queueUnavailable('the service is shutting down');
     if (this.waiting.length >= MAX_WAITING) throw queueUnavailable(`${MAX_WAITING} executions are already waiting`);
     this.waiting.push(job);
+    this.held.add(job.executionId);
     this.enqueuedAt.set(job, Date.now());
     this.pump();
   }
@@ -28,6 +30,7 @@ export class InProcessQueue extends ExecutionQueue {
     const index = this.waiting.findIndex((job) => job.executionId === executionId);
     if (index === -1) return false;
     this.waiting.splice(index, 1);
+    this.held.delete(executionId);
     return true;
   }
 
@@ -38,7 +41,7 @@ export class InProcessQueue extends ExecutionQueue {
   }
 
   async pending({ executionId }: Pick<ExecutionJob, 'executionId'>): Promise<boolean> {
-    return this.runningIds.has(executionId) || this.waiting.some((job) => job.executionId === executionId);
+    return this.held.has(executionId);
   }
 
   /** One process is the only worker: it cannot see itself die. */
@@ -65,12 +68,11 @@ export class InProcessQueue extends ExecutionQueue {
     while (this.handler && !this.stopped && this.running < this.concurrency && this.waiting.length > 0) {
       const job = this.waiting.shift()!;
       this.running++;
-      this.runningIds.add(job.executionId);
       this.handler(job)
         .catch((err: Error) => this.logger.error(`execution ${job.executionId} failed to run: ${err.stack ?? err.message}`))
         .finally(() => {
           this.running--;
-          this.runningIds.delete(job.executionId);
+          this.held.delete(job.executionId);
           if (this.running === 0) this.idle?.();
           this.pump();
         });
