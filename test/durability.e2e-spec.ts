@@ -2,6 +2,7 @@
  * Nothing accepted is lost (issue 29): the database is the source of truth and each worker
  * reconciles the queue with it. Real PostgreSQL, Redis and service processes, faults injected.
  */
+import Bull from 'bull';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,7 +101,7 @@ describeEachEngine('durability', (mode) => {
     expect(metrics).toMatch(/^tos_executions_oldest_queued_age_seconds\{role="worker"\} [\d.e+-]+$/m);
   });
 
-  (process.env[POSTGRES_URL_ENV] ? it : it.skip)('PostgreSQL going away while a worker takes its backlog: no execution is left queued, none runs twice', async () => {
+  (process.env[POSTGRES_URL_ENV] ? it : it.skip)('PostgreSQL going away while a worker takes its backlog: the jobs it could not start are retried, none is left queued, none runs twice', async () => {
     const name = new URL(env.DATABASE_URL).pathname.slice(1);
     const admin = async (sql: string) => {
       const client = new Client({ connectionString: process.env[POSTGRES_URL_ENV] });
@@ -112,22 +113,33 @@ describeEachEngine('durability', (mode) => {
       }
     };
     const backlog = await submitAll(60, { ms: 100 });
-    await worker({ WORKER_CONCURRENCY: '4' });
+    // No reconciler: Bull's retries alone must carry the jobs over the outage.
+    await worker({ WORKER_CONCURRENCY: '4', RECONCILE_INTERVAL_SECONDS: '0' });
     await until('the worker to be consuming', async () => ((await statuses(backlog)).some((s) => s === 'success') ? true : undefined), 20_000, 50);
-    await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+    const queue = new Bull('executions', { prefix: env.QUEUE_PREFIX, redis: env.REDIS_URL });
     try {
-      // A fault of a given length, not an event to await: the runs ending meanwhile cannot write
-      // their end, and (before issue 29) each such job freed its slot for the next, whose start
-      // write failed and which Bull then dropped as failed.
-      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      await queue.pause(); // globally: the worker takes nothing more until the database is away
+      await until('the runs in flight to end', async () => ((await statuses(backlog)).includes('running') ? undefined : true), 10_000, 50);
+      await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+      await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+      try {
+        // The worker takes jobs whose `running` write is refused: before issue 29 each of those
+        // was dropped as failed, its row left queued for QUEUE_MAX_WAIT_SECONDS.
+        await queue.resume();
+        // Waiting for its retry (delayed), or failed for good.
+        await until('a job refused by the database', async () => ((await queue.getDelayedCount()) + (await queue.getFailedCount()) > 0 ? true : undefined), 10_000, 50);
+        await new Promise((resolve) => setTimeout(resolve, 3_000)); // the outage lasts: a fault of a given length, not an event
+      } finally {
+        await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+      }
     } finally {
-      await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+      await queue.close();
     }
     const back = Date.now();
     await allSucceed(backlog, 'every execution of the backlog to succeed after the database came back');
     console.log(`PostgreSQL outage: backlog of ${backlog.length} all succeeded ${Date.now() - back} ms after the database came back`);
     expect(runCounts(backlog)).toEqual(backlog.map(() => 1));
+    expect(workers[0].output()).toMatch(/Execution exec_\w+ could not be started .*; its job is tried again/);
   });
 });
 
