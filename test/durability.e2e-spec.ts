@@ -21,7 +21,7 @@ import { startRecordingServer } from './support/recording-server';
 import { RedisServer, startRedis } from './support/redis-server';
 import { TestToolsModule } from './support/test-tools.module';
 
-/** Every accepted execution is terminal within this long of a fault's end (the aim). */
+/** Every accepted execution is terminal within this long of a fault's end (the aim is 60 s; these faults are short). */
 const RECOVERY_BOUND_MS = 20_000;
 
 describeEachEngine('durability', (mode) => {
