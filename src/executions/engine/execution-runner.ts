@@ -311,6 +311,7 @@ export class ExecutionRunner implements OnModuleInit {
       ...(execution.sealed_inputs && { sealedInputs: execution.sealed_inputs }),
       timeoutSeconds: execution.timeout_seconds ?? tool?.definition.timeout ?? 300,
       ...(execution.input_requests && { answered: Object.keys(execution.input_responses ?? {}).length }),
+      ...(execution.unaskable && { unaskable: true as const }),
     };
   }
 
@@ -390,6 +391,7 @@ export class ExecutionRunner implements OnModuleInit {
       input_responses: mode === 'async' && request.asking ? { ...request.asking.answers } : null,
       waiting_since: mode === 'async' ? now : null,
       sealed_inputs: null,
+      unaskable: request.unaskable ?? null,
     });
   }
 

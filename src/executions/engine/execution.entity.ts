@@ -97,4 +97,8 @@ export class Execution {
    */
   @Column('jsonb', { nullable: true })
   sealed_inputs: Sealed | null;
+
+  /** True for an async call whose caller cannot be asked (an MCP 2025-11-25 task): a re-queue from this row keeps it so. */
+  @Column('boolean', { nullable: true })
+  unaskable: boolean | null;
 }
