@@ -121,14 +121,17 @@ describeEachEngine('worker processes', (mode) => {
     }
   });
 
-  it("a SIGKILLed worker's execution ends in a retryable error instead of staying running", async () => {
-    const doomed = await worker();
+  it("a SIGKILLed worker's execution ends in a retryable error saying it may have run; a live worker logs the death and the execution", async () => {
+    const beating = { RECONCILE_INTERVAL_SECONDS: '1' };
+    const doomed = await worker(beating);
     const id = await submit('test-sleep', { ms: 60_000 });
     await status(id, 'running');
     await killProcess(doomed);
-    await worker(); // its stalled-job check finds the orphan once the dead worker's lock lapses
+    const survivor = await worker(beating); // its stalled-job check finds the orphan once the dead worker's lock lapses
     await status(id, 'error', 15_000);
-    expect((await read(id)).error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true, message: expect.stringMatching(/worker .* lost/) });
+    expect((await read(id)).error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true, message: expect.stringMatching(/worker .* lost.*may have run/), details: { outcome_unknown: true }, suggestion: expect.stringContaining('idempotency key') });
+    expect(survivor.output()).toContain(`Execution ${id} ended by the lost-worker: worker_lost`);
+    await until('the dead worker reported', async () => (survivor.output().includes(`:${doomed.child.pid} stopped its heartbeat`) ? true : undefined), 10_000, 100);
   });
 
   it('SIGTERM lets running work finish and leaves waiting work for other workers', async () => {

@@ -34,6 +34,14 @@ export const cacheLookups = channel('tos:cache.lookup');
 export const rateLimitRefusals = channel('tos:rate-limit.refused');
 /** `{ parameter?: string }` per outbound call refused by the egress policy. */
 export const egressRefusals = channel('tos:egress.refused');
+/** `{ by: 'sweeper' | 'reconciler' | 'lost-worker' | 'restart', reason: string }` per execution the engine ended for want of a runner. */
+export const executionsAbandoned = channel('tos:execution.abandoned');
+/** `{}` per queued execution whose lost job the reconciler queued again. */
+export const executionsReconciled = channel('tos:execution.reconciled');
+/** `{ withoutJob: number, oldestQueuedAgeSeconds: number }` after each reconciler pass. */
+export const queueAudits = channel('tos:queue.audit');
+/** `{ lost: string[] }` per worker heartbeat: `lost` names workers that stopped beating. */
+export const workerHeartbeats = channel('tos:worker.heartbeat');
 
 /** W3C trace context (`traceparent`, `tracestate`) carried by a queued job to the worker that runs it. */
 export type TraceCarrier = Record<string, string>;

@@ -175,6 +175,22 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(7 * 86_400)
   QUEUE_MAX_WAIT_SECONDS = 3600;
 
+  /**
+   * How often each worker reconciles the queue with the database (queues again the queued
+   * executions whose job was lost) and beats its heartbeat; 0 disables. With the defaults a lost
+   * job runs again within about 10 s.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(3600)
+  RECONCILE_INTERVAL_SECONDS = 5;
+
+  /** A queued execution younger than this is left to its submitter (its job may be on its way to the queue). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3600)
+  RECONCILE_MIN_AGE_SECONDS = 5;
+
+  /** Queued executions checked per reconciler pass, oldest first: bounds a pass's work after a large loss. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
+  RECONCILE_BATCH = 500;
+
   /** How often old executions are purged (per the account tier's retention); 0 disables. */
   @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
   RETENTION_INTERVAL_SECONDS = 3600;

@@ -17,6 +17,7 @@ import { Execution } from './engine/execution.entity';
 import { ExecutionEventsController } from './request/execution-events.controller';
 import { ExecutionRunner } from './engine/execution-runner';
 import { ExecutionWorker } from './engine/execution-worker';
+import { ExecutionReconciler } from './engine/execution-reconciler';
 import { ExecutionsController } from './request/executions.controller';
 import { ExecutionsService } from './request/executions.service';
 import { ExecutionsStore } from './engine/executions.store';
@@ -62,6 +63,7 @@ export class ExecutionsModule {
         InputRounds,
         ExecutionsService,
         ExecutionWorker,
+        ExecutionReconciler,
         RetentionService,
         ExecutionSweeper,
         ...(distributed?.providers ?? [

@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { addExecutionObserver, cacheLookups, egressRefusals, rateLimitRefusals } from '../common/probes';
+import { addExecutionObserver, cacheLookups, egressRefusals, executionsAbandoned, executionsReconciled, queueAudits, rateLimitRefusals, workerHeartbeats } from '../common/probes';
 
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const EXECUTION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300];
@@ -34,6 +34,13 @@ export class ServiceMetrics {
   private readonly refusals: Counter<'window'>;
   private readonly egress: Counter;
   private readonly replays: Counter;
+  private readonly abandoned: Counter<'by' | 'reason'>;
+  private readonly reconciled: Counter;
+  private readonly withoutJob: Gauge;
+  private readonly oldestQueued: Gauge;
+  private readonly heartbeats: Counter;
+  private readonly lastHeartbeat: Gauge;
+  private readonly workersLost: Counter;
   private readonly unsubscribers: Array<() => void> = [];
 
   constructor(role: string, queue: BacklogSource) {
@@ -49,6 +56,13 @@ export class ServiceMetrics {
     this.refusals = new Counter({ name: 'tos_rate_limit_refusals_total', help: 'Requests refused by a rate limit or quota, by window.', labelNames: ['window'], registers });
     this.egress = new Counter({ name: 'tos_egress_refusals_total', help: 'Outbound calls refused by the egress policy.', registers });
     this.replays = new Counter({ name: 'tos_idempotent_replays_total', help: 'Invocations answered by replaying an idempotent request.', registers });
+    this.abandoned = new Counter({ name: 'tos_executions_abandoned_total', help: 'Executions ended for want of a runner, by who ended them (sweeper, reconciler, lost-worker, restart) and why.', labelNames: ['by', 'reason'], registers });
+    this.reconciled = new Counter({ name: 'tos_executions_reconciled_total', help: 'Queued executions whose lost job this worker queued again.', registers });
+    this.withoutJob = new Gauge({ name: 'tos_executions_queued_without_job', help: "Queued executions with no job in the queue at this worker's last reconciler pass.", registers });
+    this.oldestQueued = new Gauge({ name: 'tos_executions_oldest_queued_age_seconds', help: "How long the oldest queued execution had waited (database) at this worker's last reconciler pass.", registers });
+    this.heartbeats = new Counter({ name: 'tos_worker_heartbeats_total', help: 'Heartbeats this worker recorded.', registers });
+    this.lastHeartbeat = new Gauge({ name: 'tos_worker_last_heartbeat_seconds', help: "Unix time of this worker's last heartbeat.", registers });
+    this.workersLost = new Counter({ name: 'tos_workers_lost_total', help: 'Workers this process found had stopped their heartbeat.', registers });
     const waiting = new Gauge({ name: 'tos_queue_waiting_jobs', help: 'Async executions waiting for a worker.', labelNames: ['backend'], registers });
     new Gauge({
       name: 'tos_queue_oldest_job_age_seconds',
@@ -70,6 +84,24 @@ export class ServiceMetrics {
       [cacheLookups.name as string, (m) => this.cache.inc({ result: (m as { hit: boolean }).hit ? 'hit' : 'miss' })],
       [rateLimitRefusals.name as string, (m) => this.refusals.inc({ window: windowOf((m as { scope: string }).scope) })],
       [egressRefusals.name as string, () => this.egress.inc()],
+      [executionsAbandoned.name as string, (m) => this.abandoned.inc(m as { by: string; reason: string })],
+      [executionsReconciled.name as string, () => this.reconciled.inc()],
+      [
+        queueAudits.name as string,
+        (m) => {
+          const audit = m as { withoutJob: number; oldestQueuedAgeSeconds: number };
+          this.withoutJob.set(audit.withoutJob);
+          this.oldestQueued.set(audit.oldestQueuedAgeSeconds);
+        },
+      ],
+      [
+        workerHeartbeats.name as string,
+        (m) => {
+          this.heartbeats.inc();
+          this.lastHeartbeat.set(Date.now() / 1000);
+          this.workersLost.inc((m as { lost: string[] }).lost.length);
+        },
+      ],
     ];
     for (const [name, listener] of listeners) {
       subscribe(name, listener);

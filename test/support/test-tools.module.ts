@@ -68,16 +68,17 @@ export class MisbehaveTool implements ToolHandler<{ mode: string }> {
   id: 'test-record',
   name: 'Test Record',
   category: 'automation',
-  description: 'Records each run as a file in the workspace (runs/<execution>.<pid>.<n>), to count runs across processes.',
+  description: 'Records each run as a file in the workspace (runs/<execution>.<pid>.<n>), to count runs across processes; after ms milliseconds when given.',
   version: '1.0.0',
-  inputs: {},
+  inputs: { ms: { type: 'integer', minimum: 0, maximum: 10_000, default: 0, description: 'How long the run takes before it records itself.' } },
   outputs: { recorded: { type: 'boolean', description: 'Always true; the run file names the process.' } },
   examples: [{ name: 'record', input: {}, output: { recorded: true } }],
 })
 export class RecordTool implements ToolHandler {
   private runs = 0;
 
-  async execute(_input: unknown, ctx: ToolContext) {
+  async execute(input: { ms: number }, ctx: ToolContext) {
+    if (input.ms > 0) await sleep(input.ms);
     const dir = path.join(ctx.workspace.root, 'runs');
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, `${ctx.executionId}.${process.pid}.${++this.runs}`), '');

@@ -20,6 +20,7 @@ import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
 import { ProgressThrottle } from './progress-throttle';
 import { captureTrace, observeExecution, resumeTrace } from '../../common/probes';
+import { LOST_WORKER_ERROR, outcomeUnknown, reportAbandoned, SECRETS_LOST_ERROR } from './abandoned';
 import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
 import { answerOrAsk, askThenExecute, rejectOnAbort } from '../../tools/caller-questions';
 
@@ -33,7 +34,14 @@ const PROGRESS_INTERVAL_MS = 250;
 export const RUNNING_ROW_DELAY_MS = 50;
 /** A sync execution's end is written this many times at most, 200 then 400 ms apart, when the database refuses. */
 const END_WRITE_ATTEMPTS = 3;
+/**
+ * A queued execution's end, this many (200 ms doubling up to 5 s apart: about 26 s in all): its
+ * worker holds the job meanwhile, and a database that comes back in time gets the true outcome
+ * instead of the sweeper's "may have run".
+ */
+const JOB_END_WRITE_ATTEMPTS = 10;
 const END_WRITE_RETRY_MS = 200;
+const END_WRITE_MAX_RETRY_MS = 5_000;
 
 /** How a call was asked to run. */
 export interface InvokeOptions {
@@ -98,12 +106,6 @@ class AbortReason extends Error {
   }
 }
 
-export const LOST_WORKER_ERROR: ErrorBody = {
-  code: 'INTERNAL_ERROR',
-  message: 'The worker running this execution was lost (killed or unresponsive); it did not finish. Retry it.',
-  retryable: true,
-};
-
 /**
  * A tool that threw something other than a ToolError: a defect, not an error it reported.
  * `details.crashed` tells the two apart (an MCP task of a crashed tool is `failed`, not an error result).
@@ -162,7 +164,7 @@ export class ExecutionRunner implements OnModuleInit {
     if (early?.fields.status === 'input_required') return { ...early.fields, executionMs: early.executionMs };
     if (early) {
       const finished = Object.assign(execution, terminalColumns(early.fields, execution.started_at));
-      if (await this.recordEnd(finished, () => this.store.insert(finished))) this.publishStatus(finished);
+      if (await this.recordEnd(finished, END_WRITE_ATTEMPTS, () => this.store.insert(finished))) this.publishStatus(finished);
       return { execution: finished, executionMs: early.executionMs };
     }
     try {
@@ -178,27 +180,27 @@ export class ExecutionRunner implements OnModuleInit {
     }
     const ended = Object.assign(execution, terminalColumns(fields, execution.started_at));
     let recorded: Execution | undefined;
-    await this.recordEnd(ended, async () => void (recorded = await this.store.finish(execution.id, fields, execution.started_at)));
+    await this.recordEnd(ended, END_WRITE_ATTEMPTS, async () => void (recorded = await this.store.finish(execution.id, fields, execution.started_at)));
     if (recorded) this.publishStatus(recorded);
     return { execution: recorded ?? ended, executionMs };
   }
 
   /**
-   * Writes a sync execution's end, trying again briefly when the database refuses. The tool has
-   * run and its effects are done, so the caller gets its outcome either way: a write that still
+   * Writes an execution's end, trying again (backing off) when the database refuses. The tool has
+   * run and its effects are done, so a sync caller gets its outcome either way: a write that still
    * fails is logged as a lost record (a row left running is ended later by the sweeper). True when written.
    */
-  private async recordEnd(execution: Execution, write: () => Promise<void>): Promise<boolean> {
+  private async recordEnd(execution: Pick<Execution, 'id' | 'tool_id' | 'status'>, attempts: number, write: () => Promise<void>): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
         await write();
         return true;
       } catch (err) {
-        if (attempt >= END_WRITE_ATTEMPTS) {
-          this.logger.error(`Execution ${execution.id} of '${execution.tool_id}' ended ${execution.status} but its record could not be written (${(err as Error).message}); the caller got its outcome`);
+        if (attempt >= attempts) {
+          this.logger.error(`Execution ${execution.id} of '${execution.tool_id}' ended ${execution.status} but its record could not be written (${(err as Error).message}); the sweeper will end it as outcome unknown`);
           return false;
         }
-        await sleep(END_WRITE_RETRY_MS * attempt);
+        await sleep(Math.min(END_WRITE_RETRY_MS * 2 ** (attempt - 1), END_WRITE_MAX_RETRY_MS));
       }
     }
   }
@@ -206,13 +208,16 @@ export class ExecutionRunner implements OnModuleInit {
   /** Records the execution as queued and hands it to the queue; a queue failure ends it in error. */
   async submit(request: RunRequest): Promise<Execution> {
     const execution = this.newExecution(request, 'async');
+    const jobInput = this.jobInput(execution.id, request.tool, request.input);
+    // The row keeps the sealed credentials too: a lost job is queued again from the row alone.
+    execution.sealed_inputs = jobInput.sealedInputs ?? null;
     await this.store.insert(execution);
     this.publishStatus(execution); // before the enqueue: a fast worker's `running` must not precede it
     try {
       await this.queue.enqueue({
         executionId: execution.id,
         toolId: execution.tool_id,
-        ...this.jobInput(execution.id, request.tool, request.input),
+        ...jobInput,
         timeoutSeconds: this.timeoutOf(request),
         trace: captureTrace(),
         ...(request.unaskable && { unaskable: true }),
@@ -224,10 +229,17 @@ export class ExecutionRunner implements OnModuleInit {
     return execution;
   }
 
-  /** Worker side of `submit`: runs a queued job unless it was cancelled meanwhile. */
+  /**
+   * Worker side of `submit`: runs a queued job unless it was cancelled meanwhile. The tool starts
+   * only once its `running` write succeeded, so a job that throws here (the database refused that
+   * write) has not run, and the queue may try it again: it runs once at most.
+   */
   async runJob(job: ExecutionJob): Promise<void> {
-    const started = await this.store.start(job.executionId, new Date());
-    if (!started) return; // cancelled (or already finished) before a worker got to it
+    const started = await this.store.start(job.executionId, new Date()).catch((err: Error) => {
+      this.logger.warn(`Execution ${job.executionId} could not be started (${err.message}); its job is tried again`);
+      throw err;
+    });
+    if (!started) return; // cancelled, taken already, or finished before a worker got to it
     this.publishStatus(started);
     if (!this.registry.has(job.toolId)) {
       await this.finish(job.executionId, terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${job.toolId}' is not installed on this worker`, retryable: true }), started.started_at);
@@ -251,7 +263,7 @@ export class ExecutionRunner implements OnModuleInit {
       if (waiting) this.publishStatus(waiting);
       return;
     }
-    await this.finish(job.executionId, fields, started.started_at);
+    await this.recordEnd({ id: job.executionId, tool_id: job.toolId, status: fields.status }, JOB_END_WRITE_ATTEMPTS, async () => void (await this.finish(job.executionId, fields, started.started_at)));
   }
 
   /**
@@ -263,19 +275,44 @@ export class ExecutionRunner implements OnModuleInit {
     if (!after) throw new AppException('CONFLICT', `Execution ${execution.id} is not waiting for input`);
     if (after.status === 'queued') {
       try {
-        await this.queue.enqueue({
-          executionId: after.id,
-          toolId: after.tool_id,
-          input: after.input,
-          timeoutSeconds: after.timeout_seconds ?? this.registry.get(after.tool_id).definition.timeout,
-          answered: Object.keys(after.input_responses ?? {}).length,
-        });
+        await this.queue.enqueue(this.jobOf(after));
       } catch (err) {
         return this.finish(after.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), after.started_at);
       }
     }
     this.publishStatus(after);
     return after;
+  }
+
+  /**
+   * Queues a `queued` execution again from its row, its job lost (a restart of the embedded queue,
+   * Redis losing its data, a job dropped while the database was down). A call whose credentials
+   * cannot be recovered ends, saying so. Answers whether it was queued.
+   */
+  async requeue(execution: Execution, by: 'reconciler' | 'restart'): Promise<boolean> {
+    const tool = this.registry.has(execution.tool_id) ? this.registry.get(execution.tool_id) : null;
+    // The stored input has credentials redacted: without their sealed copy the call cannot run.
+    if (tool && !execution.sealed_inputs && credentialInputNames(tool.definition.inputs, execution.input).length > 0) {
+      const ended = await this.finish(execution.id, terminal('error', null, SECRETS_LOST_ERROR), null);
+      if (ended.error?.message === SECRETS_LOST_ERROR.message) reportAbandoned(this.logger, execution.id, by, 'secrets_lost');
+      return false;
+    }
+    await this.queue.enqueue(this.jobOf(execution));
+    return true;
+  }
+
+  /** The job that runs a queued row (after answers: a run with them, under a job id of its own). */
+  jobOf(execution: Execution): ExecutionJob {
+    const tool = this.registry.has(execution.tool_id) ? this.registry.get(execution.tool_id) : null;
+    return {
+      executionId: execution.id,
+      toolId: execution.tool_id,
+      input: execution.input,
+      ...(execution.sealed_inputs && { sealedInputs: execution.sealed_inputs }),
+      timeoutSeconds: execution.timeout_seconds ?? tool?.definition.timeout ?? 300,
+      ...(execution.input_requests && { answered: Object.keys(execution.input_responses ?? {}).length }),
+      ...(execution.unaskable && { unaskable: true as const }),
+    };
   }
 
   /** A queued call's input for its job: its credential inputs sealed when SECRETS_KEY is set, so the queue never holds them in clear. */
@@ -303,13 +340,15 @@ export class ExecutionRunner implements OnModuleInit {
   /** Ends an execution whose worker vanished. */
   async markLost(executionId: string): Promise<void> {
     const current = await this.store.find(executionId);
-    if (current) await this.finish(executionId, terminal('error', null, LOST_WORKER_ERROR), current.started_at);
+    if (!current) return;
+    const ended = await this.finish(executionId, terminal('error', null, LOST_WORKER_ERROR), current.started_at);
+    if (ended.error?.message === LOST_WORKER_ERROR.message) reportAbandoned(this.logger, executionId, 'lost-worker', 'worker_lost');
   }
 
   /** Aborts an execution if it runs in this process; false when it does not. */
   abort(executionId: string, kind: AbortKind = 'cancel'): boolean {
     const controller = this.active.get(executionId);
-    controller?.abort(new AbortReason(kind, kind === 'shutdown' ? 'The worker shut down before the execution finished; retry it' : 'Execution cancelled'));
+    controller?.abort(new AbortReason(kind, kind === 'shutdown' ? 'The worker shut down before the execution finished and stopped it: it may have run in part.' : 'Execution cancelled'));
     return controller !== undefined;
   }
 
@@ -351,6 +390,8 @@ export class ExecutionRunner implements OnModuleInit {
       // An async call may bring answers to the tool's up-front questions (an MCP task: SEP-2663).
       input_responses: mode === 'async' && request.asking ? { ...request.asking.answers } : null,
       waiting_since: mode === 'async' ? now : null,
+      sealed_inputs: null,
+      unaskable: request.unaskable ?? null,
     });
   }
 
@@ -456,7 +497,7 @@ export class ExecutionRunner implements OnModuleInit {
     const reason = signal.aborted ? signal.reason : null;
     if (reason instanceof AbortReason) {
       if (reason.kind === 'cancel') return terminal('cancelled', null, null);
-      if (reason.kind === 'shutdown') return terminal('error', null, { code: 'INTERNAL_ERROR', message: reason.message, retryable: true });
+      if (reason.kind === 'shutdown') return terminal('error', null, outcomeUnknown(reason.message));
       return terminal('error', null, { code: 'TOOL_TIMEOUT', message: reason.message, retryable: true, suggestion: 'Retry with a larger timeout (at most 300 seconds)' });
     }
     if (err instanceof ToolError) {

@@ -2,13 +2,12 @@ import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@ne
 import { AppConfig } from '../../config/app-config';
 import type { ErrorBody } from '../../common/errors';
 import { ExecutionEventBus } from './events/execution-events';
-import { ExecutionsStore } from './executions.store';
+import { ExecutionsStore, type OverdueReason } from './executions.store';
+import { outcomeUnknown, reportAbandoned } from './abandoned';
 
-export const OVERDUE_RUNNING_ERROR: ErrorBody = {
-  code: 'INTERNAL_ERROR',
-  message: 'The execution did not record its end by its deadline (its timeout plus a grace period): the process running it stopped or lost the database. Retry it.',
-  retryable: true,
-};
+export const OVERDUE_RUNNING_ERROR = outcomeUnknown(
+  'The execution did not record its end by its deadline (its timeout plus a grace period): the process running it stopped or lost the database after its tool started, so it may have run.',
+);
 
 export const OVERDUE_QUEUED_ERROR: ErrorBody = {
   code: 'INTERNAL_ERROR',
@@ -60,9 +59,15 @@ export class ExecutionSweeper implements OnApplicationBootstrap, OnModuleDestroy
         queued: OVERDUE_QUEUED_ERROR,
         unanswered: UNANSWERED_ERROR,
       });
-      for (const execution of ended) this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
-      if (ended.length > 0) this.logger.warn(`Ended ${ended.length} overdue execution(s): ${ended.map((e) => e.id).join(', ')}`);
-      return ended.length;
+      let count = 0;
+      for (const [reason, executions] of Object.entries(ended) as Array<[OverdueReason, typeof ended.running]>) {
+        for (const execution of executions) {
+          this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
+          reportAbandoned(this.logger, execution.id, 'sweeper', `overdue_${reason}`);
+          count++;
+        }
+      }
+      return count;
     } catch (err) {
       this.logger.error(`Sweeping overdue executions failed: ${(err as Error).message}`);
       return 0;

@@ -1,10 +1,10 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../../config/app-config';
-import { credentialInputNames } from '../../tools/sdk';
-import { ToolCatalogue } from '../../tools/tool-registry';
 import { ExecutionEventBus } from './events/execution-events';
-import { ExecutionRunner, LOST_WORKER_ERROR, terminal } from './execution-runner';
+import { RESTART_ERROR, reportAbandoned } from './abandoned';
+import { ExecutionReconciler } from './execution-reconciler';
+import { ExecutionRunner, terminal } from './execution-runner';
 import { ExecutionsStore } from './executions.store';
 import { ExecutionQueue } from './queue/execution-queue';
 
@@ -27,7 +27,7 @@ export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicatio
     private readonly runner: ExecutionRunner,
     private readonly events: ExecutionEventBus,
     private readonly store: ExecutionsStore,
-    private readonly registry: ToolCatalogue,
+    private readonly reconciler: ExecutionReconciler,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -41,11 +41,13 @@ export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicatio
       (executionId) => this.runner.markLost(executionId),
       this.config.WORKER_CONCURRENCY,
     );
+    this.reconciler.start();
   }
 
   /** SIGTERM: take no more work, let running executions finish within the grace period, abort the rest. */
   async beforeApplicationShutdown(): Promise<void> {
     this.unsubscribe?.();
+    this.reconciler.stop();
     await this.queue.stop(this.config.SHUTDOWN_GRACE_SECONDS * 1000);
     const aborted = this.runner.abortAll();
     if (aborted === 0) return;
@@ -55,21 +57,16 @@ export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicatio
 
   /**
    * Embedded mode keeps its queue in memory, so a restart loses it: executions that were running
-   * end in a retryable error; queued ones are queued again from their stored input, unless that
-   * input had secrets (never stored), in which case they end in error too.
+   * end as outcome unknown (their tool had started); every queued one is queued again from its row
+   * (its sealed credentials included), except one whose credentials cannot be opened.
    */
   private async recoverEmbedded(): Promise<void> {
-    const stranded = await this.store.active();
-    for (const execution of stranded) {
-      const tool = this.registry.has(execution.tool_id) ? this.registry.get(execution.tool_id) : null;
-      // A stored input lacks its credentials (redactStoredInput): such a call cannot be re-run from it.
-      const rerunnable = execution.status === 'queued' && tool && credentialInputNames(tool.definition.inputs, execution.input).length === 0;
-      if (rerunnable) {
-        await this.queue.enqueue({ executionId: execution.id, toolId: execution.tool_id, input: execution.input, timeoutSeconds: execution.timeout_seconds ?? tool.definition.timeout });
-      } else {
-        await this.store.finish(execution.id, terminal('error', null, { ...LOST_WORKER_ERROR, message: 'The service stopped before this execution finished; retry it.' }), execution.started_at);
-      }
+    const running = (await this.store.active()).filter((execution) => execution.status === 'running');
+    for (const execution of running) {
+      const ended = await this.store.finish(execution.id, terminal('error', null, RESTART_ERROR), execution.started_at);
+      if (ended.error?.message === RESTART_ERROR.message) reportAbandoned(this.logger, execution.id, 'restart', 'interrupted');
     }
-    if (stranded.length > 0) this.logger.warn(`Recovered ${stranded.length} execution(s) left active by the previous run`);
+    const requeued = await this.reconciler.pass(0, 'restart');
+    if (running.length + requeued > 0) this.logger.warn(`Recovered the previous run's executions: ${running.length} interrupted, ${requeued} queued again`);
   }
 }

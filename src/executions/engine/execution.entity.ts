@@ -2,6 +2,7 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typ
 import { Account } from '../../keys/account.entity';
 import type { ErrorBody } from '../../common/errors';
 import type { InputRequest } from '../../tools/sdk';
+import type { Sealed } from '../../secrets/secret-cipher';
 
 /** `input_required`: the tool stopped to ask its caller (an async call); an answer queues it again. */
 export const EXECUTION_STATUSES = ['queued', 'running', 'input_required', 'success', 'error', 'cancelled'] as const;
@@ -89,4 +90,15 @@ export class Execution {
   /** Since when an async execution waits for a worker or for its caller's answer (else `created_at`): the sweeper's clock. */
   @Column('timestamptz', { nullable: true })
   waiting_since: Date | null;
+
+  /**
+   * While active: the call's credential inputs sealed with SECRETS_KEY (as its job carries them),
+   * so it can be queued again from this row when its job is lost; cleared when it ends.
+   */
+  @Column('jsonb', { nullable: true })
+  sealed_inputs: Sealed | null;
+
+  /** True for an async call whose caller cannot be asked (an MCP 2025-11-25 task): a re-queue from this row keeps it so. */
+  @Column('boolean', { nullable: true })
+  unaskable: boolean | null;
 }

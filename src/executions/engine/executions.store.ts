@@ -30,6 +30,9 @@ export function terminalColumns(fields: TerminalFields, startedAt: Date | null):
   };
 }
 
+/** Why the sweeper ends an execution: it ran past its deadline, or waited too long for a worker or for its caller. */
+export type OverdueReason = 'running' | 'queued' | 'unanswered';
+
 type Finish = TerminalColumns & Pick<Execution, 'id'>;
 
 export interface ListFilter {
@@ -125,6 +128,28 @@ export class ExecutionsStore {
   }
 
   /**
+   * Queued executions waiting since before `before`, oldest first, at most `limit`: the ones
+   * whose job the reconciler checks (younger ones may still be on their way to the queue).
+   */
+  queuedBefore(before: Date, limit: number): Promise<Execution[]> {
+    return this.executions
+      .createQueryBuilder('e')
+      .where("e.status = 'queued' AND COALESCE(e.waiting_since, e.created_at) < :before", { before })
+      .orderBy('COALESCE(e.waiting_since, e.created_at)', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
+  /** How long the oldest queued execution has waited, in seconds (0 when none waits). */
+  async oldestQueuedAgeSeconds(now: Date): Promise<number> {
+    const [row] = (await this.executions.query(
+      `SELECT EXTRACT(EPOCH FROM ($1::timestamptz - MIN(COALESCE(waiting_since, created_at))))::float8 AS age FROM executions WHERE status = 'queued'`,
+      [now.toISOString()],
+    )) as Array<{ age: number | null }>;
+    return Math.max(0, row?.age ?? 0);
+  }
+
+  /**
    * Deletes executions older than their account's retention (DESIGN §5.17): the account's own
    * number, else its tier's. Returns how many were deleted.
    */
@@ -143,13 +168,13 @@ export class ExecutionsStore {
    * Ends, as `error` (retryable) with `error`, every running execution past its deadline (start +
    * its timeout + `graceSeconds`: its runner would have ended it by then, so its process stopped or
    * could not write), every queued one that waited longer than `maxQueueWaitSeconds` for a worker,
-   * and every one that waited as long for its caller's answer. Answers the ended rows.
+   * and every one that waited as long for its caller's answer. Answers the ended rows, by reason.
    */
-  async endOverdue(now: Date, graceSeconds: number, maxQueueWaitSeconds: number, errors: { running: ErrorBody; queued: ErrorBody; unanswered: ErrorBody }): Promise<Execution[]> {
+  async endOverdue(now: Date, graceSeconds: number, maxQueueWaitSeconds: number, errors: Record<OverdueReason, ErrorBody>): Promise<Record<OverdueReason, Execution[]>> {
     const end = (condition: string, error: ErrorBody, limit: number) =>
       this.executions.query(
         `UPDATE executions
-            SET status = 'error', error = $2::jsonb, completed_at = $1::timestamptz,
+            SET status = 'error', error = $2::jsonb, completed_at = $1::timestamptz, sealed_inputs = NULL,
                 duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM ($1::timestamptz - started_at)) * 1000)::integer END
           WHERE ${condition}
           RETURNING *`,
@@ -163,7 +188,8 @@ export class ExecutionsStore {
     const waitedTooLong = `COALESCE(waiting_since, created_at) + make_interval(secs => $3) < $1::timestamptz`;
     const [queued] = await end(`status = 'queued' AND ${waitedTooLong}`, errors.queued, maxQueueWaitSeconds);
     const [unanswered] = await end(`status = 'input_required' AND ${waitedTooLong}`, errors.unanswered, maxQueueWaitSeconds);
-    return [...running, ...queued, ...unanswered].map((row) => this.executions.create(row));
+    const rows = (list: Execution[]) => list.map((row) => this.executions.create(row));
+    return { running: rows(running), queued: rows(queued), unanswered: rows(unanswered) };
   }
 
   async recordProgress(id: string, progress: number, message: string | null): Promise<void> {
@@ -213,7 +239,7 @@ export class ExecutionsStore {
     const [updated] = (await this.executions.query(
       `UPDATE executions e
           SET status = f.status, result = f.result, error = f.error, completed_at = f.completed_at,
-              duration_ms = f.duration_ms, progress = COALESCE(f.progress, e.progress)
+              duration_ms = f.duration_ms, progress = COALESCE(f.progress, e.progress), sealed_inputs = NULL
          FROM jsonb_populate_recordset(NULL::executions, $1::jsonb) f
         WHERE e.id = f.id AND e.status = ANY($2::text[])
         RETURNING e.*`,

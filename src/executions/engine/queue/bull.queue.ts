@@ -1,12 +1,20 @@
 import { Logger } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
 import { AppException } from '../../../common/errors';
-import { ExecutionJob, ExecutionQueue, JobHandler, LostJobHandler, queueUnavailable, withinGrace } from './execution-queue';
+import { ExecutionJob, ExecutionQueue, jobIdOf, JobHandler, LostJobHandler, queueUnavailable, withinGrace } from './execution-queue';
 
 export const EXECUTIONS_QUEUE = 'executions';
 /** How long an enqueue may wait for Redis before the caller gets a 503. */
 const ENQUEUE_TIMEOUT_MS = 2_000;
 const KEEP_FAILED_JOBS = 1_000;
+/**
+ * A job whose handler throws did not start its tool (its `running` write failed: the database
+ * was away), so Bull tries it again, 1, 2, 4, 8 s later; past that the reconciler re-adds it.
+ */
+const JOB_ATTEMPTS = 5;
+const JOB_BACKOFF_MS = 1_000;
+/** States in which a job will still run, or runs. */
+const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'paused']);
 
 /**
  * Bull on Redis: jobs are keyed by execution id (and answer count, for runs after answers) and removed once done,
@@ -28,8 +36,8 @@ export class BullExecutionQueue extends ExecutionQueue {
     try {
       // Failed jobs are kept a while: a stalled job's 'failed' event needs the job to name its execution.
       // A run after answers gets an id of its own: the run before may not be removed yet, and Bull ignores a job id it holds.
-      const jobId = job.answered ? `${job.executionId}:${job.answered}` : job.executionId;
-      await Promise.race([this.queue.add(job, { jobId, removeOnComplete: true, removeOnFail: KEEP_FAILED_JOBS }), timeout]);
+      const options = { jobId: jobIdOf(job), removeOnComplete: true, removeOnFail: KEEP_FAILED_JOBS, attempts: JOB_ATTEMPTS, backoff: { type: 'exponential', delay: JOB_BACKOFF_MS } };
+      await Promise.race([this.queue.add(job, options), timeout]);
     } catch (err) {
       throw err instanceof AppException ? err : queueUnavailable((err as Error).message);
     } finally {
@@ -46,6 +54,26 @@ export class BullExecutionQueue extends ExecutionQueue {
     } catch {
       return false; // a worker took it meanwhile: the cancel event reaches that worker
     }
+  }
+
+  async pending(job: Pick<ExecutionJob, 'executionId' | 'answered'>): Promise<boolean> {
+    const held = await this.queue.getJob(jobIdOf(job));
+    if (!held) return false;
+    if (LIVE_STATES.has(await held.getState())) return true;
+    await held.remove(); // failed or completed: Bull would ignore an add under its id
+    return false;
+  }
+
+  async heartbeat(workerId: string, staleMs: number): Promise<string[]> {
+    const key = this.queue.toKey('workers');
+    const now = Date.now();
+    const client = this.queue.client;
+    await client.zadd(key, now, workerId);
+    const stale = await client.zrangebyscore(key, 0, now - staleMs);
+    const lost: string[] = [];
+    // ZREM answers 1 to one caller only: one process reports each dead worker.
+    for (const id of stale) if ((await client.zrem(key, id)) === 1) lost.push(id);
+    return lost;
   }
 
   consume(handler: JobHandler, onLost: LostJobHandler, concurrency: number): void {

@@ -34,6 +34,18 @@ export abstract class ExecutionQueue {
   /** Starts running jobs in this process, `concurrency` at a time (worker role only). */
   abstract consume(handler: JobHandler, onLost: LostJobHandler, concurrency: number): void;
 
+  /**
+   * Whether the execution's job is waiting or running. A job the queue holds as finished (failed)
+   * is dropped here, so that the reconciler can add it again under its id.
+   */
+  abstract pending(job: Pick<ExecutionJob, 'executionId' | 'answered'>): Promise<boolean>;
+
+  /**
+   * Records that `workerId` is alive now; answers the workers that had not beaten for `staleMs`,
+   * each answered to one caller only (so one process reports a dead worker, once).
+   */
+  abstract heartbeat(workerId: string, staleMs: number): Promise<string[]>;
+
   /** Jobs waiting for a worker, and how long the oldest has waited (metrics). */
   abstract backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
 
@@ -42,6 +54,11 @@ export abstract class ExecutionQueue {
 
   /** Stops taking jobs and waits up to `graceMs` for the running ones. */
   abstract stop(graceMs: number): Promise<void>;
+}
+
+/** A job's id in the queue: the execution's, or its own for a run after answers (the run before may not be removed yet). */
+export function jobIdOf({ executionId, answered }: Pick<ExecutionJob, 'executionId' | 'answered'>): string {
+  return answered ? `${executionId}:${answered}` : executionId;
 }
 
 export function queueUnavailable(reason: string): AppException {

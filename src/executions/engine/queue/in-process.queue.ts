@@ -9,6 +9,8 @@ export class InProcessQueue extends ExecutionQueue {
   private readonly logger = new Logger(InProcessQueue.name);
   private readonly waiting: ExecutionJob[] = [];
   private readonly enqueuedAt = new WeakMap<ExecutionJob, number>();
+  /** Executions waiting or running here: the reconciler asks about each queued row. */
+  private readonly held = new Set<string>();
   private handler?: JobHandler;
   private concurrency = 1;
   private running = 0;
@@ -19,6 +21,7 @@ export class InProcessQueue extends ExecutionQueue {
     if (this.stopped) throw queueUnavailable('the service is shutting down');
     if (this.waiting.length >= MAX_WAITING) throw queueUnavailable(`${MAX_WAITING} executions are already waiting`);
     this.waiting.push(job);
+    this.held.add(job.executionId);
     this.enqueuedAt.set(job, Date.now());
     this.pump();
   }
@@ -27,6 +30,7 @@ export class InProcessQueue extends ExecutionQueue {
     const index = this.waiting.findIndex((job) => job.executionId === executionId);
     if (index === -1) return false;
     this.waiting.splice(index, 1);
+    this.held.delete(executionId);
     return true;
   }
 
@@ -34,6 +38,15 @@ export class InProcessQueue extends ExecutionQueue {
     this.handler = handler;
     this.concurrency = concurrency;
     this.pump();
+  }
+
+  async pending({ executionId }: Pick<ExecutionJob, 'executionId'>): Promise<boolean> {
+    return this.held.has(executionId);
+  }
+
+  /** One process is the only worker: it cannot see itself die. */
+  async heartbeat(): Promise<string[]> {
+    return [];
   }
 
   async backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
@@ -59,6 +72,7 @@ export class InProcessQueue extends ExecutionQueue {
         .catch((err: Error) => this.logger.error(`execution ${job.executionId} failed to run: ${err.stack ?? err.message}`))
         .finally(() => {
           this.running--;
+          this.held.delete(job.executionId);
           if (this.running === 0) this.idle?.();
           this.pump();
         });

@@ -1,0 +1,81 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { hostname } from 'node:os';
+import { AppConfig } from '../../config/app-config';
+import { executionsReconciled, queueAudits, workerHeartbeats } from '../../common/probes';
+import { ExecutionRunner } from './execution-runner';
+import { ExecutionsStore } from './executions.store';
+import { ExecutionQueue, jobIdOf } from './queue/execution-queue';
+
+/**
+ * The database is the source of truth, the queue is reconciled with it: every worker process,
+ * every RECONCILE_INTERVAL_SECONDS, re-adds the job of each queued execution (waiting longer than
+ * RECONCILE_MIN_AGE_SECONDS, at most RECONCILE_BATCH per pass) that the queue no longer holds —
+ * Redis lost its data, or the job failed while the database was away. Safe with any number of
+ * workers: a job is keyed by its execution, so adding it twice queues it once, and a run starts
+ * only by moving its row from `queued` (conditional), so it runs once.
+ */
+@Injectable()
+export class ExecutionReconciler {
+  private readonly logger = new Logger(ExecutionReconciler.name);
+  private readonly workerId = `${hostname()}:${process.pid}`;
+  private timer?: NodeJS.Timeout;
+  private passing = false;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly store: ExecutionsStore,
+    private readonly queue: ExecutionQueue,
+    private readonly runner: ExecutionRunner,
+  ) {}
+
+  start(): void {
+    const every = this.config.RECONCILE_INTERVAL_SECONDS * 1000;
+    if (every === 0) return;
+    void this.pass(); // a first heartbeat at once: a worker that dies young is still missed
+    this.timer = setInterval(() => void this.pass(), every).unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /**
+   * One pass: a heartbeat (and a report of the workers that stopped beating), then queued rows
+   * checked against the queue. `minAgeSeconds` 0 takes every queued row (an embedded start, whose
+   * queue was empty). Answers how many were queued again; failures are logged and retried next pass.
+   */
+  async pass(minAgeSeconds = this.config.RECONCILE_MIN_AGE_SECONDS, by: 'reconciler' | 'restart' = 'reconciler'): Promise<number> {
+    if (this.passing) return 0;
+    this.passing = true;
+    try {
+      await this.beat();
+      const now = new Date();
+      const queued = await this.store.queuedBefore(new Date(now.getTime() - minAgeSeconds * 1000), this.config.RECONCILE_BATCH);
+      let withoutJob = 0;
+      let requeued = 0;
+      for (const execution of queued) {
+        const job = this.runner.jobOf(execution);
+        if (await this.queue.pending(job)) continue;
+        withoutJob++;
+        if (await this.runner.requeue(execution, by)) {
+          requeued++;
+          executionsReconciled.publish({});
+          this.logger.warn(`Execution ${execution.id} was queued with no job behind it; queued again as job ${jobIdOf(job)}`);
+        }
+      }
+      queueAudits.publish({ withoutJob, oldestQueuedAgeSeconds: await this.store.oldestQueuedAgeSeconds(new Date()) });
+      return requeued;
+    } catch (err) {
+      this.logger.error(`Reconciling queued executions with the queue failed: ${(err as Error).message}`);
+      return 0;
+    } finally {
+      this.passing = false;
+    }
+  }
+
+  private async beat(): Promise<void> {
+    const lost = await this.queue.heartbeat(this.workerId, this.config.RECONCILE_INTERVAL_SECONDS * 3000);
+    for (const id of lost) this.logger.error(`Worker ${id} stopped its heartbeat (killed, hung or cut off); its running executions end once their job locks lapse`);
+    workerHeartbeats.publish({ lost });
+  }
+}
