@@ -10,7 +10,7 @@ export const OUTAGE_RETRY_AFTER_SECONDS = 2;
 /** Socket-level failures (Node), and SQLSTATEs of a server that is away: class 08, shutdown and start-up (57P0x), full (53300). */
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', '57P01', '57P02', '57P03', '53300']);
 /** pg and PGlite say so in words only. */
-const DATABASE_GONE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|PGlite is closed|Cannot use a pool after calling end/i;
+const DATABASE_GONE = /Connection terminated|is not currently accepting connections|timeout exceeded when trying to connect|Client has encountered a connection error|PGlite is closed|Cannot use a pool after calling end/i;
 /** ioredis: a closed connection, a command refused while offline, retries exhausted. */
 const REDIS_GONE = /^Connection is closed|Stream isn't writeable|enableOfflineQueue|max retries per request/i;
 

@@ -1,0 +1,76 @@
+/**
+ * Outages answered truthfully (issue 29): while PostgreSQL refuses the service, requests answer
+ * 503 (retryable, Retry-After), never 500, and leave no execution row the client never hears of;
+ * a sync call whose tool ran anyway says its record could not be written.
+ */
+import { Client } from 'pg';
+import { startTestApp, type TestAccount, type TestApp } from './support/app';
+import { createTestDatabase, type TestDatabase } from './support/databases';
+import { POSTGRES_URL_ENV } from './support/global-setup';
+import { TestToolsModule } from './support/test-tools.module';
+
+(process.env[POSTGRES_URL_ENV] ? describe : describe.skip)('A PostgreSQL outage', () => {
+  let database: TestDatabase;
+  let name: string;
+  let t: TestApp;
+  let acme: TestAccount;
+
+  /** As the server's superuser, on the test database's server. */
+  const admin = async (sql: string, url = process.env[POSTGRES_URL_ENV]!) => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query(sql)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  /** The database goes away for the service: its sessions are cut and new ones refused. */
+  const databaseDown = async () => {
+    await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+  };
+  const databaseUp = () => admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+
+  beforeAll(async () => {
+    database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
+    name = new URL(database.url).pathname.slice(1);
+    t = await startTestApp({ env: { DATABASE_URL: database.url }, extensions: [TestToolsModule] });
+    acme = await t.createAccount('acme');
+  });
+  afterAll(async () => {
+    await databaseUp().catch(() => undefined);
+    await t?.close();
+    await database?.drop();
+  });
+
+  const invoke = (query: string, payload: object) => t.request({ method: 'POST', url: `/v1/tools/test-sleep/invoke${query}`, key: acme.key, payload });
+
+  it('answers 503 with Retry-After, never 500; leaves no row; a sync call that ran says its record is missing', async () => {
+    expect((await invoke('', { ms: 1 })).statusCode).toBe(200); // the key is known and cached before the outage
+    await databaseDown();
+
+    const refused = await invoke('?async=true', { ms: 1 });
+    expect(refused.statusCode).toBe(503);
+    expect(refused.headers['retry-after']).toBe('2');
+    expect(refused.json().error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true, retry_after: 2, details: { unavailable: 'database' } });
+
+    // One that ends before its row is written (one write), one that runs past it (two writes).
+    for (const ms of [1, 200]) {
+      const ran = await invoke('', { ms });
+      expect(ran.statusCode).toBe(200);
+      expect(ran.json()).toMatchObject({ status: 'success', result: { slept_ms: ms }, recorded: false, warning: expect.stringContaining('could not be written') });
+    }
+
+    const reads = await t.request({ method: 'GET', url: '/v1/executions', key: acme.key });
+    expect(reads.statusCode).toBe(503);
+    expect(reads.headers['retry-after']).toBe('2');
+
+    await databaseUp();
+    // Only the call made before the outage has a row.
+    expect(await admin('SELECT status FROM executions', database.url)).toEqual([{ status: 'success' }]);
+    const after = await invoke('', { ms: 1 });
+    expect(after.statusCode).toBe(200);
+    expect(after.json().recorded).toBeUndefined();
+  });
+});
