@@ -2,6 +2,7 @@ import { DynamicModule, Logger, Type } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { createApp } from './app.setup';
 import { ConfigError, loadConfig, ROLES, Role } from './config/app-config';
+import { persistenceWarning } from './common/redis';
 import { claimDataDir } from './database/data-source-options';
 import { ToolCatalogue } from './tools/tool-registry';
 
@@ -37,6 +38,12 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
     }
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.once(signal, () => logger.log(`${signal}: shutting down; running executions get up to ${config.SHUTDOWN_GRACE_SECONDS} s to finish`));
+    }
+    if (config.REDIS_URL) {
+      await persistenceWarning(config.REDIS_URL).then(
+        (warning) => warning && logger.warn(warning),
+        (err: Error) => logger.warn(`Cannot tell whether Redis persists the queue (CONFIG GET refused: ${err.message}); production needs appendonly yes`),
+      );
     }
     const tools = app.get(ToolCatalogue).all().length; // filled in during init
     const where = config.runsApi ? ` listening on http://${config.HOST}:${config.PORT}` : '';

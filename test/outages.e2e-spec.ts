@@ -1,12 +1,16 @@
 /**
  * Outages answered truthfully (issue 29): while PostgreSQL refuses the service, requests answer
  * 503 (retryable, Retry-After), never 500, and leave no execution row the client never hears of;
- * a sync call whose tool ran anyway says its record could not be written.
+ * a sync call whose tool ran anyway says its record could not be written. Start-up warns about a
+ * Redis that would lose the queue in a restart.
  */
+import Redis from 'ioredis';
 import { Client } from 'pg';
+import { persistenceWarning } from '../src/common/redis';
 import { startTestApp, type TestAccount, type TestApp } from './support/app';
 import { createTestDatabase, type TestDatabase } from './support/databases';
 import { POSTGRES_URL_ENV } from './support/global-setup';
+import { findRedisServer, startRedis, type RedisServer } from './support/redis-server';
 import { TestToolsModule } from './support/test-tools.module';
 
 (process.env[POSTGRES_URL_ENV] ? describe : describe.skip)('A PostgreSQL outage', () => {
@@ -72,5 +76,24 @@ import { TestToolsModule } from './support/test-tools.module';
     const after = await invoke('', { ms: 1 });
     expect(after.statusCode).toBe(200);
     expect(after.json().recorded).toBeUndefined();
+  });
+});
+
+(findRedisServer() ? describe : describe.skip)('Redis persistence, checked at start-up', () => {
+  let redis: RedisServer;
+  beforeAll(async () => (redis = await startRedis()));
+  afterAll(() => redis?.stop());
+
+  it('warns when a Redis restart would lose queued executions, and not once appendonly is on', async () => {
+    const client = new Redis(redis.url);
+    try {
+      expect(await persistenceWarning(redis.url)).toMatch(/^Redis has no persistence .*a restart loses every queued execution; set appendonly yes/);
+      await client.config('SET', 'save', '3600 1');
+      expect(await persistenceWarning(redis.url)).toMatch(/^Redis persists by snapshot only \(save "3600 1", appendonly no\)/);
+      await client.config('SET', 'appendonly', 'yes');
+      expect(await persistenceWarning(redis.url)).toBeNull();
+    } finally {
+      client.disconnect();
+    }
   });
 });

@@ -22,6 +22,26 @@ export function failFastRedis(url: string): Redis {
   return client;
 }
 
+/**
+ * What a Redis restart would lose of the queue, from its own settings; null when it keeps every
+ * write (appendonly yes). Queued executions live only in Redis until a worker takes them.
+ */
+export async function persistenceWarning(url: string): Promise<string | null> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => undefined); // connect() and config() report it
+  try {
+    await client.connect();
+    const [[, appendonly], [, save]] = (await Promise.all([client.config('GET', 'appendonly'), client.config('GET', 'save')])) as [string, string][];
+    if (appendonly === 'yes') return null;
+    const fix = 'set appendonly yes (README: Running API and worker processes)';
+    return save
+      ? `Redis persists by snapshot only (save "${save}", appendonly no): a crash loses what was queued since the last snapshot; ${fix}`
+      : `Redis has no persistence (appendonly no, save ""): a restart loses every queued execution; ${fix}`;
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** A Lua script as a function of its keys, then its arguments (sent as EVALSHA, loaded on first use). */
 export function redisScript<T>(client: Redis, name: string, numberOfKeys: number, lua: string): (...keysAndArgs: (string | number)[]) => Promise<T> {
   client.defineCommand(name, { numberOfKeys, lua });
