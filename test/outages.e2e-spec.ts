@@ -2,14 +2,21 @@
  * Outages answered truthfully (issue 29): while PostgreSQL refuses the service, requests answer
  * 503 (retryable, Retry-After), never 500, and leave no execution row the client never hears of;
  * a sync call whose tool ran anyway says its record could not be written. Start-up warns about a
- * Redis that would lose the queue in a restart.
+ * Redis that would lose the queue in a restart. SIGTERM drains a process serving HTTP.
  */
 import Redis from 'ioredis';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { Client } from 'pg';
 import { persistenceWarning } from '../src/common/redis';
+import { generateSecret } from '../src/identity/key-secret';
 import { startTestApp, type TestAccount, type TestApp } from './support/app';
 import { createTestDatabase, type TestDatabase } from './support/databases';
+import { freePort } from './support/free-port';
 import { POSTGRES_URL_ENV } from './support/global-setup';
+import { until } from './support/poll';
+import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
 import { findRedisServer, startRedis, type RedisServer } from './support/redis-server';
 import { TestToolsModule } from './support/test-tools.module';
 
@@ -95,5 +102,34 @@ import { TestToolsModule } from './support/test-tools.module';
     } finally {
       client.disconnect();
     }
+  });
+});
+
+describe('SIGTERM to a process serving HTTP', () => {
+  const apiKey = generateSecret('service');
+  let dataDir: string;
+  let service: ServiceProcess | undefined;
+  afterAll(async () => {
+    await killProcess(service);
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('stops accepting, answers the request it holds with its real outcome, then exits', async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'tos-drain-'));
+    const port = await freePort();
+    service = await startServiceProcess('all', { DATA_DIR: dataDir, PORT: String(port), BOOTSTRAP_API_KEY: apiKey, BOOTSTRAP_TIER: 'enterprise', SHUTDOWN_GRACE_SECONDS: '10' });
+    const call = (method: string, url: string, body?: object) =>
+      fetch(`http://127.0.0.1:${port}${url}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+
+    const held = call('POST', '/v1/tools/test-sleep/invoke', { ms: 1500 });
+    await until('the sync call to be running', async () => (((await (await call('GET', '/v1/executions?status=running')).json()) as { total: number }).total === 1 ? true : undefined));
+    service.child.kill('SIGTERM');
+    // New connections are refused while the held request still runs.
+    const refused = await until('new connections to be refused', () => call('GET', '/v1/tools').then(() => undefined, (err: Error) => err));
+    expect((refused.cause as NodeJS.ErrnoException).code).toBe('ECONNREFUSED');
+    const answer = await held;
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ status: 'success', result: { slept_ms: 1500 } });
+    expect(await service.exited).toBe('SIGTERM');
   });
 });
