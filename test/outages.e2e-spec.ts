@@ -77,6 +77,12 @@ import { TestToolsModule } from './support/test-tools.module';
     expect(reads.statusCode).toBe(503);
     expect(reads.headers['retry-after']).toBe('2');
 
+    // MCP says the same: a sync call's answer (its _meta) that it was not recorded; a read refused as an outage, not as a bug.
+    const mcp = async (method: string, params: object) =>
+      (await t.request({ method: 'POST', url: '/v1/mcp', key: acme.key, headers: { accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id: 1, method, params } })).json();
+    expect((await mcp('tools/call', { name: 'test-sleep', arguments: { ms: 1 } })).result).toMatchObject({ structuredContent: { slept_ms: 1 }, _meta: { recorded: false } });
+    expect((await mcp('tasks/list', {})).error).toMatchObject({ message: expect.stringContaining('database is unavailable'), data: { error: { retryable: true, details: { unavailable: 'database' } } } });
+
     await databaseUp();
     // Only the call made before the outage has a row.
     expect(await admin('SELECT status FROM executions', database.url)).toEqual([{ status: 'success' }]);
