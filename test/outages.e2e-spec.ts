@@ -20,37 +20,37 @@ import { killProcess, startServiceProcess, type ServiceProcess } from './support
 import { findRedisServer, startRedis, type RedisServer } from './support/redis-server';
 import { TestToolsModule } from './support/test-tools.module';
 
-(process.env[POSTGRES_URL_ENV] ? describe : describe.skip)('A PostgreSQL outage', () => {
+/** As the server's superuser, on the test databases' server (or on `url`). */
+const admin = async (sql: string, url = process.env[POSTGRES_URL_ENV]!) => {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows;
+  } finally {
+    await client.end();
+  }
+};
+const nameOf = (database: TestDatabase) => new URL(database.url).pathname.slice(1);
+/** The database goes away for the service: its sessions are cut and new ones refused. */
+const databaseDown = async (database: TestDatabase) => {
+  await admin(`ALTER DATABASE "${nameOf(database)}" ALLOW_CONNECTIONS false`);
+  await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${nameOf(database)}' AND pid <> pg_backend_pid()`);
+};
+const databaseUp = (database: TestDatabase) => admin(`ALTER DATABASE "${nameOf(database)}" ALLOW_CONNECTIONS true`);
+const withPostgres = process.env[POSTGRES_URL_ENV] ? describe : describe.skip;
+
+withPostgres('A PostgreSQL outage', () => {
   let database: TestDatabase;
-  let name: string;
   let t: TestApp;
   let acme: TestAccount;
 
-  /** As the server's superuser, on the test database's server. */
-  const admin = async (sql: string, url = process.env[POSTGRES_URL_ENV]!) => {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query(sql)).rows;
-    } finally {
-      await client.end();
-    }
-  };
-  /** The database goes away for the service: its sessions are cut and new ones refused. */
-  const databaseDown = async () => {
-    await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
-  };
-  const databaseUp = () => admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
-
   beforeAll(async () => {
     database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
-    name = new URL(database.url).pathname.slice(1);
     t = await startTestApp({ env: { DATABASE_URL: database.url }, extensions: [TestToolsModule] });
     acme = await t.createAccount('acme');
   });
   afterAll(async () => {
-    await databaseUp().catch(() => undefined);
+    await databaseUp(database).catch(() => undefined);
     await t?.close();
     await database?.drop();
   });
@@ -59,7 +59,7 @@ import { TestToolsModule } from './support/test-tools.module';
 
   it('answers 503 with Retry-After, never 500; leaves no row; a sync call that ran says its record is missing', async () => {
     expect((await invoke('', { ms: 1 })).statusCode).toBe(200); // the key is known and cached before the outage
-    await databaseDown();
+    await databaseDown(database);
 
     const refused = await invoke('?async=true', { ms: 1 });
     expect(refused.statusCode).toBe(503);
@@ -83,12 +83,42 @@ import { TestToolsModule } from './support/test-tools.module';
     expect((await mcp('tools/call', { name: 'test-sleep', arguments: { ms: 1 } })).result).toMatchObject({ structuredContent: { slept_ms: 1 }, _meta: { recorded: false } });
     expect((await mcp('tasks/list', {})).error).toMatchObject({ message: expect.stringContaining('database is unavailable'), data: { error: { retryable: true, details: { unavailable: 'database' } } } });
 
-    await databaseUp();
+    await databaseUp(database);
     // Only the call made before the outage has a row.
     expect(await admin('SELECT status FROM executions', database.url)).toEqual([{ status: 'success' }]);
     const after = await invoke('', { ms: 1 });
     expect(after.statusCode).toBe(200);
     expect(after.json().recorded).toBeUndefined();
+  });
+});
+
+withPostgres('A PostgreSQL outage, in the logs of a service process', () => {
+  const apiKey = generateSecret('service');
+  let database: TestDatabase;
+  let service: ServiceProcess | undefined;
+  afterAll(async () => {
+    await killProcess(service);
+    await databaseUp(database).catch(() => undefined);
+    await database?.drop();
+  });
+
+  it('is one line when it starts and one when it ends, not a stack per request', async () => {
+    database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
+    const port = await freePort();
+    service = await startServiceProcess('all', { DATABASE_URL: database.url, PORT: String(port), BOOTSTRAP_API_KEY: apiKey, BOOTSTRAP_TIER: 'enterprise' });
+    const call = (url: string, body?: object) =>
+      fetch(`http://127.0.0.1:${port}${url}`, { method: body ? 'POST' : 'GET', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+    expect((await call('/v1/executions')).status).toBe(200);
+
+    await databaseDown(database);
+    const before = service.output().length;
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? call('/v1/executions') : call('/v1/tools/test-sleep/invoke?async=true', { ms: 1 }))));
+    expect(answers.map((a) => a.status)).toEqual(Array(40).fill(503));
+    await databaseUp(database);
+    await until('the service to log that the database is back', async () => (service!.output().includes('database reachable again') ? true : undefined), 10_000, 100);
+
+    const lines = service.output().slice(before).split('\n').filter((line) => line && !line.includes('"msg":"request"'));
+    expect(lines).toEqual([expect.stringContaining('database unreachable'), expect.stringMatching(/database reachable again after [\d.]+ s; 40 requests were refused/)]);
   });
 });
 

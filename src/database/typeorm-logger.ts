@@ -26,7 +26,9 @@ export class TypeOrmNestLogger implements TypeOrmLogger {
   }
 
   log(level: 'log' | 'info' | 'warn', message: unknown): void {
-    if (level === 'warn') this.logger.warn(String(message));
+    // An idle pooled connection that died (one line per connection when PostgreSQL restarts): the pool
+    // replaces it, and an outage that requests feel is logged once by OutageLog.
+    if (level === 'warn' && !String(message).startsWith('Postgres pool raised an error')) this.logger.warn(String(message));
     else this.logger.debug(String(message));
   }
 }
