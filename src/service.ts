@@ -41,13 +41,15 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.once(signal, () => {
         logger.log(`${signal}: shutting down; requests and executions in progress get up to ${config.SHUTDOWN_GRACE_SECONDS} s to finish`);
-        void drain(app, config.runsApi, config.SHUTDOWN_GRACE_SECONDS * 1000).then(() => process.kill(process.pid, signal));
+        void drain(app, config.runsApi, config.SHUTDOWN_GRACE_SECONDS * 1000)
+          .catch((err: Error) => logger.error(`shutdown: ${err.message}`))
+          .finally(() => process.kill(process.pid, signal));
       });
     }
     if (config.REDIS_URL) {
       await persistenceWarning(config.REDIS_URL).then(
         (warning) => warning && logger.warn(warning),
-        (err: Error) => logger.warn(`Cannot tell whether Redis persists the queue (CONFIG GET refused: ${err.message}); production needs appendonly yes`),
+        (err: Error) => logger.warn(`Cannot tell whether Redis persists the queue (reading its settings with CONFIG GET failed: ${err.message}); production needs appendonly yes`),
       );
     }
     const tools = app.get(ToolCatalogue).all().length; // filled in during init
