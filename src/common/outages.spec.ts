@@ -35,18 +35,25 @@ describe('OutageLog', () => {
 
   it('logs one line when a dependency goes and one when its probe answers again', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    let back!: () => void;
-    const recovered = new Promise<void>((resolve) => (back = resolve));
-    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => back());
+    const waiting: Array<() => void> = [];
+    const recovery = () => new Promise<void>((resolve) => waiting.push(resolve));
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => waiting.shift()?.());
     let up = false;
-    const outages = new OutageLog({ database: async () => { if (!up) throw new Error('still down'); } });
+    const outages = new OutageLog({
+      database: async () => {
+        if (!up) throw new Error('still down');
+      },
+    });
+    const first = recovery();
     for (let i = 0; i < 100; i++) outages.report('database', new Error('connect ECONNREFUSED'));
     expect(warn).toHaveBeenCalledTimes(1);
     up = true;
-    await recovered;
+    await first;
     expect(log).toHaveBeenCalledTimes(1);
     expect(log.mock.calls[0][0]).toMatch(/database reachable again after .* s; 100 requests were refused/);
+    const second = recovery();
     outages.report('database', new Error('again'));
-    expect(warn).toHaveBeenCalledTimes(2);
+    expect(warn).toHaveBeenCalledTimes(2); // a new outage is a new line
+    await second;
   });
 });
