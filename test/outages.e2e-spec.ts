@@ -91,6 +91,16 @@ withPostgres('A PostgreSQL outage', () => {
     expect(after.statusCode).toBe(200);
     expect(after.json().recorded).toBeUndefined();
   });
+
+  it('answers a call that ran under X-Idempotency-Key with its outcome when the database goes away meanwhile, not 503', async () => {
+    const call = t.request({ method: 'POST', url: '/v1/tools/test-sleep/invoke', key: acme.key, headers: { 'x-idempotency-key': 'outage-1' }, payload: { ms: 800 } });
+    await until('the call to be running', async () => ((await admin("SELECT 1 FROM executions WHERE status = 'running'", database.url)).length ? true : undefined));
+    await databaseDown(database);
+    const answer = await call;
+    await databaseUp(database);
+    expect(answer.statusCode).toBe(200);
+    expect(answer.json()).toMatchObject({ status: 'success', result: { slept_ms: 800 }, recorded: false });
+  });
 });
 
 withPostgres('A PostgreSQL outage, in the logs of a service process', () => {

@@ -152,7 +152,7 @@ const round = (ms: number) => Math.round(ms * 100) / 100;
  */
 const UNRECORDED = {
   recorded: false,
-  warning: 'The tool ran, but its execution record could not be written (database unavailable): this outcome is final, and GET /v1/executions does not know this execution_id',
+  warning: 'The tool ran, but its execution record could not be written (database unavailable): this answer is its outcome; GET /v1/executions may not know this execution_id, or show it ended in error',
 };
 
 /** `totalMs` is the request's time so far; SPEC §2.2: execution is tool time, processing the rest. */
