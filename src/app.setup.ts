@@ -26,6 +26,19 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 const IDLE_TIMEOUT_MS = 60_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Servers that stopped accepting: what they still answer closes its connection. */
+const draining = new WeakSet<object>();
+
+/**
+ * SIGTERM's first step: stop accepting and answer the requests in flight. Each answer closes its
+ * connection, since a kept-alive one would otherwise hold the close open for IDLE_TIMEOUT_MS.
+ */
+export async function drainHttp(app: NestFastifyApplication): Promise<void> {
+  const fastify = app.getHttpAdapter().getInstance();
+  draining.add(fastify);
+  await fastify.close();
+}
+
 /** Builds the application exactly as `main.ts` serves it; e2e tests use the same function. */
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
   const logger = createRootLogger(options.config.LOG_LEVEL);
@@ -76,7 +89,6 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
       exceptionFactory: (errors) => validationException(errors),
     }),
   );
-  app.enableShutdownHooks();
   if (app.get(AppConfig).runsApi) app.get(OpenApiDocument).attach(app);
   installRequestObservability(app);
 
@@ -124,6 +136,10 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const windows = app.get(WindowStore);
   const ipLimit = app.get(AppConfig).IP_RATE_LIMIT;
   fastify.addHook('onSend', httpCacheHook);
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    if (draining.has(fastify) && request.raw.httpVersionMajor < 2) reply.header('connection', 'close'); // HTTP/2 has no such header
+    return payload;
+  });
   fastify.addHook('onSend', async (request, reply, payload) => {
     if (!reply.hasHeader('x-ratelimit-limit')) {
       const state = await windows.peek(ipWindowKey(request), ipLimit, WINDOW_MS);

@@ -1,9 +1,12 @@
 import { DynamicModule, Logger, Type } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { performance } from 'node:perf_hooks';
-import { createApp } from './app.setup';
+import { createApp, drainHttp } from './app.setup';
 import { ConfigError, loadConfig, ROLES, Role } from './config/app-config';
+import { persistenceWarning } from './common/redis';
 import { claimDataDir } from './database/data-source-options';
 import { ToolCatalogue } from './tools/tool-registry';
+import { withinGrace } from './executions/engine/queue/execution-queue';
 
 export interface ServiceOptions {
   /** Extension modules with their own @Tool providers (see README "Extending"). */
@@ -36,7 +39,18 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
       await app.init();
     }
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      process.once(signal, () => logger.log(`${signal}: shutting down; running executions get up to ${config.SHUTDOWN_GRACE_SECONDS} s to finish`));
+      process.once(signal, () => {
+        logger.log(`${signal}: shutting down; requests and executions in progress get up to ${config.SHUTDOWN_GRACE_SECONDS} s to finish`);
+        void drain(app, config.runsApi, config.SHUTDOWN_GRACE_SECONDS * 1000)
+          .catch((err: Error) => logger.error(`shutdown: ${err.message}`))
+          .finally(() => process.kill(process.pid, signal));
+      });
+    }
+    if (config.REDIS_URL) {
+      await persistenceWarning(config.REDIS_URL).then(
+        (warning) => warning && logger.warn(warning),
+        (err: Error) => logger.warn(`Cannot tell whether Redis persists the queue (reading its settings with CONFIG GET failed: ${err.message}); production needs appendonly yes`),
+      );
     }
     const tools = app.get(ToolCatalogue).all().length; // filled in during init
     const where = config.runsApi ? ` listening on http://${config.HOST}:${config.PORT}` : '';
@@ -48,4 +62,14 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
     console.error(err instanceof ConfigError ? err.message : err);
     process.exit(1);
   }
+}
+
+/**
+ * HTTP first: stop accepting and answer the requests in flight (within the grace period), since
+ * the shutdown hooks then stop the worker, abort what still runs and close the database.
+ * The signal is raised again at the end, so the process ends as signalled.
+ */
+async function drain(app: NestFastifyApplication, servesHttp: boolean, graceMs: number): Promise<void> {
+  if (servesHttp) await withinGrace(drainHttp(app), graceMs);
+  await app.close();
 }

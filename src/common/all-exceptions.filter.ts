@@ -1,18 +1,31 @@
-import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DataSource } from 'typeorm';
 import { toErrorResponse } from './errors';
+import { dependencyUnavailable, OutageLog, unreachableDependency } from './outages';
 
 /**
  * Renders every error as the SPEC §7 envelope — Fastify's own too, which Nest routes here
- * through its error handler. Bugs are logged with the request id, never shown.
+ * through its error handler. Bugs are logged with the request id, never shown. A database or
+ * Redis that cannot be reached is an outage, not a bug: 503 (retryable, Retry-After), and one
+ * log line per change of state instead of a stack per request.
  */
 @Catch()
+@Injectable()
 export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly outages: OutageLog;
+
+  constructor(dataSource: DataSource) {
+    this.outages = new OutageLog({ database: () => dataSource.query('SELECT 1') });
+  }
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    const { status, body, unexpected } = toErrorResponse(exception);
+    const dependency = unreachableDependency(exception);
+    if (dependency) this.outages.report(dependency, exception);
+    const { status, body, unexpected } = toErrorResponse(dependency ? dependencyUnavailable(dependency) : exception);
     if (unexpected) request.log.error({ err: exception }, 'unexpected error');
     if (reply.sent) return;
     // One retry time, however the error was raised: Retry-After is retry_after.

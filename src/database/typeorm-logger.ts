@@ -1,5 +1,6 @@
 import { Logger as NestLogger } from '@nestjs/common';
 import type { Logger as TypeOrmLogger } from 'typeorm';
+import { unreachableDependency } from '../common/outages';
 
 /** TypeORM's errors and warnings through the service's JSON logger; query text stays out of info logs. */
 export class TypeOrmNestLogger implements TypeOrmLogger {
@@ -8,6 +9,7 @@ export class TypeOrmNestLogger implements TypeOrmLogger {
   logQuery(): void {}
 
   logQueryError(error: string | Error, query: string): void {
+    if (unreachableDependency(error)) return; // an outage: logged once by OutageLog, not once per query
     this.logger.error({ msg: 'query failed', error: error instanceof Error ? error.message : error, query: query.slice(0, 500) });
   }
 
@@ -24,7 +26,9 @@ export class TypeOrmNestLogger implements TypeOrmLogger {
   }
 
   log(level: 'log' | 'info' | 'warn', message: unknown): void {
-    if (level === 'warn') this.logger.warn(String(message));
+    // An idle pooled connection that died (one line per connection when PostgreSQL restarts): the pool
+    // replaces it, and an outage that requests feel is logged once by OutageLog.
+    if (level === 'warn' && !String(message).startsWith('Postgres pool raised an error')) this.logger.warn(String(message));
     else this.logger.debug(String(message));
   }
 }

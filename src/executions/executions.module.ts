@@ -3,6 +3,7 @@ import { DynamicModule, Module, Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Queue } from 'bull';
 import { AppConfig } from '../config/app-config';
+import { reconnectPromptly } from '../common/redis';
 import { perConfig } from '../config/per-config';
 import { CacheModule } from '../cache/cache.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
@@ -83,6 +84,7 @@ function redisParts(url: string, config: AppConfig): { imports: DynamicModule[];
       BullModule.forRoot({
         url,
         prefix: config.QUEUE_PREFIX,
+        redis: { retryStrategy: reconnectPromptly },
         // No re-run of a job whose worker stopped renewing its lock: see BullExecutionQueue.
         settings: { lockDuration, lockRenewTime: lockDuration / 2, stalledInterval: lockDuration / 2, maxStalledCount: 0 },
       }),

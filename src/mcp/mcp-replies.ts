@@ -1,5 +1,6 @@
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ErrorBody } from '../common/errors';
+import { dependencyUnavailable, unreachableDependency } from '../common/outages';
 import type { Execution } from '../executions/engine/execution.entity';
 import type { Principal } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
@@ -34,6 +35,12 @@ export function refusedCallResult(error: ErrorBody): CallToolResult {
 /** The SDK would send an unexpected error's own message to the client, and it may name internals: log it, answer generically. */
 export function hideUnexpected(err: unknown, method: string, facts: RequestFacts): never {
   if (err instanceof McpError) throw err;
+  const dependency = unreachableDependency(err);
+  // An outage is no bug: its retryable envelope, without a stack per request.
+  if (dependency) {
+    const outage = dependencyUnavailable(dependency);
+    throw new McpError(ErrorCode.InternalError, outage.message, { error: outage.body });
+  }
   facts.log.error({ err }, `unexpected error in MCP ${method}`);
   throw new McpError(ErrorCode.InternalError, `An unexpected error occurred. Retry later; if it persists, contact support with request id ${facts.requestId}.`);
 }

@@ -23,7 +23,7 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   '415': 'INVALID_REQUEST: body not application/json',
   '429': 'RATE_LIMITED: a window or quota is exhausted',
   '500': 'INTERNAL_ERROR or TOOL_ERROR',
-  '503': 'The queue or a backend is unavailable (retryable)',
+  '503': 'INTERNAL_ERROR: the database, Redis or the queue is unavailable; nothing was done (retryable, Retry-After)',
   '504': 'TOOL_TIMEOUT',
 };
 /** Invoke failures after the execution started carry `status` and `execution_id` too. */
@@ -140,11 +140,11 @@ function completeOperation(path: string, method: string, operation: Operation, r
   }
   if (invoke) responses['202'] = { description: 'Queued (`async=true`): follow `status_url`.', headers: { ...COMMON_HEADERS, ...headerRefs(['Location']) }, content: { 'application/json': { schema: ref('InvocationQueued') } } };
 
-  const errors = ['400', '404', '410', '429', '500'];
+  const errors = ['400', '404', '410', '429', '500', '503'];
   if (!route.public) errors.push('401');
   if (route.scopes.length) errors.push('403');
   if (BODY_METHODS.has(method)) errors.push('413', '415');
-  if (invoke) errors.push('409', '503', '504');
+  if (invoke) errors.push('409', '504');
   for (const status of errors.sort()) {
     responses[status] ??= { $ref: `#/components/responses/${invoke && INVOCATION_FAILURES.includes(status) ? 'InvokeError' : 'Error'}${status}` };
   }

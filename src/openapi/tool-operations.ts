@@ -47,7 +47,15 @@ export function invokeSuccess(result: SchemaObject): SchemaObject {
   return {
     type: 'object',
     required: ['status', 'execution_id', 'result', 'timing'],
-    properties: { status: { const: 'success' }, execution_id: { type: 'string' }, result, timing: ref('Timing'), cache: ref('CacheInfo') },
+    properties: {
+      status: { const: 'success' },
+      execution_id: { type: 'string' },
+      result,
+      timing: ref('Timing'),
+      cache: ref('CacheInfo'),
+      recorded: { const: false, description: 'Present when the tool ran but its record could not be written (database unavailable): do not retry blindly.' },
+      warning: { type: 'string', description: 'Says why, when `recorded` is false.' },
+    },
   };
 }
 

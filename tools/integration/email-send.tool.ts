@@ -99,8 +99,11 @@ export class EmailSendTool implements ToolHandler<EmailSendInput, EmailSendOutpu
     const onAbort = () => transport.close();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
+      const from = input.from ?? String(ctx.config.SMTP_FROM);
       const sent = transport.sendMail({
-        from: input.from ?? String(ctx.config.SMTP_FROM),
+        // Derived from the execution id, so a mail of the same execution sent again carries the same Message-ID.
+        messageId: `<${ctx.executionId}@${from.slice(from.lastIndexOf('@') + 1).replace(/[>\s]/g, '')}>`,
+        from,
         to: input.to,
         cc: input.cc,
         bcc: input.bcc,

@@ -42,6 +42,11 @@ describe('webhook-trigger', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 
+  it('sends the execution id as webhook-id, signed or not, so a receiver can drop a duplicate', async () => {
+    await runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {} }, { executionId: 'exec_0123456789abcdefghijklmn' });
+    expect(received[0].headers['webhook-id']).toBe('exec_0123456789abcdefghijklmn');
+  });
+
   it('keeps one webhook-id across retries and signs each attempt again', async () => {
     answers = [[502, {}]];
     await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: { n: 1 }, secret: 'whsec-retries' })).resolves.toMatchObject({ status: 200, attempts: 2, signed: true });

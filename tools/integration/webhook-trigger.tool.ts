@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
 interface WebhookInput {
@@ -62,12 +62,13 @@ export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
     if (input.secret !== undefined && input.secret_name !== undefined) throw ToolError.invalidInput('secret_name', "only one of 'secret' or 'secret_name'");
     const secret = input.secret ?? (input.secret_name !== undefined ? await ctx.secrets.get(input.secret_name) : undefined);
     const body = JSON.stringify(input.payload);
-    // One id for every attempt of this delivery, so a receiver can drop duplicates (Standard Webhooks).
-    const messageId = `msg_${randomUUID()}`;
+    // The execution id is the Standard Webhooks `webhook-id`, signed or not: one for every attempt, and for a
+    // run of the same execution again, so a receiver can drop what it already has.
+    const messageId = ctx.executionId;
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       ctx.progress(Math.round(((attempt - 1) / input.max_attempts) * 100), `attempt ${attempt}`);
-      const headers: Record<string, string> = { ...input.headers, 'content-type': 'application/json', ...(secret && signatureHeaders(secret, messageId, body)) };
+      const headers: Record<string, string> = { ...input.headers, 'content-type': 'application/json', 'webhook-id': messageId, ...(secret && signatureHeaders(secret, messageId, body)) };
       let wait: number;
       try {
         const response = await ctx.http.request(input.url, { method: 'POST', headers, body, timeoutMs: input.timeout_ms, maxResponseBytes: MAX_RESPONSE_BYTES, redirect: 'manual', parameter: 'url' });
@@ -92,13 +93,12 @@ export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
   }
 }
 
-/** `X-Signature: sha256=<hex>` (SPEC §6.4) plus the Standard Webhooks id/timestamp/signature, signed per attempt. */
+/** `X-Signature: sha256=<hex>` (SPEC §6.4) plus the Standard Webhooks timestamp and signature of `id`, signed per attempt. */
 function signatureHeaders(secret: string, id: string, body: string): Record<string, string> {
   const timestamp = Math.floor(Date.now() / 1000).toString();
   const standard = createHmac('sha256', secret).update(`${id}.${timestamp}.${body}`).digest('base64');
   return {
     'x-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
-    'webhook-id': id,
     'webhook-timestamp': timestamp,
     'webhook-signature': `v1,${standard}`,
   };

@@ -81,6 +81,8 @@ export interface RunOutcome {
   execution: Execution;
   /** Time spent inside the tool. */
   executionMs: number;
+  /** False when the tool ran but its record could not be written (the database was away): the caller must be told. */
+  recorded: boolean;
 }
 
 /**
@@ -150,6 +152,8 @@ export class ExecutionRunner implements OnModuleInit {
    * terminal state (one write); a longer one is inserted as `running` and finished as usual. Its
    * caller learns the id only from the answer, so before the row exists nothing can address it
    * except this call's own signals (timeout, caller gone), which end it like any other.
+   * A `running` row that cannot be written does not stop the tool (its effects may be under way):
+   * its end is inserted instead, and the outcome says whether any record was written.
    */
   runSync(request: RunRequest & Required<Pick<RunRequest, 'asking'>>): Promise<RunOutcome | AskedOutcome>;
   runSync(request: RunRequest): Promise<RunOutcome>;
@@ -164,25 +168,30 @@ export class ExecutionRunner implements OnModuleInit {
     if (early?.fields.status === 'input_required') return { ...early.fields, executionMs: early.executionMs };
     if (early) {
       const finished = Object.assign(execution, terminalColumns(early.fields, execution.started_at));
-      if (await this.recordEnd(finished, END_WRITE_ATTEMPTS, () => this.store.insert(finished))) this.publishStatus(finished);
-      return { execution: finished, executionMs: early.executionMs };
+      const recorded = await this.recordEnd(finished, END_WRITE_ATTEMPTS, () => this.store.insert(finished));
+      if (recorded) this.publishStatus(finished);
+      return { execution: finished, executionMs: early.executionMs, recorded };
     }
-    try {
-      await this.store.insert(execution);
-    } catch (err) {
-      this.abort(execution.id); // not recorded, so it must not go on running
-      throw err;
-    }
+    const runningRow = await this.store.insert(execution).then(
+      () => true,
+      () => false,
+    );
     const { fields, executionMs } = await run;
     if (fields.status === 'input_required') {
-      await this.store.discard(execution.id);
+      if (runningRow) await this.store.discard(execution.id);
       return { ...fields, executionMs };
     }
     const ended = Object.assign(execution, terminalColumns(fields, execution.started_at));
-    let recorded: Execution | undefined;
-    await this.recordEnd(ended, END_WRITE_ATTEMPTS, async () => void (recorded = await this.store.finish(execution.id, fields, execution.started_at)));
-    if (recorded) this.publishStatus(recorded);
-    return { execution: recorded ?? ended, executionMs };
+    let written: Execution | undefined;
+    const recorded = await this.recordEnd(ended, END_WRITE_ATTEMPTS, async () => {
+      if (runningRow) written = await this.store.finish(execution.id, fields, execution.started_at);
+      else {
+        await this.store.insert(ended);
+        written = ended;
+      }
+    });
+    if (written) this.publishStatus(written);
+    return { execution: written ?? ended, executionMs, recorded };
   }
 
   /**
@@ -205,7 +214,10 @@ export class ExecutionRunner implements OnModuleInit {
     }
   }
 
-  /** Records the execution as queued and hands it to the queue; a queue failure ends it in error. */
+  /**
+   * Records the execution as queued and hands it to the queue. When the queue refuses, the row is
+   * removed (the caller gets a 503 and no execution); if even that fails, the 503 names it.
+   */
   async submit(request: RunRequest): Promise<Execution> {
     const execution = this.newExecution(request, 'async');
     const jobInput = this.jobInput(execution.id, request.tool, request.input);
@@ -223,7 +235,9 @@ export class ExecutionRunner implements OnModuleInit {
         ...(request.unaskable && { unaskable: true }),
       });
     } catch (err) {
-      await this.finish(execution.id, terminal('error', null, { code: 'INTERNAL_ERROR', message: (err as Error).message, retryable: true }), null);
+      await this.store.discard(execution.id, 'queued').catch(() => {
+        if (err instanceof AppException) err.options.details = { ...err.options.details, execution_id: execution.id };
+      });
       throw err;
     }
     return execution;

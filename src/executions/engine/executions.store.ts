@@ -108,9 +108,12 @@ export class ExecutionsStore {
     return rows[0][0] ? this.executions.create(rows[0][0]) : null;
   }
 
-  /** Removes a sync run that stopped to ask its caller for input: it is no outcome of the call (the caller calls again). */
-  async discard(id: string): Promise<void> {
-    await this.executions.delete({ id, status: 'running' });
+  /**
+   * Removes a sync run that stopped to ask its caller for input, or a queued call its queue refused:
+   * neither is an outcome of the call (the caller calls again).
+   */
+  async discard(id: string, status: 'running' | 'queued' = 'running'): Promise<void> {
+    await this.executions.delete({ id, status });
   }
 
   /** Executions of an account created since `since` (seeds the monthly quota). */

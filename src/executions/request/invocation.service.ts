@@ -54,6 +54,8 @@ export interface SyncInvocation {
   cache: CacheUse | null;
   /** The tool window the call was counted in (none for enterprise accounts): REST writes it as X-RateLimit-*. */
   window: ToolWindow | null;
+  /** False when the tool ran but no record of it could be written. */
+  recorded: boolean;
 }
 
 /**
@@ -113,6 +115,7 @@ export class InvocationService {
           executionMs: 0,
           cache: { hit: true, ttl, etag: hit.etag, storedAt: hit.stored_at },
           window,
+          recorded: true,
         };
       }
     }
@@ -120,8 +123,8 @@ export class InvocationService {
       ? await this.runner.runSync({ ...run, callerGone: callerGone?.(), asking: { answers, methods: answering.methods } })
       : await this.runner.runSync({ ...run, callerGone: callerGone?.() });
     if ('inputRequests' in outcome) return { inputRequests: outcome.inputRequests, requestState: this.rounds.seal(binding, answers!), executionMs: outcome.executionMs, window };
-    const { execution, executionMs } = outcome;
-    if (!cacheKey || execution.status !== 'success') return { execution, executionMs, cache: null, window };
+    const { execution, executionMs, recorded } = outcome;
+    if (!cacheKey || execution.status !== 'success') return { execution, executionMs, cache: null, window, recorded };
     const storedAt = Date.now();
     const etag = etagOf(JSON.stringify(execution.result));
     void this.cache.set(cacheKey, cacheScope(principal.keyId, definition.id), {
@@ -131,7 +134,7 @@ export class InvocationService {
       stored_at: storedAt,
       expires_at: storedAt + definition.cache_ttl * 1000,
     });
-    return { execution, executionMs, cache: { hit: false, ttl: definition.cache_ttl, etag, storedAt }, window };
+    return { execution, executionMs, cache: { hit: false, ttl: definition.cache_ttl, etag, storedAt }, window, recorded };
   }
 }
 
@@ -143,8 +146,22 @@ export interface InvocationAnswer {
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
+/**
+ * Said of a sync call whose record could not be written: it ran, so a blind retry would repeat its
+ * effects, and its id is unknown to the executions endpoints.
+ */
+const UNRECORDED = {
+  recorded: false,
+  warning: 'The tool ran, but its execution record could not be written (database unavailable): this answer is its outcome; GET /v1/executions may not know this execution_id, or show it ended in error',
+};
+
 /** `totalMs` is the request's time so far; SPEC §2.2: execution is tool time, processing the rest. */
-export function invocationAnswer({ execution, executionMs, cache }: SyncInvocation, totalMs: number): InvocationAnswer {
+export function invocationAnswer({ execution, executionMs, cache, recorded }: SyncInvocation, totalMs: number): InvocationAnswer {
+  const answer = outcomeAnswer(execution, executionMs, cache, totalMs);
+  return recorded ? answer : { ...answer, body: { ...answer.body, ...UNRECORDED } };
+}
+
+function outcomeAnswer(execution: SyncInvocation['execution'], executionMs: number, cache: CacheUse | null, totalMs: number): InvocationAnswer {
   if (execution.status === 'success') {
     const timing = { total_ms: round(totalMs), execution_ms: round(executionMs), processing_ms: round(Math.max(0, totalMs - executionMs)) };
     const body = { status: 'success', execution_id: execution.id, result: execution.result, timing, ...(cache && { cache: { hit: cache.hit, ttl: cache.ttl } }) };

@@ -46,14 +46,17 @@ export class InvokeController {
       if (typeof claim.body.status_url === 'string') reply.header('location', claim.body.status_url);
       return claim.body;
     }
+    let answer: Awaited<ReturnType<typeof invoke>>;
     try {
-      const answer = await invoke();
-      await this.idempotency.complete(scope, reply.statusCode, answer);
-      return answer;
+      answer = await invoke();
     } catch (err) {
       await this.idempotency.release(scope);
       throw err;
     }
+    // The call ran: its answer is the client's even when it cannot be kept for replays (the database went
+    // away meanwhile); a 503 here would say nothing was done and invite a second run.
+    await this.idempotency.complete(scope, reply.statusCode, answer).catch((err: Error) => request.log.warn(`X-Idempotency-Key answer not kept for replays: ${err.message}`));
+    return answer;
   }
 
   private async run(

@@ -36,6 +36,8 @@ export interface RunToolOverrides {
   tlsCa?: string;
   onProgress?: (percent: number, message?: string) => void;
   logger?: ToolLogger;
+  /** ctx.executionId; `exec_runtool` when omitted. */
+  executionId?: string;
   /**
    * The caller's answers to the tool's questions (`ctx.requestInput`), by key; with them the
    * caller can be asked. A question without an answer fails the run naming it.
@@ -76,7 +78,7 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
       handler,
       validInput,
       createToolContext({
-        executionId: 'exec_runtool',
+        executionId: overrides.executionId ?? 'exec_runtool',
         signal: overrides.signal ?? new AbortController().signal,
         progress: (percent, message) => overrides.onProgress?.(percent, message),
         logger: overrides.logger ?? silentLogger,

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Job, Queue } from 'bull';
 import { AppException } from '../../../common/errors';
+import { OutageLog } from '../../../common/outages';
 import { ExecutionJob, ExecutionQueue, jobIdOf, JobHandler, LostJobHandler, queueUnavailable, withinGrace } from './execution-queue';
 
 export const EXECUTIONS_QUEUE = 'executions';
@@ -26,7 +27,9 @@ export class BullExecutionQueue extends ExecutionQueue {
 
   constructor(private readonly queue: Queue<ExecutionJob>) {
     super();
-    queue.on('error', (err) => this.logger.warn(`queue: ${err.message}`));
+    // Each client errors at every reconnect attempt: one line when Redis goes, one when it is back.
+    const outages = new OutageLog({ redis: () => queue.client.ping() });
+    queue.on('error', (err) => outages.report('redis', err));
   }
 
   async enqueue(job: ExecutionJob): Promise<void> {
