@@ -36,6 +36,7 @@ describe('readArchive: links judged on the finished tree', () => {
     ['a loop of links', [link('a', 'b'), link('b', 'a'), link('c', 'a/x')], /loop of links/],
     ['the same path twice', [{ name: 'a', body: 'x' }, link('a', 'b')], /appears twice/],
     ['an entry beneath a file', [{ name: 'a', body: 'x' }, { name: 'a/b', body: 'y' }], /beneath the file 'a'/],
+    ['a file named as the root', [{ name: './', body: 'x', type: 'file' }], /has no name/],
   ])('refuses %s', async (_name, entries, message) => {
     await expect(read(await tar([{ name: 'keep', body: 'k' }, ...(entries as Entry[])]))).rejects.toThrow(message);
   });

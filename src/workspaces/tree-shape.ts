@@ -27,6 +27,7 @@ export class TreeShape {
 
   /** Records an entry (a relative path without `.`, `..` or empty parts), refusing what would be created through a link. */
   add(at: string, kind: Kind, target?: string): void {
+    if (at === '') throw new ArchiveRefused(`A ${kind} entry has no name (it would be the workspace's root)`);
     const parts = at.split('/');
     for (let depth = 1; depth < parts.length; depth += 1) {
       const parent = parts.slice(0, depth).join('/');
