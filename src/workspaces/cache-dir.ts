@@ -9,8 +9,15 @@ import type { AppConfig } from '../config/app-config';
  * what the other is reading.
  */
 export function workspaceCacheDir(config: AppConfig): string {
-  return path.join(config.WORKSPACE_CACHE_DIR, `db-${createHash('sha256').update(databaseIdentity(config)).digest('hex').slice(0, 16)}`);
+  return path.join(config.WORKSPACE_CACHE_DIR, `db-${createHash('sha256').update(databaseIdentity(config)).digest('hex').slice(0, 16)}-${TREE_LAYOUT}`);
 }
+
+/**
+ * Trees unpacked before links were judged on the finished tree (issue 28) may hold what those
+ * checks refuse, or files another archive planted in them: a new layout name means they are never
+ * opened again (they are left for the operator to delete, like any tmp folder).
+ */
+const TREE_LAYOUT = 'v2';
 
 function databaseIdentity(config: AppConfig): string {
   if (!config.DATABASE_URL) return `embedded:${path.resolve(config.DATA_DIR)}`;
