@@ -7,11 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
 import { generateSecret } from '../src/identity/key-secret';
 import { ExecutionQueue } from '../src/executions/engine/queue/execution-queue';
 import { startTestApp, TestAccount, TestApp, useTestApp } from './support/app';
-import { DATABASE_MODES } from './support/databases';
+import { asAdmin, DATABASE_MODES } from './support/databases';
 import { describeEachEngine } from './support/engines';
 import { freePort } from './support/free-port';
 import { POSTGRES_URL_ENV } from './support/global-setup';
@@ -103,15 +102,6 @@ describeEachEngine('durability', (mode) => {
 
   (process.env[POSTGRES_URL_ENV] ? it : it.skip)('PostgreSQL going away while a worker takes its backlog: the jobs it could not start are retried, none is left queued, none runs twice', async () => {
     const name = new URL(env.DATABASE_URL).pathname.slice(1);
-    const admin = async (sql: string) => {
-      const client = new Client({ connectionString: process.env[POSTGRES_URL_ENV] });
-      await client.connect();
-      try {
-        await client.query(sql);
-      } finally {
-        await client.end();
-      }
-    };
     const backlog = await submitAll(60, { ms: 100 });
     // No reconciler: Bull's retries alone must carry the jobs over the outage.
     await worker({ WORKER_CONCURRENCY: '4', RECONCILE_INTERVAL_SECONDS: '0' });
@@ -120,8 +110,8 @@ describeEachEngine('durability', (mode) => {
     try {
       await queue.pause(); // globally: the worker takes nothing more until the database is away
       await until('the runs in flight to end', async () => ((await statuses(backlog)).includes('running') ? undefined : true), 10_000, 50);
-      await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-      await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+      await asAdmin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+      await asAdmin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
       try {
         // The worker takes jobs whose `running` write is refused: before issue 29 each of those
         // was dropped as failed, its row left queued for QUEUE_MAX_WAIT_SECONDS.
@@ -130,7 +120,7 @@ describeEachEngine('durability', (mode) => {
         await until('a job refused by the database', async () => ((await queue.getDelayedCount()) + (await queue.getFailedCount()) > 0 ? true : undefined), 10_000, 50);
         await new Promise((resolve) => setTimeout(resolve, 3_000)); // the outage lasts: a fault of a given length, not an event
       } finally {
-        await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+        await asAdmin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
       }
     } finally {
       await queue.close();

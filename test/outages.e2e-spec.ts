@@ -9,11 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
 import { persistenceWarning } from '../src/common/redis';
 import { generateSecret } from '../src/identity/key-secret';
 import { startTestApp, type TestAccount, type TestApp } from './support/app';
-import { createTestDatabase, type TestDatabase } from './support/databases';
+import { asAdmin, createTestDatabase, type TestDatabase } from './support/databases';
 import { freePort } from './support/free-port';
 import { POSTGRES_URL_ENV } from './support/global-setup';
 import { until } from './support/poll';
@@ -21,23 +20,13 @@ import { killProcess, startServiceProcess, type ServiceProcess } from './support
 import { findRedisServer, startRedis, type RedisServer } from './support/redis-server';
 import { TestToolsModule } from './support/test-tools.module';
 
-/** As the server's superuser, on the test databases' server (or on `url`). */
-const admin = async (sql: string, url = process.env[POSTGRES_URL_ENV]!) => {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows;
-  } finally {
-    await client.end();
-  }
-};
 const nameOf = (database: TestDatabase) => new URL(database.url).pathname.slice(1);
 /** The database goes away for the service: its sessions are cut and new ones refused. */
 const databaseDown = async (database: TestDatabase) => {
-  await admin(`ALTER DATABASE "${nameOf(database)}" ALLOW_CONNECTIONS false`);
-  await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${nameOf(database)}' AND pid <> pg_backend_pid()`);
+  await asAdmin(`ALTER DATABASE "${nameOf(database)}" ALLOW_CONNECTIONS false`);
+  await asAdmin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${nameOf(database)}' AND pid <> pg_backend_pid()`);
 };
-const databaseUp = (database: TestDatabase) => admin(`ALTER DATABASE "${nameOf(database)}" ALLOW_CONNECTIONS true`);
+const databaseUp = (database: TestDatabase) => asAdmin(`ALTER DATABASE "${nameOf(database)}" ALLOW_CONNECTIONS true`);
 const withPostgres = process.env[POSTGRES_URL_ENV] ? describe : describe.skip;
 
 withPostgres('A PostgreSQL outage', () => {
@@ -86,7 +75,7 @@ withPostgres('A PostgreSQL outage', () => {
 
     await databaseUp(database);
     // Only the call made before the outage has a row.
-    expect(await admin('SELECT status FROM executions', database.url)).toEqual([{ status: 'success' }]);
+    expect(await asAdmin('SELECT status FROM executions', database.url)).toEqual([{ status: 'success' }]);
     const after = await invoke('', { ms: 1 });
     expect(after.statusCode).toBe(200);
     expect(after.json().recorded).toBeUndefined();
@@ -94,7 +83,7 @@ withPostgres('A PostgreSQL outage', () => {
 
   it('answers a call that ran under X-Idempotency-Key with its outcome when the database goes away meanwhile, not 503', async () => {
     const call = t.request({ method: 'POST', url: '/v1/tools/test-sleep/invoke', key: acme.key, headers: { 'x-idempotency-key': 'outage-1' }, payload: { ms: 800 } });
-    await until('the call to be running', async () => ((await admin("SELECT 1 FROM executions WHERE status = 'running'", database.url)).length ? true : undefined));
+    await until('the call to be running', async () => ((await asAdmin("SELECT 1 FROM executions WHERE status = 'running'", database.url)).length ? true : undefined));
     await databaseDown(database);
     const answer = await call;
     await databaseUp(database);

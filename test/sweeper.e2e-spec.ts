@@ -4,10 +4,9 @@
  * (timeout plus grace) has passed; a queued execution no worker takes in QUEUE_MAX_WAIT_SECONDS
  * ends too; and the embedded restart re-queues with the timeout the request asked for.
  */
-import { Client } from 'pg';
 import { generateSecret } from '../src/identity/key-secret';
 import { useTestApp } from './support/app';
-import { createTestDatabase, DATABASE_MODES } from './support/databases';
+import { asAdmin, createTestDatabase, DATABASE_MODES } from './support/databases';
 import { freePort } from './support/free-port';
 import { POSTGRES_URL_ENV } from './support/global-setup';
 import { until } from './support/poll';
@@ -32,21 +31,12 @@ const http = (base: string) => async (method: string, path: string, body?: unkno
   let name: string;
 
   /** As the server's superuser: what the database does to the service's connections. */
-  const admin = async (sql: string) => {
-    const client = new Client({ connectionString: process.env[POSTGRES_URL_ENV] });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
   /** The database goes away for the service: its sessions are cut and new ones refused. */
   const databaseDown = async () => {
-    await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-    await admin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+    await asAdmin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+    await asAdmin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
   };
-  const databaseUp = () => admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+  const databaseUp = () => asAdmin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
 
   beforeAll(async () => {
     database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);

@@ -16,13 +16,13 @@ export interface TestDatabase {
 
 export async function createTestDatabase(adminUrl: string): Promise<TestDatabase> {
   const name = `tos_test_${randomBytes(6).toString('hex')}`;
-  await asAdmin(adminUrl, `CREATE DATABASE "${name}"`);
+  await asAdmin(`CREATE DATABASE "${name}"`, adminUrl);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     // FORCE: a suite that failed midway may still hold connections.
-    drop: () => asAdmin(adminUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    drop: async () => void (await asAdmin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`, adminUrl)),
   };
 }
 
@@ -70,11 +70,12 @@ export function describeEachDatabase(name: string, fn: (mode: DatabaseMode) => v
   }
 }
 
-async function asAdmin(adminUrl: string, sql: string): Promise<void> {
-  const client = new Client({ connectionString: adminUrl });
+/** `sql` as the server's superuser, on the test databases' server (or on `url`): its rows. */
+export async function asAdmin(sql: string, url = process.env[POSTGRES_URL_ENV]!): Promise<Record<string, unknown>[]> {
+  const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(sql);
+    return (await client.query(sql)).rows;
   } finally {
     await client.end();
   }
