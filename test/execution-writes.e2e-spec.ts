@@ -43,6 +43,8 @@ describeEachDatabase('execution writes', (mode) => {
       input_requests: null,
       input_responses: null,
       waiting_since: null,
+      sealed_inputs: null,
+      unaskable: null,
       ...fields,
     });
 
