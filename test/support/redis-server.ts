@@ -12,8 +12,8 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** An outage: the server dies (SIGKILL) but can come back with `restart`. */
   kill(): Promise<void>;
-  /** Starts it again on the same port, as a Redis that comes back would. */
-  restart(): Promise<void>;
+  /** Starts it again on the same port, as a Redis that comes back would; with `appendonly` it loads the AOF it kept. */
+  restart(options?: { appendonly?: boolean }): Promise<void>;
 }
 
 export function findRedisServer(): string | null {
@@ -41,7 +41,7 @@ async function waitForPing(url: string, deadline: number): Promise<void> {
   }
 }
 
-/** A throwaway redis-server on a free loopback port: no persistence, its own temp dir. */
+/** A throwaway redis-server on a free loopback port: no persistence (unless a restart asks for it), its own temp dir. */
 export async function startRedis(): Promise<RedisServer> {
   const binary = findRedisServer();
   if (!binary) throw new Error('redis-server not found on PATH (apt-get install redis-server)');
@@ -50,8 +50,8 @@ export async function startRedis(): Promise<RedisServer> {
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | null = null;
 
-  const start = async () => {
-    child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const start = async ({ appendonly = false } = {}) => {
+    child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', appendonly ? 'yes' : 'no', '--dir', dir], { stdio: 'ignore' });
     await waitForPing(url, Date.now() + 10_000);
   };
   const kill = async () => {
