@@ -17,9 +17,8 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
-import { Client } from 'pg';
 import { generateSecret } from '../src/identity/key-secret';
-import { createTestDatabase, type TestDatabase } from './support/databases';
+import { createTestDatabase, queryOnce, type TestDatabase } from './support/databases';
 import { freePort } from './support/free-port';
 import { POSTGRES_URL_ENV } from './support/global-setup';
 import { listenHttp } from './support/http-listen';
@@ -159,15 +158,7 @@ interface Row {
       }, LOAD_EVERY_MS);
     });
   };
-  const db = async <T>(sql: string, params: unknown[] = [], url = database.url): Promise<T[]> => {
-    const client = new Client({ connectionString: url });
-    await client.connect();
-    try {
-      return (await client.query(sql, params)).rows as T[];
-    } finally {
-      await client.end();
-    }
-  };
+  const db = <T>(sql: string, params: unknown[] = [], url = database.url) => queryOnce<T>(url, sql, params);
   /** The sum of a metric's series on one process; 0 when it is not running. */
   const metric = async (name: keyof typeof metricsPorts, metricName: string) => {
     if (!processes[name] || processes[name]!.child.exitCode !== null || processes[name]!.child.signalCode !== null) return 0;

@@ -70,13 +70,18 @@ export function describeEachDatabase(name: string, fn: (mode: DatabaseMode) => v
   }
 }
 
-/** `sql` as the server's superuser, on the test databases' server (or on `url`): its rows. */
-export async function asAdmin(sql: string, url = process.env[POSTGRES_URL_ENV]!): Promise<Record<string, unknown>[]> {
+/** `sql` (with `params`) on the database at `url`, on a connection of its own: its rows. */
+export async function queryOnce<T = Record<string, unknown>>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    return (await client.query(sql)).rows;
+    return (await client.query(sql, params)).rows as T[];
   } finally {
     await client.end();
   }
+}
+
+/** `sql` as the server's superuser, on the test databases' server (or on `url`): its rows. */
+export function asAdmin(sql: string, url = process.env[POSTGRES_URL_ENV]!): Promise<Record<string, unknown>[]> {
+  return queryOnce(url, sql);
 }
