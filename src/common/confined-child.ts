@@ -53,7 +53,7 @@ export class ConfinedChild {
   /** Stops waiting for request `id` (its reply, if one comes, is dropped) and tells the child `body`. */
   forget(id: number, body: object): void {
     const pending = this.settle(id);
-    pending?.child.send(body);
+    if (pending?.child.connected) pending.child.send(body);
   }
 
   close(): void {
