@@ -437,6 +437,20 @@ describeEachDatabase('API contract', (mode) => {
       expect((await suite.t.request({ method: 'GET', url: '/v1/executions?status=done', key: other.key })).statusCode).toBe(400);
     });
 
+    it('answers one shape for offset and cursor pages; an offset page continues by its cursor', async () => {
+      const keys = ['executions', 'items', 'limit', 'offset', 'pagination', 'total'];
+      const byOffset = (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=json-transform&limit=2&offset=1', key: other.key })).json();
+      expect(Object.keys(byOffset).sort()).toEqual(keys);
+      expect(byOffset).toMatchObject({ total: 5, limit: 2, offset: 1, pagination: { has_more: true } });
+      expect(byOffset.items).toEqual(byOffset.executions);
+      const next = (await suite.t.request({ method: 'GET', url: `/v1/executions?tool_id=json-transform&limit=2&after=${byOffset.pagination.after}`, key: other.key })).json();
+      expect(Object.keys(next).sort()).toEqual(keys);
+      expect(next).toMatchObject({ total: 5, limit: 2, offset: null, pagination: { has_more: false, after: null } });
+      expect(next.items.map((e: { id: string }) => e.id)).toEqual([seeded[1], seeded[0]]);
+      const last = (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=json-transform&limit=2&offset=3', key: other.key })).json();
+      expect(last.pagination).toEqual({ after: null, has_more: false });
+    });
+
     it('walks with the after cursor: no item twice, none skipped, while new ones arrive', async () => {
       const seen: string[] = [];
       let after = '';

@@ -219,6 +219,11 @@ export class ExecutionsStore {
     return { executions, total };
   }
 
+  /** How many executions the reader may see that match the filter. */
+  count(reader: ExecutionReader, filter: ListFilter): Promise<number> {
+    return this.executions.countBy(this.where(reader, filter));
+  }
+
   /** Keyset page, newest first: ids are time-ordered, so new executions never shift the walk. */
   async pageAfter(reader: ExecutionReader, filter: ListFilter, afterId: string | null, limit: number): Promise<{ executions: Execution[]; hasMore: boolean }> {
     const rows = await this.executions.find({
