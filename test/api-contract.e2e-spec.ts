@@ -291,6 +291,17 @@ describeEachDatabase('API contract', (mode) => {
       expect((await suite.t.request({ method: 'GET', url: '/v1/tools/no-such-tool', key: suite.acme.key })).json().error.code).toBe('NOT_FOUND');
     });
 
+    it('an unknown tool id names the closest ones', async () => {
+      const typo = (await suite.t.request({ method: 'GET', url: '/v1/tools/secret-scna', key: suite.acme.key })).json().error;
+      expect(typo).toMatchObject({ code: 'NOT_FOUND', details: { did_you_mean: ['secret-scan'] }, suggestion: expect.stringContaining("'secret-scan'") });
+      const invoked = await suite.t.request({ method: 'POST', url: '/v1/tools/jsontransform/invoke', key: suite.acme.key, payload: { expression: '1', data: {} } });
+      expect(invoked.statusCode).toBe(404);
+      expect(invoked.json().error.details.did_you_mean).toEqual(['json-transform']);
+      const far = (await suite.t.request({ method: 'GET', url: '/v1/tools/zzzzzzzz', key: suite.acme.key })).json().error;
+      expect(far.details).toBeUndefined();
+      expect(far.suggestion).toBeUndefined();
+    });
+
     it('a key restricted to some tools sees and uses only those (403 otherwise)', async () => {
       const restricted = await suite.t.createKey(suite.acme.id, { name: 'r', type: 'service', tool_ids: ['json-transform'] });
       const list = (await suite.t.request({ method: 'GET', url: '/v1/tools', key: restricted })).json();
