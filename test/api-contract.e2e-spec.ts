@@ -342,6 +342,16 @@ describeEachDatabase('API contract', (mode) => {
       expect(execution.duration_ms).toBe(Date.parse(execution.completed_at) - Date.parse(execution.started_at));
     });
 
+    it('refuses log-analysis with neither content nor path before an execution exists', async () => {
+      const count = async () => (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=log-analysis&limit=1', key: suite.acme.key })).json().total as number;
+      const before = await count();
+      const res = await invoke('log-analysis', {});
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'INVALID_REQUEST', message: "Missing required parameter: give exactly one of 'content' or 'path'", details: { parameter: 'content' } });
+      expect(res.json()).not.toHaveProperty('execution_id');
+      expect(await count()).toBe(before);
+    });
+
     it('accepts the envelope shape, applies defaults and strips unknown members', async () => {
       const res = await invoke('log-analysis', { tool_id: 'log-analysis', inputs: { content: SAMPLE_LOG, surprise: 1 }, options: { timeout: 20 } });
       expect(res.statusCode).toBe(200);

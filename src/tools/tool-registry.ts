@@ -179,7 +179,7 @@ export class ToolRegistry extends ToolCatalogue implements OnModuleInit {
     }
 
     const validateInput = (input: Record<string, unknown>) => {
-      if (!validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, definition.inputs);
+      if (!validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, definition.inputs, definition.input_rules);
       return input;
     };
     const outputProblem = (result: unknown) => {
