@@ -100,6 +100,38 @@ describeEachEngine('durability', (mode) => {
     expect(metrics).toMatch(/^tos_executions_oldest_queued_age_seconds\{role="worker"\} [\d.e+-]+$/m);
   });
 
+  it('an API process killed during a sync call: a live process ends its execution as outcome unknown within seconds, not at its deadline', async () => {
+    await worker(); // beats, like the in-process API: either may find the dead one
+    const port = await freePort();
+    const doomed = await startServiceProcess('api', { ...env, PORT: String(port) });
+    try {
+      const call = fetch(`http://127.0.0.1:${port}/v1/tools/test-sleep/invoke?timeout=60`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${acme.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ms: 50_000 }),
+      }).catch(() => undefined); // the connection dies with the process
+      const running = async () => (await api.request({ method: 'GET', url: '/v1/executions?tool_id=test-sleep&status=running', key: acme.key })).json().executions[0]?.id as string | undefined;
+      const id = await until('the sync call to be running', running, 15_000, 100);
+      doomed.child.kill('SIGKILL');
+      await doomed.exited;
+      const killed = Date.now();
+      const ended = await until(
+        'its execution to end',
+        async () => {
+          const execution = (await api.request({ method: 'GET', url: `/v1/executions/${id}`, key: acme.key })).json();
+          return execution.status === 'running' ? undefined : execution;
+        },
+        RECOVERY_BOUND_MS,
+        200,
+      );
+      console.log(`API process killed mid sync call: its execution ended ${Date.now() - killed} ms later (its deadline was 60 s + SWEEP_GRACE_SECONDS away)`);
+      expect(ended).toMatchObject({ status: 'error', error: { code: 'INTERNAL_ERROR', details: { outcome_unknown: true }, message: expect.stringContaining('API process') } });
+      await call;
+    } finally {
+      await killProcess(doomed);
+    }
+  });
+
   (process.env[POSTGRES_URL_ENV] ? it : it.skip)('PostgreSQL going away while a worker takes its backlog: the jobs it could not start are retried, none is left queued, none runs twice', async () => {
     const name = new URL(env.DATABASE_URL).pathname.slice(1);
     const backlog = await submitAll(60, { ms: 100 });

@@ -19,6 +19,8 @@ export const LOST_WORKER_ERROR = outcomeUnknown('The worker running this executi
 
 export const RESTART_ERROR = outcomeUnknown('The service stopped while this execution was running: it may have run.');
 
+export const LOST_PROCESS_ERROR = outcomeUnknown('The API process running this sync call was lost (killed or cut off) after its tool started: it may have run.');
+
 /** A queued call that carried credentials, whose job was lost: the row never held them in clear, and no key here opens its sealed copy. */
 export const SECRETS_LOST_ERROR: ErrorBody = {
   code: 'INTERNAL_ERROR',
@@ -29,7 +31,7 @@ export const SECRETS_LOST_ERROR: ErrorBody = {
 };
 
 /** Who ends executions for want of a runner; a metric label. */
-export type AbandonedBy = 'sweeper' | 'reconciler' | 'lost-worker' | 'restart';
+export type AbandonedBy = 'sweeper' | 'reconciler' | 'lost-worker' | 'lost-process' | 'restart';
 
 /** One log line with the execution's id, and one metric, per execution the engine ends for want of a runner. */
 export function reportAbandoned(logger: Logger, executionId: string, by: AbandonedBy, reason: string): void {

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { hostname } from 'node:os';
 import { AppConfig } from '../../config/app-config';
 import { executionsReconciled, queueAudits, workerHeartbeats } from '../../common/probes';
 import { ExecutionRunner } from './execution-runner';
 import { ExecutionsStore } from './executions.store';
+import { PROCESS_ID } from './process-claim';
 import { ExecutionQueue, jobIdOf } from './queue/execution-queue';
 
 /**
@@ -13,11 +13,13 @@ import { ExecutionQueue, jobIdOf } from './queue/execution-queue';
  * Redis lost its data, or the job failed while the database was away. Safe with any number of
  * workers: a job is keyed by its execution, so adding it twice queues it once, and a run starts
  * only by moving its row from `queued` (conditional), so it runs once.
+ *
+ * Every process with a shared queue (API ones too) beats here; the one that finds a process has
+ * stopped ends the sync executions that process was running. API-only processes only beat.
  */
 @Injectable()
 export class ExecutionReconciler {
   private readonly logger = new Logger(ExecutionReconciler.name);
-  private readonly workerId = `${hostname()}:${process.pid}`;
   private timer?: NodeJS.Timeout;
   private passing = false;
 
@@ -28,11 +30,13 @@ export class ExecutionReconciler {
     private readonly runner: ExecutionRunner,
   ) {}
 
-  start(): void {
+  /** Passes every RECONCILE_INTERVAL_SECONDS; `reconcile` false: heartbeats only (an API process). */
+  start(reconcile = true): void {
     const every = this.config.RECONCILE_INTERVAL_SECONDS * 1000;
     if (every === 0) return;
-    void this.pass(); // a first heartbeat at once: a worker that dies young is still missed
-    this.timer = setInterval(() => void this.pass(), every).unref();
+    const pass = () => void (reconcile ? this.pass() : this.beat().catch((err: Error) => this.logger.error(`Heartbeat failed: ${err.message}`)));
+    pass(); // a first heartbeat at once: a process that dies young is still missed
+    this.timer = setInterval(pass, every).unref();
   }
 
   stop(): void {
@@ -74,8 +78,11 @@ export class ExecutionReconciler {
   }
 
   private async beat(): Promise<void> {
-    const lost = await this.queue.heartbeat(this.workerId, this.config.RECONCILE_INTERVAL_SECONDS * 3000);
-    for (const id of lost) this.logger.error(`Worker ${id} stopped its heartbeat (killed, hung or cut off); its running executions end once their job locks lapse`);
+    const lost = await this.queue.heartbeat(PROCESS_ID, this.config.RECONCILE_INTERVAL_SECONDS * 3000);
+    for (const id of lost) {
+      const syncEnded = await this.runner.endLostProcess(id);
+      this.logger.error(`Process ${id} stopped its heartbeat (killed, hung or cut off): ${syncEnded} sync execution(s) it ran ended as outcome unknown; its queued jobs end once their locks lapse`);
+    }
     workerHeartbeats.publish({ lost });
   }
 }

@@ -20,7 +20,8 @@ import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
 import { ProgressThrottle } from './progress-throttle';
 import { captureTrace, observeExecution, resumeTrace } from '../../common/probes';
-import { LOST_WORKER_ERROR, outcomeUnknown, reportAbandoned, SECRETS_LOST_ERROR } from './abandoned';
+import { LOST_PROCESS_ERROR, LOST_WORKER_ERROR, outcomeUnknown, reportAbandoned, SECRETS_LOST_ERROR } from './abandoned';
+import { PROCESS_ID, processClaim } from './process-claim';
 import { ExecutionJob, ExecutionQueue, jobIdOf } from './queue/execution-queue';
 import { answerOrAsk, askThenExecute, rejectOnAbort } from '../../tools/caller-questions';
 
@@ -367,6 +368,16 @@ export class ExecutionRunner implements OnModuleInit {
     if (ended.error?.message === LOST_WORKER_ERROR.message) reportAbandoned(this.logger, executionId, 'lost-worker', 'worker_lost');
   }
 
+  /** Ends the sync executions a lost process was running (their callers are gone with it). */
+  async endLostProcess(processId: string): Promise<number> {
+    const ended = await this.store.endClaimed(processClaim(processId), LOST_PROCESS_ERROR, new Date());
+    for (const execution of ended) {
+      this.publishStatus(execution);
+      reportAbandoned(this.logger, execution.id, 'lost-process', 'process_lost');
+    }
+    return ended.length;
+  }
+
   /** Aborts an execution if it runs in this process; false when it does not. */
   abort(executionId: string, kind: AbortKind = 'cancel'): boolean {
     const controller = this.active.get(executionId);
@@ -413,7 +424,7 @@ export class ExecutionRunner implements OnModuleInit {
       input_responses: mode === 'async' && request.asking ? { ...request.asking.answers } : null,
       waiting_since: mode === 'async' ? now : null,
       sealed_inputs: null,
-      claimed_by: null,
+      claimed_by: mode === 'sync' ? processClaim(PROCESS_ID) : null,
       unaskable: request.unaskable ?? null,
     });
   }

@@ -34,7 +34,11 @@ export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicatio
     this.unsubscribe = this.events.subscribeAll((event) => {
       if (event.type === 'status' && event.status === 'cancelled') this.runner.abort(event.execution_id);
     });
-    if (!this.config.runsWorker) return;
+    if (!this.config.runsWorker) {
+      // An API process beats too, so that a lost one's sync executions end at once.
+      if (this.config.REDIS_URL) this.reconciler.start(false);
+      return;
+    }
     if (!this.config.REDIS_URL) await this.recoverEmbedded();
     this.queue.consume(
       (job) => this.runner.runJob(job),

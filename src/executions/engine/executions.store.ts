@@ -171,6 +171,19 @@ export class ExecutionsStore {
     return (result as [unknown, number])[1] ?? 0;
   }
 
+  /** Ends, with `error`, every running execution claimed by `claim` (its process was lost); answers them. */
+  async endClaimed(claim: string, error: ErrorBody, now: Date): Promise<Execution[]> {
+    const [rows] = (await this.executions.query(
+      `UPDATE executions
+          SET status = 'error', error = $2::jsonb, completed_at = $1::timestamptz, sealed_inputs = NULL,
+              duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM ($1::timestamptz - started_at)) * 1000)::integer END
+        WHERE status = 'running' AND claimed_by = $3
+        RETURNING *`,
+      [now.toISOString(), JSON.stringify(error), claim],
+    )) as [Execution[], number];
+    return rows.map((row) => this.executions.create(row));
+  }
+
   /**
    * Ends, as `error` (retryable) with `error`, every running execution past its deadline (start +
    * its timeout + `graceSeconds`: its runner would have ended it by then, so its process stopped or
