@@ -6,8 +6,10 @@
 # BASE_IMAGE is where both stages start: any image with Node.js >= 20.19, npm and a POSIX shell.
 # The tests build one locally from the host's own node (nothing can be pulled there): docs/deploy.md.
 ARG BASE_IMAGE=node:20-bookworm-slim
+# Where the compile stage starts (npm, registry access); the same image unless told otherwise.
+ARG BUILD_IMAGE=${BASE_IMAGE}
 
-FROM ${BASE_IMAGE} AS build
+FROM ${BUILD_IMAGE} AS build
 WORKDIR /app
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY package.json package-lock.json ./
@@ -48,7 +50,7 @@ VOLUME ["/data"]
 USER 1000:1000
 EXPOSE 3000 8081
 # HEALTH_PORT answers /healthz in every role (a worker has no other HTTP) and stays plain HTTP under TLS_CERT.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+HEALTHCHECK --interval=30s --timeout=5s --start-period=120s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HEALTH_PORT || process.env.PORT) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # --role api | worker | all (the default, one process doing everything): README "Running API and worker processes".
 CMD ["node", "dist/src/main.js"]
