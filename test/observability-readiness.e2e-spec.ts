@@ -68,7 +68,7 @@ describeEachEngine('probes on HEALTH_PORT', (mode) => {
     expect(notReady.json().checks).toMatchObject({ database: 'ok', redis: expect.stringMatching(/^failing/) });
     const probe = await fetch(`http://127.0.0.1:${suite.t.app.get(HealthPort).port}/readyz`);
     expect(probe.status).toBe(503);
-    expect((await probe.json()).checks).toMatchObject({ redis: expect.stringMatching(/^failing/) });
+    expect(((await probe.json()) as { checks: object }).checks).toMatchObject({ redis: expect.stringMatching(/^failing/) });
     await redis.restart(); // the app's own Redis clients then close cleanly
     await until('readiness to return', async () => ((await suite.t.request({ method: 'GET', url: '/readyz' })).statusCode === 200 ? true : undefined), 20_000, 200);
   });
