@@ -4,6 +4,8 @@ import { useTestApp } from './support/app';
 import { until } from './support/poll';
 import { describeEachEngine } from './support/engines';
 import { distributedAvailable, ENGINE_MODES } from './support/engines';
+import { freePort } from './support/free-port';
+import { killProcess, startServiceProcess } from './support/processes';
 import { RedisServer, startRedis } from './support/redis-server';
 
 describeEachEngine('readiness backends', (mode) => {
@@ -42,6 +44,23 @@ describeEachEngine('probes on HEALTH_PORT', (mode) => {
     expect((await probe('/v1/tools')).status).toBe(404);
     expect((await probe('/healthz', 'POST')).status).toBe(404);
   });
+});
+
+(distributedAvailable() ? describe : describe.skip)('a worker process', () => {
+  it('answers /healthz and /readyz on HEALTH_PORT, its only HTTP', async () => {
+    const database = await ENGINE_MODES.find((m) => m.name === 'distributed')!.prepare();
+    const port = await freePort();
+    const worker = await startServiceProcess('worker', { ...database.env, HEALTH_PORT: String(port) });
+    try {
+      expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toEqual({ status: 'ok' });
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: 'ready', checks: { database: 'ok', queue: 'ok', redis: 'ok' }, backends: { queue: 'bull' } });
+    } finally {
+      await killProcess(worker);
+      await database.cleanup();
+    }
+  }, 90_000);
 });
 
 (distributedAvailable() ? describe : describe.skip)('readiness with Redis away', () => {
