@@ -81,8 +81,10 @@ describe('The Helm chart', () => {
     expect(unknownFields(manifests)).toEqual([]);
   });
 
-  it('refuses to render without credentials, naming the value', () => {
+  it('refuses to render without credentials, or with values its schema refuses, naming them', () => {
     expect(() => render()).toThrow(/secrets\.env\.DATABASE_URL is required \(or name a Secret holding it in secrets\.existingSecret\)/);
+    expect(() => render(...SECRET_VALUES, '--set', 'api.replicas=two')).toThrow(/at '\/api\/replicas': got string, want integer/);
+    expect(() => render(...SECRET_VALUES, '--set', 'worker.replica=3')).toThrow(/at '\/worker': additional properties 'replica' not allowed/);
   });
 
   it('runs every pod as a non-root user on a read-only root with no capabilities, probed on HEALTH_PORT', () => {
