@@ -11,6 +11,8 @@ import { BootstrapService } from './keys/bootstrap.service';
 import { KeysModule } from './keys/keys.module';
 import { loadExtensionModules } from './tools/extension-modules';
 import { HealthController } from './health/health.controller';
+import { HealthPort } from './health/health-port';
+import { Readiness } from './health/readiness';
 import { CacheModule } from './cache/cache.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { McpModule } from './mcp/mcp.module';
@@ -60,6 +62,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
         BootstrapService,
+        Readiness,
+        HealthPort,
       ],
     };
   }

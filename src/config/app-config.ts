@@ -234,6 +234,10 @@ export class AppConfig {
   @Transform(toInt) @IsOptional() @IsInt() @Min(0) @Max(65535)
   METRICS_PORT?: number;
 
+  /** Serves GET /healthz and /readyz on this port of HOST too, plain HTTP, in every role (workers have no other HTTP). */
+  @Transform(toInt) @IsOptional() @IsInt() @Min(0) @Max(65535)
+  HEALTH_PORT?: number;
+
   /** OTLP/HTTP collector base URL (…/v1/traces is appended); traces are off when unset. */
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
