@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +14,7 @@ import { useTestApp } from './support/app';
 import { until } from './support/poll';
 import { ENGINE_MODES } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
+import { readOperatorFile } from '../src/operator/operator-file';
 
 const run = promisify(execFile);
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
@@ -162,6 +163,17 @@ describe('tos client commands', () => {
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toContain('test-sleep');
+      // Prompts and resources are the service's own, forwarded as they are.
+      const { prompts } = await client.listPrompts();
+      expect(prompts.map((p) => p.name)).toContain('triage-failing-workflow');
+      const prompt = await client.getPrompt({ name: 'triage-failing-workflow', arguments: { owner: 'acme', repo: 'widgets', workflow: 'ci.yml' } });
+      expect(JSON.stringify(prompt.messages)).toContain('widgets');
+      const { resources } = await client.listResources();
+      expect(resources.map((r) => r.uri)).toContain('tos://tools/test-sleep/docs');
+      const { resourceTemplates } = await client.listResourceTemplates();
+      expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('tos://executions/{execution_id}');
+      const docs = await client.readResource({ uri: 'tos://tools/test-sleep/docs' });
+      expect(JSON.stringify(docs.contents)).toContain('How long to sleep.');
       const progress: number[] = [];
       const result = await client.callTool({ name: 'test-sleep', arguments: { ms: 300 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
       expect(result.isError).toBeFalsy();
@@ -182,6 +194,18 @@ describe('tos client commands', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('mcp stdio without a service configured says so in one line and exits 2', async () => {
+    const unconfigured = await tos(['mcp', 'stdio'], { TOS_URL: '', TOS_API_KEY: '' });
+    expect(unconfigured.code).toBe(2);
+    expect(unconfigured.stdout).toBe('');
+    expect(unconfigured.stderr.trim().split('\n')[0]).toMatch(/^tos: NOT_CONFIGURED: no service configured/);
+    expect(unconfigured.stderr).not.toMatch(/\n\s+at /);
+    const refused = await tos(['mcp', 'stdio'], { TOS_API_KEY: `sk_svc_${'x'.repeat(32)}` });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^tos: CONNECTION_FAILED: cannot open an MCP session/);
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('prints the error envelope and exits 1 on an API error; 2 when not configured', async () => {

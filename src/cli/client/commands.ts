@@ -85,10 +85,17 @@ export function registerClientCommands(program: Command): void {
 
   const tools = program.command('tools').description('browse the tool catalogue');
   examples(
-    addListOptions(addOutputOptions(tools.command('list').description('list the tools this key may use'), TOOL_VIEW))
-      .option('--category <category>', 'only this category (security, analysis, automation, integration, monitoring)')
-      .option('--search <text>', 'only tools whose name or description matches')
-      .option('--status <status>', 'only this status (ready, beta, deprecated)'),
+    addOutputOptions(
+      addListOptions(
+        tools
+          .command('list')
+          .description('list the tools this key may use')
+          .option('--category <category>', 'only this category (security, analysis, automation, integration, monitoring)')
+          .option('--search <text>', 'only tools whose name or description matches')
+          .option('--status <status>', 'only this status (ready, beta, deprecated)'),
+      ),
+      TOOL_VIEW,
+    ),
     ['tos tools list', 'tos tools list --category security', 'tos tools list --search scan --json id,description', "tos tools list --jq '.[].id'"],
   ).action((o) =>
     runClient(o, TOOL_VIEW, (c) => {
@@ -108,18 +115,17 @@ export function registerClientCommands(program: Command): void {
         .command('invoke <tool_id>')
         .description('run a tool; --async returns at once, --wait follows it to the end')
         .option('--input <json|@file>', 'inputs as a JSON object, or @file.json')
-        .option('--set <key=value>', "one input (repeatable): typed by the tool's input schema, a string unless it says otherwise; key:=json for raw JSON", collectSet, [])
+        .option('--set <key=value>', "one input (repeatable): typed by the tool's input schema, a string unless it says otherwise; key:=json for raw JSON", collectSet)
         .option('--async', 'queue the execution and return its id')
         .option('--wait', 'with --async: follow the execution live until it ends')
         .option('--timeout <seconds>', 'execution timeout, enforced by the service', positiveInt)
         .option('--no-cache', 'bypass the result cache')
         .option('--idempotency-key <key>', 'X-Idempotency-Key, to make retries safe'),
-      EXECUTION_VIEW,
     ),
     ['tos invoke dns-lookup --set name=example.com', "tos invoke dns-lookup --set name=example.com --set types:='[\"MX\"]'", 'tos invoke json-transform --input @input.json', 'tos invoke test-report --set path=reports --async --wait'],
   ).action((toolId: string, o) =>
-    runClient(o, EXECUTION_VIEW, async (c) => {
-      const inputs = { ...readInput(o.input), ...(await typedInputs(c, toolId, o.set)) };
+    runClient(o, {}, async (c) => {
+      const inputs = { ...readInput(o.input), ...(await typedInputs(c, toolId, o.set ?? [])) };
       const query = new URLSearchParams();
       if (o.async) query.set('async', 'true');
       if (o.timeout) query.set('timeout', String(o.timeout));
@@ -155,9 +161,16 @@ export function registerClientCommands(program: Command): void {
 function registerExecutionCommands(program: Command): void {
   const executions = program.command('executions').description('list, inspect, cancel and follow executions');
   examples(
-    addListOptions(addOutputOptions(executions.command('list').description('executions of this account, newest first'), EXECUTION_VIEW))
-      .option('--status <status>', 'only this status (queued, running, input_required, success, error, cancelled)')
-      .option('--tool-id <tool_id>', 'only this tool'),
+    addOutputOptions(
+      addListOptions(
+        executions
+          .command('list')
+          .description('executions of this account, newest first')
+          .option('--status <status>', 'only this status (queued, running, input_required, success, error, cancelled)')
+          .option('--tool-id <tool_id>', 'only this tool'),
+      ),
+      EXECUTION_VIEW,
+    ),
     ['tos executions list', 'tos executions list --status error --tool-id secret-scan', 'tos executions list --paginate --json id,status'],
   ).action((o) =>
     runClient(o, EXECUTION_VIEW, (c) => {
@@ -193,7 +206,7 @@ function registerExecutionCommands(program: Command): void {
 
 function registerWorkspaceCommands(program: Command): void {
   const workspaces = program.command('workspaces').description('source trees uploaded for code tools to read (workspace: "ws_…")');
-  examples(addListOptions(addOutputOptions(workspaces.command('list').description("this account's live workspaces"), WORKSPACE_VIEW)), [
+  examples(addOutputOptions(addListOptions(workspaces.command('list').description("this account's live workspaces")), WORKSPACE_VIEW), [
     'tos workspaces list',
     "tos workspaces list --jq '.[].id'",
   ]).action((o) => runClient(o, WORKSPACE_VIEW, (c) => listed(c, '/v1/workspaces', new URLSearchParams(), 'workspaces', o)));

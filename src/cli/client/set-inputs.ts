@@ -13,7 +13,7 @@ export interface SetPair {
   json: boolean;
 }
 
-export function collectSet(pair: string, previous: SetPair[]): SetPair[] {
+export function collectSet(pair: string, previous: SetPair[] = []): SetPair[] {
   const at = pair.indexOf('=');
   if (at < 1) throw new InvalidArgumentError(`expected key=value, got '${pair}'`);
   const json = pair[at - 1] === ':';

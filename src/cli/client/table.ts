@@ -23,7 +23,7 @@ export function cellText(value: unknown): string {
 }
 
 function cut(text: string, width: number): string {
-  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+  return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1)).trimEnd()}…`;
 }
 
 /** The table as text; `width` is the terminal's (undefined: not a terminal, nothing is cut). */
