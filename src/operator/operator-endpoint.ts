@@ -79,7 +79,8 @@ export class OperatorEndpoint implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const reply = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    // One request per connection: the CLI exits as soon as it has its answer, with no idle socket to wait out.
+    const reply = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(body));
     if (!this.authorized(req)) return void reply(401, { error: { code: 'UNAUTHORIZED', message: 'Not an operator of this service' } });
     const action = /^\/operator\/([a-z.]+)$/.exec(req.url ?? '')?.[1];
     if (req.method !== 'POST' || !action || !isOperatorAction(action)) return void reply(404, { error: { code: 'NOT_FOUND', message: 'Unknown operator action' } });

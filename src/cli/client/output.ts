@@ -32,7 +32,9 @@ export function addOutputOptions(command: Command, view: View<never> = {}): Comm
 export const wantsJson = (o: OutputOptions): boolean => o.json !== undefined || o.jq !== undefined || o.output === 'json';
 
 /** Writes the result the way the options ask. */
-export async function emit(result: unknown, view: View<never>, o: OutputOptions, out: NodeJS.WriteStream = process.stdout): Promise<void> {
+export async function emit(raw: unknown, view: View<never>, o: OutputOptions, out: NodeJS.WriteStream = process.stdout): Promise<void> {
+  // As JSON carries it (dates as ISO strings): an operator result reads the same opened directly as through the service.
+  const result: unknown = raw === undefined ? null : JSON.parse(JSON.stringify(raw));
   if (!wantsJson(o)) {
     out.write(asText(result, view as View, out.isTTY ? out.columns : undefined));
     return;

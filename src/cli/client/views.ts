@@ -64,5 +64,5 @@ export const USAGE_VIEW: View = {
 
 export const LINK_VIEW: View = {
   fields: ['id', 'url', 'path', 'expires_at'],
-  text: (r) => `${r.url}\n(works once, until ${r.expires_at instanceof Date ? r.expires_at.toISOString() : String(r.expires_at)})\n`,
+  text: (r) => `${r.url}\n(works once, until ${String(r.expires_at)})\n`,
 };
