@@ -4,23 +4,15 @@
  * see docs/operator-endpoint.md), which answers in a fraction of a second. Otherwise, and always
  * with DATABASE_URL, the command opens the database itself (a few seconds: it boots the modules).
  */
+import { isAlive } from '../common/process-alive';
 import type { OperatorAction } from '../operator/operator-actions';
 import { readOperatorFile } from '../operator/operator-file';
 import { ClientError, EXIT } from './client/api-client';
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Runs the action where it can run, and returns its result. */
 export async function runOperatorAction(action: OperatorAction, args: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Promise<unknown> {
   const running = env.DATABASE_URL ? undefined : readOperatorFile(env.DATA_DIR || './data');
-  if (running?.url && running.token && running.pid && alive(running.pid)) {
+  if (running?.url && running.token && running.pid && isAlive(running.pid)) {
     const answered = await viaEndpoint(running.url, running.token, action, args);
     if (answered.reached) return answered.result;
   }
