@@ -22,7 +22,7 @@ complete -o default -F _tos_complete tos
 # tos completion for zsh: save it as _tos in a directory of $fpath, or source it after compinit
 _tos() {
   local -a candidates
-  candidates=("\${(@f)$(tos ${COMPLETE_COMMAND} "\${words[@]:1:CURRENT-1}" 2>/dev/null | sed -e 's/:/\\\\:/g' -e 's/\\t/:/')}")
+  candidates=("\${(@f)$(tos ${COMPLETE_COMMAND} "\${(@)words[2,CURRENT]}" 2>/dev/null | sed -e 's/:/\\\\:/g' -e 's/\\t/:/')}")
   candidates=(\${candidates:#})
   if (( \${#candidates} )); then _describe 'tos' candidates; else _files; fi
 }
