@@ -63,9 +63,12 @@ function asText(result: unknown, view: View, width: number | undefined): string 
   if (typeof result !== 'object' || result === null) return `${String(result)}\n`;
   if (view.text) return view.text(result as Record<string, unknown>);
   return Object.entries(result)
-    .map(([key, value]) => `${key}: ${typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}\n`)
+    .map(([key, value]) => `${key}: ${scalarList(value) ? value.join(', ') : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value)}\n`)
     .join('');
 }
+
+/** A list of names (scopes, tool ids) reads better as `a, b` than as JSON. */
+const scalarList = (value: unknown): value is unknown[] => Array.isArray(value) && value.every((item) => typeof item !== 'object' || item === null);
 
 function fieldList(spec: string, known: readonly string[] | undefined): string[] {
   const fields = spec.split(',').map((f) => f.trim()).filter(Boolean);
