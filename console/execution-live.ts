@@ -78,7 +78,12 @@ export async function followExecution(container: HTMLElement, id: string): Promi
   if (!ACTIVE.has(status.textContent ?? '')) return () => undefined;
 
   const stream = new EventSource(`${path}/events`);
-  stream.addEventListener('status', (event) => showStatus(JSON.parse((event as MessageEvent).data).status));
+  stream.addEventListener('status', (event) => {
+    const data = JSON.parse((event as MessageEvent).data);
+    showStatus(data.status);
+    // An ended execution's last progress message is stale: the result follows.
+    if (!ACTIVE.has(data.status)) showProgress(data.progress);
+  });
   stream.addEventListener('progress', (event) => {
     const data = JSON.parse((event as MessageEvent).data);
     showProgress(data.progress, data.message);

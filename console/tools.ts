@@ -2,6 +2,7 @@
 import { api, ApiError, apiText, query } from './api.js';
 import { count, field, h, notify, table } from './dom.js';
 import { followExecution } from './execution-live.js';
+import { markdown } from './markdown.js';
 import { InputSpec, inputForm } from './tool-form.js';
 
 interface ToolSummary {
@@ -15,6 +16,8 @@ interface ToolSummary {
   outputs: Record<string, { type: string; description: string }>;
   rate_limit: string;
   timeout: string;
+  /** On the tool's own page: its examples, the first of which the form starts from. */
+  examples?: { name: string; input: Record<string, unknown> }[];
 }
 
 export async function toolsPage(main: HTMLElement): Promise<void> {
@@ -30,7 +33,7 @@ export async function toolsPage(main: HTMLElement): Promise<void> {
         'ul',
         { class: 'cards' },
         ...tools.map((tool) =>
-          h('li', {}, h('h2', {}, h('a', { href: `#/tools/${tool.id}` }, tool.name)), h('p', {}, h('span', { class: 'tag' }, tool.category), h('span', { class: 'tag' }, tool.status), h('code', {}, tool.id)), h('p', {}, tool.description)),
+          h('li', {}, h('h2', {}, h('a', { href: `#/tools/${tool.id}` }, tool.name)), h('p', {}, h('span', { class: 'tag' }, tool.category), h('span', { class: 'tag' }, tool.status), h('code', {}, tool.id)), markdown(tool.description)),
         ),
       ),
     );
@@ -67,13 +70,13 @@ export async function toolPage(main: HTMLElement, id: string | undefined): Promi
     h('p', {}, h('a', { href: '#/tools' }, '← All tools')),
     h('h1', {}, tool.name),
     h('p', {}, h('span', { class: 'tag' }, tool.category), h('span', { class: 'tag' }, tool.status), h('code', {}, `${tool.id} ${tool.version}`), ` · timeout ${tool.timeout} · ${tool.rate_limit}`),
-    h('p', {}, tool.description),
-    inputForm(tool.name, tool.inputs, run),
+    markdown(tool.description),
+    inputForm(tool.name, tool.inputs, run, tool.examples?.[0]),
     runPanel,
     h('h2', {}, 'Schema'),
     table('Inputs', ['Name', 'Type', 'Required', 'Allowed values', 'Default', 'Description'], Object.entries(tool.inputs).map(([name, spec]) => [h('code', {}, name), spec.type, spec.required ? 'yes' : 'no', spec.enum ? spec.enum.join(', ') : '', spec.default === undefined ? '' : JSON.stringify(spec.default), spec.description ?? ''])),
     table('Outputs', ['Name', 'Type', 'Description'], Object.entries(tool.outputs).map(([name, spec]) => [h('code', {}, name), spec.type, spec.description])),
-    h('details', {}, h('summary', {}, 'Documentation'), h('pre', {}, docs)),
+    h('details', {}, h('summary', {}, 'Documentation'), markdown(docs)),
   );
   return () => stopFollowing();
 }

@@ -22,6 +22,8 @@ import { WINDOW_MS, WindowStore } from './limits/window-store';
 import { installArchiveUploads } from './workspaces/archive-upload';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** Methods whose requests carry no body by meaning: an empty one is fine under a JSON content type. */
+const BODILESS_METHODS = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS']);
 /** SPEC §8: idle connections close after 60 s. */
 const IDLE_TIMEOUT_MS = 60_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -112,6 +114,11 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // Clients send the JSON content type on every request, a DELETE too: with no body, there is nothing to parse.
+    if (body === '' && BODILESS_METHODS.has(request.method)) {
+      done(null, undefined);
+      return;
+    }
     try {
       checkJsonText(body as string);
     } catch (error) {

@@ -5,6 +5,7 @@ import { createApp, drainHttp } from './app.setup';
 import { ConfigError, loadConfig, ROLES, Role } from './config/app-config';
 import { persistenceWarning } from './common/redis';
 import { claimDataDir } from './database/data-source-options';
+import { SecretsService } from './secrets/secrets.service';
 import { ToolCatalogue } from './tools/tool-registry';
 import { withinGrace } from './executions/engine/queue/execution-queue';
 
@@ -30,6 +31,7 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
     const config = loadConfig({ ...process.env, ...(role && { ROLE: role }) });
     claimDataDir(config);
     const app = await createApp({ config, extensions: options.extensions });
+    await app.get(SecretsService).checkStoredKeys();
     const logger = new Logger('Main');
     const database = config.DATABASE_URL ? 'PostgreSQL' : `PGlite in ${config.DATA_DIR}`;
     const queue = config.REDIS_URL ? 'Bull on Redis' : 'in-process';

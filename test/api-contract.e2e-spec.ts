@@ -291,6 +291,17 @@ describeEachDatabase('API contract', (mode) => {
       expect((await suite.t.request({ method: 'GET', url: '/v1/tools/no-such-tool', key: suite.acme.key })).json().error.code).toBe('NOT_FOUND');
     });
 
+    it('an unknown tool id names the closest ones', async () => {
+      const typo = (await suite.t.request({ method: 'GET', url: '/v1/tools/secret-scna', key: suite.acme.key })).json().error;
+      expect(typo).toMatchObject({ code: 'NOT_FOUND', details: { did_you_mean: ['secret-scan'] }, suggestion: expect.stringContaining("'secret-scan'") });
+      const invoked = await suite.t.request({ method: 'POST', url: '/v1/tools/jsontransform/invoke', key: suite.acme.key, payload: { expression: '1', data: {} } });
+      expect(invoked.statusCode).toBe(404);
+      expect(invoked.json().error.details.did_you_mean).toEqual(['json-transform']);
+      const far = (await suite.t.request({ method: 'GET', url: '/v1/tools/zzzzzzzz', key: suite.acme.key })).json().error;
+      expect(far.details).toBeUndefined();
+      expect(far.suggestion).toBeUndefined();
+    });
+
     it('a key restricted to some tools sees and uses only those (403 otherwise)', async () => {
       const restricted = await suite.t.createKey(suite.acme.id, { name: 'r', type: 'service', tool_ids: ['json-transform'] });
       const list = (await suite.t.request({ method: 'GET', url: '/v1/tools', key: restricted })).json();
@@ -329,6 +340,16 @@ describeEachDatabase('API contract', (mode) => {
       expect(execution).toMatchObject({ id: body.execution_id, tool_id: 'log-analysis', status: 'success', progress: 100, result: body.result });
       expect(Date.parse(execution.completed_at)).toBeGreaterThanOrEqual(Date.parse(execution.started_at));
       expect(execution.duration_ms).toBe(Date.parse(execution.completed_at) - Date.parse(execution.started_at));
+    });
+
+    it('refuses log-analysis with neither content nor path before an execution exists', async () => {
+      const count = async () => (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=log-analysis&limit=1', key: suite.acme.key })).json().total as number;
+      const before = await count();
+      const res = await invoke('log-analysis', {});
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'INVALID_REQUEST', message: "Missing required parameter: give exactly one of 'content' or 'path'", details: { parameter: 'content' } });
+      expect(res.json()).not.toHaveProperty('execution_id');
+      expect(await count()).toBe(before);
     });
 
     it('accepts the envelope shape, applies defaults and strips unknown members', async () => {
@@ -437,6 +458,20 @@ describeEachDatabase('API contract', (mode) => {
       expect((await suite.t.request({ method: 'GET', url: '/v1/executions?status=done', key: other.key })).statusCode).toBe(400);
     });
 
+    it('answers one shape for offset and cursor pages; an offset page continues by its cursor', async () => {
+      const keys = ['executions', 'items', 'limit', 'offset', 'pagination', 'total'];
+      const byOffset = (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=json-transform&limit=2&offset=1', key: other.key })).json();
+      expect(Object.keys(byOffset).sort()).toEqual(keys);
+      expect(byOffset).toMatchObject({ total: 5, limit: 2, offset: 1, pagination: { has_more: true } });
+      expect(byOffset.items).toEqual(byOffset.executions);
+      const next = (await suite.t.request({ method: 'GET', url: `/v1/executions?tool_id=json-transform&limit=2&after=${byOffset.pagination.after}`, key: other.key })).json();
+      expect(Object.keys(next).sort()).toEqual(keys);
+      expect(next).toMatchObject({ total: 5, limit: 2, offset: null, pagination: { has_more: false, after: null } });
+      expect(next.items.map((e: { id: string }) => e.id)).toEqual([seeded[1], seeded[0]]);
+      const last = (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=json-transform&limit=2&offset=3', key: other.key })).json();
+      expect(last.pagination).toEqual({ after: null, has_more: false });
+    });
+
     it('walks with the after cursor: no item twice, none skipped, while new ones arrive', async () => {
       const seen: string[] = [];
       let after = '';
@@ -458,7 +493,8 @@ describeEachDatabase('API contract', (mode) => {
     });
 
     it('cancelling a finished execution is a 409 CONFLICT naming its status', async () => {
-      const res = await suite.t.request({ method: 'DELETE', url: `/v1/executions/${seeded[0]}`, key: other.key });
+      // Sent the way many clients send every request: a JSON content type, and no body.
+      const res = await suite.t.request({ method: 'DELETE', url: `/v1/executions/${seeded[0]}`, key: other.key, headers: { 'content-type': 'application/json' } });
       expect(res.statusCode).toBe(409);
       expect(res.json().error).toMatchObject({ code: 'CONFLICT', message: expect.stringContaining("'success'") });
     });

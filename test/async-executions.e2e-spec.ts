@@ -111,8 +111,20 @@ describeEachEngine('async executions', (mode) => {
     expect(events.filter((e) => e.event === 'status').map((e) => e.data.status)).toContain('success');
     expect(events[events.length - 1]).toEqual({ event: 'result', data: expect.objectContaining({ id: execution_id, status: 'success', result: { slept_ms: 600 } }) });
 
+    // Every event carries its id, for a resume with Last-Event-ID; the client is told how soon to reconnect.
+    expect(res.body).toMatch(/^retry: \d+\n\n/);
+    const blocks = res.body.split('\n\n').filter((block) => block.startsWith('event:'));
+    expect(blocks.every((block) => /\nid: \S+$/.test(block))).toBe(true);
+    expect(blocks[blocks.length - 1]).toMatch(/\nid: end$/);
+
     const finished = await suite.t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: suite.acme.key });
-    expect(finished.body).toMatch(/^event: status\n.*\n\nevent: result\n/);
+    expect(finished.body).toMatch(/^retry: \d+\n\nevent: status\n.*\nid: success:100\n\nevent: result\n/);
+    // Resumed: the state the client holds is not sent again; after the result there is nothing more (204: EventSource stops).
+    const resumed = await suite.t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: suite.acme.key, headers: { 'last-event-id': 'success:100' } });
+    expect(resumed.body).toMatch(/^retry: \d+\n\nevent: result\n/);
+    const afterEnd = await suite.t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: suite.acme.key, headers: { 'last-event-id': 'end' } });
+    expect(afterEnd.statusCode).toBe(204);
+    expect(afterEnd.body).toBe('');
     const other = await suite.t.createAccount(`other-${mode.name}`);
     expect((await suite.t.request({ method: 'GET', url: `/v1/executions/${execution_id}/events`, key: other.key })).statusCode).toBe(404);
   });

@@ -181,7 +181,18 @@ describeWithChromium('browser console', () => {
     await page.getByRole('link', { name: 'Test Sleep' }).click();
     await page.getByRole('heading', { name: 'Test Sleep' }).waitFor();
 
+    // The description and the documentation render their Markdown, as elements, never as markup.
+    const description = page.locator('main > .markdown').first();
+    expect(await description.locator('code').innerText()).toBe('ms');
+    expect(await description.locator('strong').innerText()).toBe('optionally');
+    await page.getByText('Documentation', { exact: true }).click();
+    expect(await page.locator('details .markdown h3').count()).toBeGreaterThan(0);
+    expect(await page.locator('details .markdown').innerText()).not.toMatch(/^# /m);
+
+    // The form starts from the tool's first example.
     const ms = page.getByLabel('ms', { exact: true });
+    expect(await ms.inputValue()).toBe('0');
+    await page.getByText('Filled in from the example "no sleep".').waitFor();
     expect(await ms.getAttribute('required')).not.toBeNull();
     await ms.fill('1500');
     await page.getByRole('button', { name: 'Run' }).click();
@@ -189,6 +200,8 @@ describeWithChromium('browser console', () => {
     await run.locator('.status', { hasText: 'running' }).waitFor();
     await run.locator('.status', { hasText: 'success' }).waitFor({ timeout: 15_000 });
     expect(await run.locator('progress').getAttribute('value')).toBe('100');
+    // The progress message reported mid-run is gone once it has ended.
+    expect((await run.locator('progress').locator('xpath=following-sibling::span').innerText()).trim()).toBe('100%');
     expect(JSON.parse(await run.getByRole('region', { name: 'Result' }).locator('pre').innerText())).toEqual({ slept_ms: 1500 });
     await shoot(page, '4-tool-run');
   });

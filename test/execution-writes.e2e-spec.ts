@@ -44,6 +44,7 @@ describeEachDatabase('execution writes', (mode) => {
       input_responses: null,
       waiting_since: null,
       sealed_inputs: null,
+      claimed_by: null,
       unaskable: null,
       ...fields,
     });
@@ -116,6 +117,18 @@ describeEachDatabase('execution writes', (mode) => {
       ]);
       expect(missing).toEqual({ status: 'rejected', reason: expect.any(EntityNotFoundError) });
       expect(found).toEqual({ status: 'fulfilled', value: expect.objectContaining({ status: 'success', result: { result: 3 } }) });
+    });
+    it("a start claims the row for its job: that job's next try takes it again, another job's does not", async () => {
+      const row = newRow({ status: 'queued', started_at: null });
+      await store().insert(row);
+      const first = await store().start(row.id, new Date(), row.id);
+      expect(first).toMatchObject({ status: 'running', claimed_by: row.id });
+      // The same job after a try whose reply was lost: the row is its own.
+      expect(await store().start(row.id, new Date(), row.id)).toMatchObject({ status: 'running', claimed_by: row.id });
+      // A run after answers has a job of its own: it never takes a row another job runs.
+      expect(await store().start(row.id, new Date(), `${row.id}:1`)).toBeNull();
+      await store().finish(row.id, terminal('success', { result: 4 }, null), first!.started_at);
+      expect(await store().start(row.id, new Date(), row.id)).toBeNull();
     });
   });
 

@@ -4,12 +4,18 @@
  * that a secret's value appears in no log line and no stored row, that start-up refuses secrets
  * it cannot open, and that a rotated key still opens what the old one sealed.
  */
+import { execFile } from 'node:child_process';
 import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { DataSource } from 'typeorm';
+import { SecretCipher, type Sealed } from '../src/secrets/secret-cipher';
 import { Client } from 'pg';
 import { generateSecret } from '../src/identity/key-secret';
 import { useTestApp, type TestAccount } from './support/app';
 import { IsolatedTestToolsModule } from './support/isolated-tools/isolated-tools.module';
-import { createTestDatabase, DATABASE_MODES, describeEachDatabase } from './support/databases';
+import { createTestDatabase, describeEachDatabase } from './support/databases';
 import { POSTGRES_URL_ENV, REDIS_URL_ENV } from './support/global-setup';
 import Redis from 'ioredis';
 import { freePort } from './support/free-port';
@@ -122,13 +128,33 @@ describeEachDatabase('Account secrets API', (mode) => {
   });
 });
 
-describe('Account secrets without SECRETS_KEY', () => {
-  const suite = useTestApp(DATABASE_MODES[0]);
-  it('answers 503 saying how to enable them', async () => {
-    const res = await suite.t.request({ method: 'PUT', url: '/v1/secrets/ANY', key: suite.acme.key, payload: { value: 'v' } });
-    expect(res.statusCode).toBe(503);
-    expect(res.json().error).toMatchObject({ message: expect.stringContaining('SECRETS_KEY'), suggestion: expect.stringContaining('randomBytes(32)') });
-  });
+describeEachDatabase('Account secrets without SECRETS_KEY', (mode) => {
+  const suite = useTestApp(mode);
+  const put = (value: string) => suite.t.request({ method: 'PUT', url: '/v1/secrets/ANY', key: suite.acme.key, payload: { value } });
+
+  if (mode.name === 'pglite') {
+    it('embedded: makes a key file beside the data on first use (0600), seals with it, and never replaces it', async () => {
+      const keyFile = path.join(suite.env.DATA_DIR, 'secrets.key');
+      expect(existsSync(keyFile)).toBe(false);
+      expect((await suite.t.request({ method: 'GET', url: '/v1/secrets', key: suite.acme.key })).statusCode).toBe(200);
+      expect(existsSync(keyFile)).toBe(false); // listing names needs no key
+      expect((await put('first')).statusCode).toBe(201);
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+      const key = readFileSync(keyFile, 'utf8').trim();
+      expect((await put('second')).statusCode).toBe(200);
+      expect(readFileSync(keyFile, 'utf8').trim()).toBe(key);
+      // What the next start reads from the file opens what this one sealed.
+      const [row] = (await suite.t.app.get(DataSource).query(`SELECT key_id, sealed FROM account_secrets WHERE name = 'ANY'`)) as Sealed[];
+      expect(new SecretCipher(key).open(suite.acme.id, 'ANY', row)).toBe('second');
+    });
+  } else {
+    it('PostgreSQL: refuses with a non-retryable 501 naming SECRETS_KEY (every process must hold the same key)', async () => {
+      const res = await put('v');
+      expect(res.statusCode).toBe(501);
+      expect(res.json().error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: false, details: { setting: 'SECRETS_KEY' }, message: expect.stringContaining('SECRETS_KEY'), suggestion: expect.stringContaining('randomBytes(32)') });
+      expect(res.headers['retry-after']).toBeUndefined();
+    });
+  }
 });
 
 (process.env[POSTGRES_URL_ENV] ? describe : describe.skip)('Account secrets in a service process (logs, rows, key rotation)', () => {
@@ -238,10 +264,16 @@ describe('Account secrets without SECRETS_KEY', () => {
     }
   });
 
-  it('refuses to start without the key that sealed the stored secrets, naming SECRETS_KEY', async () => {
+  it('refuses to start without the key that sealed the stored secrets, naming SECRETS_KEY; operator commands that do not open them still run', async () => {
     await expect(start({ SECRETS_KEY: '' })).rejects.toThrow(/SECRETS_KEY is not set/);
     await expect(start({ SECRETS_KEY: newKey() })).rejects.toThrow(/SECRETS_PREVIOUS_KEYS/);
-  });
+    const cli = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
+    const listed = await promisify(execFile)(process.execPath, ['-r', 'ts-node/register/transpile-only', cli, 'accounts', 'list'], {
+      env: { ...process.env, NODE_OPTIONS: '', DATABASE_URL: database.url, SECRETS_KEY: '' },
+      timeout: 60_000,
+    });
+    expect(listed.stderr).not.toMatch(/SECRETS_KEY/); // exit 0: execFile rejects otherwise
+  }, 90_000);
 
   it('opens secrets sealed with a previous key after rotation', async () => {
     const base = await start({ SECRETS_KEY: newKey(), SECRETS_PREVIOUS_KEYS: firstKey });

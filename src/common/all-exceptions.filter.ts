@@ -1,8 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DataSource } from 'typeorm';
 import { toErrorResponse } from './errors';
-import { dependencyUnavailable, OutageLog, unreachableDependency } from './outages';
+import { DatabaseOutages, dependencyUnavailable, unreachableDependency } from './outages';
 
 /**
  * Renders every error as the SPEC §7 envelope — Fastify's own too, which Nest routes here
@@ -13,11 +12,7 @@ import { dependencyUnavailable, OutageLog, unreachableDependency } from './outag
 @Catch()
 @Injectable()
 export class AllExceptionsFilter implements ExceptionFilter {
-  private readonly outages: OutageLog;
-
-  constructor(dataSource: DataSource) {
-    this.outages = new OutageLog({ database: () => dataSource.query('SELECT 1') });
-  }
+  constructor(private readonly outages: DatabaseOutages) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();

@@ -1,4 +1,5 @@
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { AppException } from './errors';
 
 /** What an outage takes away: PostgreSQL (or PGlite), or Redis. */
@@ -78,5 +79,13 @@ export class OutageLog {
       );
     }, PROBE_INTERVAL_MS);
     timer.unref();
+  }
+}
+
+/** The process's one outage log for its database (provided by DatabaseModule): REST and MCP requests refused by one outage share its two lines. */
+@Injectable()
+export class DatabaseOutages extends OutageLog {
+  constructor(dataSource: DataSource) {
+    super({ database: () => dataSource.query('SELECT 1') });
   }
 }

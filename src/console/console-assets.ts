@@ -14,6 +14,9 @@ const TYPES: Record<string, string> = {
   '.png': 'image/png',
 };
 
+/** Packages the console imports by name, served as /console/assets/vendor-<name>.js (their ES module builds). */
+const VENDOR: Record<string, string> = { marked: 'marked' };
+
 /** The front end's folder (`console/` at the package root), from src/console or dist/src/console alike. */
 function frontEndFolder(): string {
   for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
@@ -49,11 +52,14 @@ export class ConsoleAssets {
           fileName: file,
           compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ES2022, removeComments: true },
         });
-        assets.set(file.replace(/\.ts$/, '.js'), { type: TYPES['.js'], body: Buffer.from(outputText) });
+        // The browser resolves no bare specifier: a vendor import points at the copy served here.
+        const linked = outputText.replace(/from '([^'./][^']*)'/g, (whole, name: string) => (VENDOR[name] ? `from './vendor-${name}.js'` : whole));
+        assets.set(file.replace(/\.ts$/, '.js'), { type: TYPES['.js'], body: Buffer.from(linked) });
       } else if (TYPES[extension]) {
         assets.set(file, { type: TYPES[extension], body: source });
       }
     }
+    for (const [name, specifier] of Object.entries(VENDOR)) assets.set(`vendor-${name}.js`, { type: TYPES['.js'], body: readFileSync(require.resolve(specifier)) });
     return assets;
   }
 }

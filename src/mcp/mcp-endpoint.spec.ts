@@ -13,6 +13,18 @@ import type { McpTasks } from './mcp-tasks';
 import type { InputRounds } from '../executions/request/input-rounds';
 import type { AdmissionGate } from '../limits/admission-gate';
 import { McpTools } from './mcp-tools';
+import { OutageLog, type Dependency } from '../common/outages';
+
+/** Hears what the endpoint reports as an outage. */
+class HeardOutages extends OutageLog {
+  readonly heard: Dependency[] = [];
+  constructor() {
+    super({});
+  }
+  override report(dependency: Dependency): void {
+    this.heard.push(dependency);
+  }
+}
 
 /** The endpoint on a bare Fastify, over an invocation service that fails the way a lost database would. */
 describe('McpEndpoint', () => {
@@ -21,24 +33,31 @@ describe('McpEndpoint', () => {
   let app: FastifyInstance;
   let endpoint: McpEndpoint;
   let modern: McpModernEndpoint;
+  const outages = new HeardOutages();
 
   beforeAll(async () => {
     const tool = { definition: { id: 'json-transform', examples: [], inputs: {} }, validateInput: (input: unknown) => input };
     const registry = { all: () => [tool] } as unknown as ToolCatalogue;
     const failing = { invokeSync: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as InvocationService;
-    const tasks = { read: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432')) } as unknown as McpTasks;
+    const tasks = {
+      read: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432')),
+      list: () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
+    } as unknown as McpTasks;
     const tools = new McpTools(registry, failing, tasks, {} as AppConfig, {} as InputRounds);
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
-    modern = new McpModernEndpoint(tools, tasks, library);
+    modern = new McpModernEndpoint(tools, tasks, outages, library);
     const gate = { admitMore: (...[, , , n]: number[]) => Promise.resolve({ admitted: n }) } as unknown as AdmissionGate;
-    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, gate, library, new McpLegacyTasks(tasks, { MCP_PAGE_SIZE: 50 } as AppConfig));
+    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, gate, outages, library, new McpLegacyTasks(tasks, { MCP_PAGE_SIZE: 50 } as AppConfig));
     await endpoint.onModuleInit();
     app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => void logged.push(JSON.parse(line)) } } });
     app.post('/mcp', (request, reply) => endpoint.handle(principal, request, reply));
   });
 
-  afterEach(() => logged.splice(0));
+  afterEach(() => {
+    logged.splice(0);
+    outages.heard.splice(0);
+  });
 
   afterAll(async () => {
     await app.close();
@@ -113,5 +132,17 @@ describe('McpEndpoint', () => {
     expect(answer.json()).toMatchObject({ id: 5, error: { code: -32603, message: expect.stringMatching(/An unexpected error occurred/) } });
     expect(answer.body).not.toMatch(/ECONNREFUSED|10\.0\.0\.7/);
     expect(logged).toEqual([expect.objectContaining({ msg: 'unexpected error in MCP tasks/get' })]);
+  });
+
+  it('answers a database outage with the retryable unavailable envelope, reported to the outage log and not logged per request (2025-11-25)', async () => {
+    const answer = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      payload: { jsonrpc: '2.0', id: 7, method: 'tasks/list', params: {} },
+    });
+    expect(answer.json()).toMatchObject({ id: 7, error: { code: -32603, data: { error: { code: 'INTERNAL_ERROR', retryable: true, details: { unavailable: 'database' } } } } });
+    expect(outages.heard).toEqual(['database']);
+    expect(logged).toEqual([]);
   });
 });

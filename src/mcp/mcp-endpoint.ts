@@ -41,7 +41,8 @@ import { LEGACY_TASKS_CAPABILITY, McpLegacyTasks } from './mcp-legacy-tasks';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import { routeOf } from './mcp-route';
-import { hideUnexpected, RATE_LIMITED } from './mcp-replies';
+import { DatabaseOutages } from '../common/outages';
+import { factsOf, hideUnexpected, RATE_LIMITED } from './mcp-replies';
 import { callOf, CallContext, McpTools } from './mcp-tools';
 
 /** The library's requests as the SDK v1 Server knows them. */
@@ -105,6 +106,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
     private readonly cancellations: McpCancellations,
     private readonly modern: McpModernEndpoint,
     private readonly gate: AdmissionGate,
+    private readonly outages: DatabaseOutages,
     library: McpLibrary,
     tasks: McpLegacyTasks,
   ) {
@@ -117,7 +119,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
     for (const [schema, method] of LIBRARY_REQUESTS) {
       this.server.setRequestHandler(schema, ({ params }, extra) => {
         const { principal, request } = this.transport.call(extra.requestId).post;
-        return methods[method](principal, params, { requestId: request.id, log: request.log }) as never;
+        return methods[method](principal, params, factsOf(request, outages)) as never;
       });
     }
     this.server.setRequestHandler(ListToolsRequestSchema, ({ params }, extra) =>
@@ -148,7 +150,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       this.server.setRequestHandler(schema, ({ params }, extra) => {
         const call = this.transport.call(extra.requestId);
         const { principal, request } = call.post;
-        return taskMethods[method](principal, params ?? {}, call).catch((err: unknown) => hideUnexpected(err, method, { requestId: request.id, log: request.log })) as never;
+        return taskMethods[method](principal, params ?? {}, call).catch((err: unknown) => hideUnexpected(err, method, factsOf(request, this.outages))) as never;
       });
     }
     this.server.onerror = (error) => this.logger.warn(`MCP protocol error: ${error.message}`);
@@ -158,7 +160,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
   private callTool({ post, clientId }: McpCall<Post>, params: CallToolParams, onProgress?: ProgressListener): Promise<CallToolResult> {
     let release = () => {};
     const context: CallContext = {
-      ...callOf(post.request, post.reply),
+      ...callOf(post.request, post.reply, this.outages),
       signal: () => {
         const stop = this.stopOf({ post, clientId });
         release = stop.release;

@@ -19,7 +19,8 @@ import { callerGone } from '../common/caller-gone';
 import type { Principal } from '../identity/principal';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
-import { HEADER_MISMATCH, hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY } from './mcp-replies';
+import { DatabaseOutages } from '../common/outages';
+import { factsOf, HEADER_MISMATCH, hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY } from './mcp-replies';
 import { extensionTask, McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
 import { answerableMethods, type Answering } from './mcp-questions';
 import { callOf, McpTools, type CallContext } from './mcp-tools';
@@ -57,6 +58,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
   constructor(
     private readonly tools: McpTools,
     private readonly tasks: McpTasks,
+    private readonly outages: DatabaseOutages,
     library: McpLibrary,
   ) {
     this.methods = libraryMethods(library);
@@ -99,7 +101,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
   private async callTool(principal: Principal, message: PlainToolCall, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const { id, params } = message;
     const call: CallContext = {
-      ...callOf(request, reply),
+      ...callOf(request, reply, this.outages),
       signal: () => callerGone(reply),
       answering: { methods: answerableMethods(params._meta[CLIENT_CAPABILITIES_META_KEY] ?? {}) },
     };
@@ -126,7 +128,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
       capabilities: { tools: { listChanged: false }, ...LIBRARY_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
       instructions: MCP_INSTRUCTIONS,
     });
-    const facts = { requestId: request.id, log: request.log };
+    const facts = factsOf(request, this.outages);
     for (const [method, handler] of Object.entries(this.methods)) {
       server.setRequestHandler(method as RequestMethod, ({ params }, ctx) => handler(principal, params, facts, answeringOf(ctx)) as never);
     }
@@ -135,7 +137,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     server.setRequestHandler('tools/call', ({ params }, ctx) => {
       const progressToken = params._meta?.progressToken;
       const call: CallContext = {
-        ...callOf(request, reply),
+        ...callOf(request, reply, this.outages),
         signal: () => ctx.mcpReq.signal,
         ...(declaresTasks(ctx) && { tasks: { form: 'extension' } }),
         answering: answeringOf(ctx),

@@ -1,6 +1,7 @@
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyRequest } from 'fastify';
 import type { ErrorBody } from '../common/errors';
-import { dependencyUnavailable, unreachableDependency } from '../common/outages';
+import { dependencyUnavailable, OutageLog, unreachableDependency } from '../common/outages';
 import type { Execution } from '../executions/engine/execution.entity';
 import type { Principal } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
@@ -11,6 +12,12 @@ export interface RequestFacts {
   requestId: string;
   /** The request's logger: an unexpected error is logged there, not sent to the client. */
   log: { error(details: object, message: string): void };
+  /** Where an outage is reported: one log line per change of state, shared with REST. */
+  outages: OutageLog;
+}
+
+export function factsOf(request: Pick<FastifyRequest, 'id' | 'log'>, outages: OutageLog): RequestFacts {
+  return { requestId: request.id, log: request.log, outages };
 }
 
 /**
@@ -38,6 +45,7 @@ export function hideUnexpected(err: unknown, method: string, facts: RequestFacts
   const dependency = unreachableDependency(err);
   // An outage is no bug: its retryable envelope, without a stack per request.
   if (dependency) {
+    facts.outages.report(dependency, err);
     const outage = dependencyUnavailable(dependency);
     throw new McpError(ErrorCode.InternalError, outage.message, { error: outage.body });
   }

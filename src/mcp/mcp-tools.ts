@@ -12,7 +12,8 @@ import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
 import { pageAfter } from './mcp-paging';
 import { paramHeaderMismatch, type ParamHeader, type ParamHeaderMismatch } from './mcp-param-headers';
 import { askingRound, inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
-import { hideUnexpected, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
+import type { OutageLog } from '../common/outages';
+import { factsOf, hideUnexpected, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
 import { legacyCreated } from './mcp-legacy-tasks';
 import { extensionCreated, McpTasks, missingTasksExtension, type CreateTaskResult } from './mcp-tasks';
 
@@ -47,8 +48,8 @@ export type TaskOffer =
   | { form: 'augmentation'; requested: boolean };
 
 /** What every tools/call takes from its HTTP request, in every revision. */
-export function callOf(request: FastifyRequest, reply: FastifyReply): Pick<CallContext, 'cache' | 'requestId' | 'log' | 'elapsedMs'> {
-  return { cache: !asksNoCache(request.headers['cache-control']), requestId: request.id, log: request.log, elapsedMs: () => reply.elapsedTime };
+export function callOf(request: FastifyRequest, reply: FastifyReply, outages: OutageLog): Pick<CallContext, 'cache' | 'requestId' | 'log' | 'outages' | 'elapsedMs'> {
+  return { ...factsOf(request, outages), cache: !asksNoCache(request.headers['cache-control']), elapsedMs: () => reply.elapsedTime };
 }
 
 /**

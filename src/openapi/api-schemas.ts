@@ -150,17 +150,17 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
     ],
   },
   ExecutionList: {
-    oneOf: [
-      page('executions', ref('ExecutionSummary')),
-      {
-        type: 'object',
-        required: ['items', 'pagination'],
-        properties: {
-          items: { type: 'array', items: ref('ExecutionSummary') },
-          pagination: { type: 'object', required: ['after', 'has_more'], properties: { after: nullable('string'), has_more: { type: 'boolean' } } },
-        },
-      },
-    ],
+    type: 'object',
+    description: 'One shape for offset and cursor paging: `executions` and `items` are the same page (SPEC §4.6 names it both ways); `offset` is null on a cursor page; `pagination.after` continues either by cursor.',
+    required: ['executions', 'items', 'total', 'limit', 'offset', 'pagination'],
+    properties: {
+      executions: { type: 'array', items: ref('ExecutionSummary') },
+      items: { type: 'array', items: ref('ExecutionSummary') },
+      total: { type: 'integer' },
+      limit: { type: 'integer' },
+      offset: nullable('integer'),
+      pagination: { type: 'object', required: ['after', 'has_more'], properties: { after: nullable('string'), has_more: { type: 'boolean' } } },
+    },
   },
   ExecutionCancelled: {
     type: 'object',

@@ -19,15 +19,24 @@ export const SECRETS_KEY_HOWTO = "make one with: node -e \"console.log(require('
  */
 export class SecretCipher {
   private readonly keys = new Map<string, Buffer>();
-  readonly currentKeyId: string | null;
+  private current: string | null;
 
   constructor(current: string | undefined, previous: readonly string[] = []) {
-    this.currentKeyId = current ? this.add('SECRETS_KEY', current) : null;
+    this.current = current ? this.add('SECRETS_KEY', current) : null;
     for (const key of previous) this.add('SECRETS_PREVIOUS_KEYS', key);
   }
 
+  get currentKeyId(): string | null {
+    return this.current;
+  }
+
   get configured(): boolean {
-    return this.currentKeyId !== null;
+    return this.current !== null;
+  }
+
+  /** Takes a key made after start (the embedded key file's first use) as SECRETS_KEY. */
+  adopt(key: string): void {
+    this.current = this.add('SECRETS_KEY', key);
   }
 
   knows(keyId: string): boolean {

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AppConfig } from '../config/app-config';
 import { AccountSecret } from './account-secret.entity';
+import { EmbeddedKeyFile } from './embedded-key-file';
 import { SecretCipher } from './secret-cipher';
 import { SecretsController } from './secrets.controller';
 import { SecretsService } from './secrets.service';
@@ -14,7 +15,8 @@ import { SecretsService } from './secrets.service';
     {
       provide: SecretCipher,
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => new SecretCipher(config.SECRETS_KEY, config.SECRETS_PREVIOUS_KEYS.split(',').filter((key) => key.trim())),
+      useFactory: (config: AppConfig) =>
+        new SecretCipher(config.SECRETS_KEY ?? EmbeddedKeyFile.of(config)?.read(), config.SECRETS_PREVIOUS_KEYS.split(',').filter((key) => key.trim())),
     },
   ],
   exports: [SecretsService],

@@ -1,11 +1,12 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppException } from '../common/errors';
-import { ConfigError } from '../config/app-config';
+import { AppConfig, ConfigError } from '../config/app-config';
 import type { AccountSecretSource } from '../tools/context/secrets';
 import { ToolError } from '../tools/sdk';
 import { AccountSecret } from './account-secret.entity';
+import { EmbeddedKeyFile } from './embedded-key-file';
 import { SECRETS_KEY_HOWTO, SecretCipher, type Sealed } from './secret-cipher';
 import { SECRET_NAME } from './secret-name';
 
@@ -20,14 +21,23 @@ export interface SecretView {
 
 /** Per-account secrets: written and listed through the API and CLI, read only by tools (ctx.secrets). */
 @Injectable()
-export class SecretsService implements OnModuleInit, AccountSecretSource {
+export class SecretsService implements AccountSecretSource {
+  private readonly logger = new Logger(SecretsService.name);
+  private readonly keyFile: EmbeddedKeyFile | null;
+
   constructor(
     @InjectRepository(AccountSecret) private readonly secrets: Repository<AccountSecret>,
     private readonly cipher: SecretCipher,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.keyFile = EmbeddedKeyFile.of(config);
+  }
 
-  /** A configuration that cannot open the secrets it holds does not start (it would fail every tool that reads one). */
-  async onModuleInit(): Promise<void> {
+  /**
+   * A service that cannot open the secrets it holds does not start (it would fail every tool that
+   * reads one). Called by the service at start, not by operator commands, which never open them.
+   */
+  async checkStoredKeys(): Promise<void> {
     const keyIds: { key_id: string }[] = await this.secrets.createQueryBuilder('s').select('DISTINCT s.key_id', 'key_id').getRawMany();
     const unknown = keyIds.map((row) => row.key_id).filter((keyId) => !this.cipher.knows(keyId));
     if (unknown.length === 0) return;
@@ -93,11 +103,19 @@ export class SecretsService implements OnModuleInit, AccountSecretSource {
     return JSON.parse(this.cipher.open('', `job:${executionId}`, sealed)) as Record<string, unknown>;
   }
 
+  /** The key to seal with: SECRETS_KEY, else (embedded) the key file, made now on first use. Not retryable when neither. */
   private requireKey(): void {
     if (this.cipher.configured) return;
-    throw new AppException('INTERNAL_ERROR', 'Account secrets are not enabled on this service: the operator must set SECRETS_KEY', {
-      status: 503,
-      suggestion: `Operators: ${SECRETS_KEY_HOWTO}, and restart with SECRETS_KEY set to it`,
+    if (this.keyFile) {
+      this.cipher.adopt(this.keyFile.create());
+      this.logger.warn(`Account secrets are sealed with a key made for this embedded service in ${this.keyFile.path} (mode 0600): keep it with the data directory, or set SECRETS_KEY to its contents`);
+      return;
+    }
+    throw new AppException('INTERNAL_ERROR', 'Account secrets are not enabled on this service: the operator must set SECRETS_KEY (it is required with PostgreSQL)', {
+      status: 501,
+      retryable: false,
+      details: { setting: 'SECRETS_KEY' },
+      suggestion: `Operators: ${SECRETS_KEY_HOWTO}, and restart every process with SECRETS_KEY set to it`,
     });
   }
 }

@@ -1,15 +1,19 @@
 import type { ErrorObject } from 'ajv';
 import { AppException } from '../common/errors';
 import { maskApiKeys } from '../common/key-mask';
-import { REDACTED, redactStoredInput, type ToolInputDefinition } from './sdk';
+import { REDACTED, redactStoredInput, type InputRules, type ToolInputDefinition } from './sdk';
+import { exactlyOneOfNames, notBothNames } from './sdk/input-rules';
 
 /** Turns the first ajv error into DESIGN §5.2's error: missing → INVALID_REQUEST, wrong → INVALID_INPUT. */
 export function inputErrorToException(
   errors: ErrorObject[],
   input: Record<string, unknown>,
   definitions: Record<string, ToolInputDefinition>,
+  rules: InputRules = {},
 ): AppException {
-  const missing = errors.find((e) => e.keyword === 'required' && e.instancePath === '');
+  const broken = ruleBetweenInputs(errors, input, rules);
+  if (broken) return broken;
+  const missing = errors.find((e) => e.keyword === 'required' && e.schemaPath === '#/required');
   if (missing) {
     const parameter = String(missing.params.missingProperty);
     return AppException.invalidRequest(`Missing required parameter: ${parameter}`, {
@@ -25,6 +29,24 @@ export function inputErrorToException(
   return new AppException('INVALID_INPUT', `Invalid value for parameter '${parameter}': expected ${expected}`, {
     details: { parameter, expected, received },
   });
+}
+
+/** A rule between inputs (exactlyOneOf, notBoth) in words: which inputs to give. */
+function ruleBetweenInputs(errors: ErrorObject[], input: Record<string, unknown>, rules: InputRules): AppException | null {
+  const quoted = (names: string[]) => names.map((name) => `'${name}'`);
+  const one = exactlyOneOfNames(rules);
+  if (one && errors.some((e) => e.keyword === 'if' && e.schemaPath === '#/if')) {
+    const expected = `exactly one of ${quoted(one).join(' or ')}`;
+    const given = one.filter((name) => input[name] !== undefined);
+    if (given.length === 0) return AppException.invalidRequest(`Missing required parameter: give ${expected}`, { parameter: one[0], expected });
+    return new AppException('INVALID_INPUT', `Invalid parameters ${quoted(given).join(' and ')}: give ${expected}`, { details: { parameter: one[1], expected } });
+  }
+  const pair = notBothNames(rules);
+  if (pair && errors.some((e) => e.schemaPath === '#/not')) {
+    const expected = `at most one of ${quoted(pair).join(' or ')}`;
+    return new AppException('INVALID_INPUT', `Invalid parameters ${quoted(pair).join(' and ')}: give ${expected}`, { details: { parameter: pair[1], expected } });
+  }
+  return null;
 }
 
 function parameterName(error: ErrorObject): string {

@@ -3,7 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { AppConfig, loadConfig } from '../config/app-config';
 import { AppException } from '../common/errors';
-import { Tool, ToolDefinition, ToolHandler } from './sdk';
+import { exactlyOneOf, notBoth, Tool, ToolDefinition, ToolHandler } from './sdk';
 import { thrownBy } from '../../test/support/thrown';
 import { ToolDefinitionError, ToolRegistry } from './tool-registry';
 
@@ -83,6 +83,21 @@ describe('ToolRegistry', () => {
     expect(tool.inputSchema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...rules, properties: { mode: { 'x-mcp-header': 'Mode' } } });
     expect(tool.validateInput({ text: 'a', mode: 'loud', tags: ['x'] })).toMatchObject({ mode: 'loud' });
     expect(thrownBy(() => tool.validateInput({ text: 'a', mode: 'loud' }))).toMatchObject({ body: { details: { parameter: 'tags' } } });
+  });
+
+  it('refuses a call breaking exactlyOneOf or notBoth in words naming the inputs, and publishes no top-level oneOf, anyOf or allOf', async () => {
+    const text = (description: string) => ({ type: 'string', maxLength: 10, description }) as const;
+    const inputs = { content: text('Inline.'), path: text('A file.'), a: text('A.'), b: text('B.') };
+    const tool = (await boot({ ...base, inputs, input_rules: { ...exactlyOneOf('content', 'path'), ...notBoth('a', 'b') }, examples: [{ name: 'inline', input: { content: 'hi' }, output: { text: 'hi' } }] })).get('echo');
+    expect(Object.keys(tool.inputSchema).filter((key) => ['oneOf', 'anyOf', 'allOf'].includes(key))).toEqual([]);
+    expect(tool.validateInput({ path: 'x.log', a: '1' })).toEqual({ path: 'x.log', a: '1' });
+    expect(thrownBy<AppException>(() => tool.validateInput({})).body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      message: "Missing required parameter: give exactly one of 'content' or 'path'",
+      details: { parameter: 'content', expected: "exactly one of 'content' or 'path'" },
+    });
+    expect(thrownBy<AppException>(() => tool.validateInput({ content: 'x', path: 'y' })).body).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' }, message: expect.stringContaining("'content' and 'path'") });
+    expect(thrownBy<AppException>(() => tool.validateInput({ content: 'x', a: '1', b: '2' })).body).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'b', expected: "at most one of 'a' or 'b'" } });
   });
 
   it('checks results against the declared outputs without altering them', async () => {

@@ -1,3 +1,4 @@
+import { distance } from 'fastest-levenshtein';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
@@ -113,8 +114,19 @@ export class ToolRegistry extends ToolCatalogue implements OnModuleInit {
 
   get(id: string): RegisteredTool {
     const tool = this.tools.get(id);
-    if (!tool) throw AppException.notFound('Tool', id);
+    if (!tool) throw this.unknownTool(id);
     return tool;
+  }
+
+  /** NOT_FOUND naming the closest ids, when some are close (a typo, a missing or extra word). */
+  private unknownTool(id: string): AppException {
+    const error = AppException.notFound('Tool', id);
+    const close = closestIds(id, [...this.tools.keys()]);
+    if (close.length > 0) {
+      error.options.suggestion = `Did you mean ${close.map((name) => `'${name}'`).join(' or ')}? GET /v1/tools lists every tool`;
+      error.options.details = { did_you_mean: close };
+    }
+    return error;
   }
 
   all(): RegisteredTool[] {
@@ -167,7 +179,7 @@ export class ToolRegistry extends ToolCatalogue implements OnModuleInit {
     }
 
     const validateInput = (input: Record<string, unknown>) => {
-      if (!validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, definition.inputs);
+      if (!validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, definition.inputs, definition.input_rules);
       return input;
     };
     const outputProblem = (result: unknown) => {
@@ -207,4 +219,16 @@ export class ToolRegistry extends ToolCatalogue implements OnModuleInit {
       outputProblem,
     };
   }
+}
+
+/** At most three ids within a third of the asked id's length in edits, or holding it (or held by it) whole (3 characters at least); closest first. */
+function closestIds(asked: string, ids: string[]): string[] {
+  const needle = asked.toLowerCase().slice(0, 64);
+  const bound = Math.max(2, Math.floor(needle.length / 3));
+  return ids
+    .map((id) => ({ id, cost: needle.length >= 3 && (id.includes(needle) || needle.includes(id)) ? 0 : distance(needle, id) }))
+    .filter(({ cost }) => cost <= bound)
+    .sort((a, b) => a.cost - b.cost || a.id.localeCompare(b.id))
+    .slice(0, 3)
+    .map(({ id }) => id);
 }

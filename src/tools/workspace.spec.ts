@@ -186,17 +186,4 @@ describe('textSource', () => {
     expect(textSource({ content: '' })).toEqual({ kind: 'content', content: '' });
     expect(textSource({ path: 'a.log' })).toEqual({ kind: 'path', path: 'a.log' });
   });
-
-  it('refuses both and neither with INVALID_INPUT', () => {
-    const thrown = (input: { content?: string; path?: string }) => {
-      try {
-        textSource(input);
-      } catch (error) {
-        return error as ToolError;
-      }
-      throw new Error('textSource did not throw');
-    };
-    expect(thrown({ content: 'x', path: 'a.log' })).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/not both/) });
-    expect(thrown({})).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'content' } });
-  });
 });

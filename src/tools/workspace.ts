@@ -232,19 +232,9 @@ export function workspaceInputs(): Record<'workspace' | 'ref', ToolInputDefiniti
 export type TextSource = { kind: 'content'; content: string } | { kind: 'path'; path: string };
 
 /**
- * For tools that take text either inline (`content`) or from the workspace (`path`):
- * exactly one of the two must be given.
+ * For tools that take text either inline (`content`) or from the workspace (`path`); their
+ * `input_rules: exactlyOneOf('content', 'path')` has refused a call with neither or both.
  */
 export function textSource(input: { content?: string; path?: string }): TextSource {
-  if (input.content !== undefined && input.path === undefined) return { kind: 'content', content: input.content };
-  if (input.path !== undefined && input.content === undefined) return { kind: 'path', path: input.path };
-  const both = input.content !== undefined;
-  throw ToolError.invalidInput(
-    both ? 'path' : 'content',
-    "exactly one of 'content' (inline text) or 'path' (a workspace path)",
-    undefined,
-    both
-      ? "Give either 'content' or 'path', not both"
-      : "Missing input: give 'content' (inline text) or 'path' (a workspace path)",
-  );
+  return input.content !== undefined ? { kind: 'content', content: input.content } : { kind: 'path', path: input.path! };
 }

@@ -10,7 +10,7 @@ import { Tool, ToolContext, ToolError, ToolHandler } from '../../src/tools/sdk';
   id: 'test-sleep',
   name: 'Test Sleep',
   category: 'automation',
-  description: 'Sleeps for ms milliseconds, reporting progress; optionally ignores its abort signal.',
+  description: 'Sleeps for `ms` milliseconds, reporting progress; **optionally** ignores its abort signal.',
   version: '1.0.0',
   timeout: 30,
   task_support: 'optional',

@@ -208,13 +208,16 @@ describe('LogAnalysisTool', () => {
 
   describe('bad input', () => {
     it.each([
-      [{ content: 'x', path: 'mixed-app-log.txt' }, 'path', /not both/],
-      [{}, 'content', /give 'content'/],
+      [{ content: 'x', path: 'mixed-app-log.txt' }, 'path', /give exactly one of 'content' or 'path'/],
       [{ path: '../log-analysis.tool.ts' }, 'path', /escapes the workspace/],
       [{ path: '/etc/passwd' }, 'path', /absolute/],
       [{ path: 'missing.log' }, 'path', /No such file or directory in the workspace: missing.log/],
     ])('%j is INVALID_INPUT naming %s', async (input, parameter, message) => {
       expect(await toolFailure(analyse(input))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter }, message: expect.stringMatching(message) });
+    });
+
+    it('neither content nor path is a missing parameter, refused before the tool runs', async () => {
+      expect(await toolFailure(analyse({}))).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'content', expected: "exactly one of 'content' or 'path'" } });
     });
   });
 

@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { Tool, type ToolContext, type ToolHandler, textSource } from '../../src/tools/sdk';
+import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource } from '../../src/tools/sdk';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'unknown'] as const;
 type Level = (typeof LEVELS)[number];
@@ -104,6 +104,7 @@ const countsOf = (keys: readonly string[]) => ({
       description: 'Maximum number of error groups returned, most frequent first.',
     },
   },
+  input_rules: exactlyOneOf('content', 'path'),
   outputs: {
     total_lines: { type: 'integer', description: 'Lines in the log.' },
     parsed_lines: { type: 'integer', description: 'Non-blank lines parsed in the requested (or a detected) format.' },

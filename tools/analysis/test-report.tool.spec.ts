@@ -125,7 +125,7 @@ describe('TestReportTool', () => {
   });
 
   it('refuses bad input naming the parameter', async () => {
-    await expect(report({})).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'content' } });
+    await expect(report({})).rejects.toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'path', expected: "exactly one of 'path' or 'content'" } });
     await expect(report({ path: '/etc' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
     await expect(report({ path: 'code/reports', files: ['../../etc/passwd'] })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'files' } });
     await expect(report({ path: 'code/reports', trace_lines: 500 })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'trace_lines' } });

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../src/tools/sdk';
+import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../src/tools/sdk';
 import { fileErrorsOutput } from '../security/scan-shared';
 import { TEST_REPORT_EXAMPLES } from './test-report/examples';
 import { MAX_REPORT_BYTES, MAX_REPORT_FILES, testReport, type TestReportInput, type TestReportOutput } from './test-report/report';
@@ -38,6 +38,7 @@ const counter = (what: string, nullable = false) => ({
     trace_lines: { type: 'integer', minimum: 0, maximum: 200, default: 15, description: 'Lines of each failure trace kept; the rest is counted.' },
     max_coverage_files: { type: 'integer', minimum: 0, maximum: 2000, default: 100, description: 'Most files in the coverage list, least covered first.' },
   },
+  input_rules: exactlyOneOf('path', 'content'),
   outputs: {
     reports: {
       type: 'array',

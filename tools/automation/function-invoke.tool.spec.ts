@@ -52,7 +52,7 @@ describe('function-invoke', () => {
 
   it.each([
     [{}, 'function'],
-    [{ function: 'echo', url: 'http://127.0.0.1/x' }, 'function'],
+    [{ function: 'echo', url: 'http://127.0.0.1/x' }, 'url'],
     [{ function: 'Bad Name!' }, 'function'],
     [{ function: 'echo', payload: {}, payload_text: 'x' }, 'payload_text'],
     [{ function: 'echo', timeout_ms: 120_000 }, 'timeout_ms'],

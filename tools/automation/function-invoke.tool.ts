@@ -1,4 +1,4 @@
-import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
+import { exactlyOneOf, notBoth, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 
 interface FunctionInvokeInput {
   function?: string;
@@ -51,6 +51,7 @@ const SHOWN_HEADERS = ['content-type', 'content-length', 'x-call-id', 'x-duratio
     timeout_ms: { type: 'integer', minimum: 100, maximum: 60_000, default: 30_000, description: 'How long the call may take.' },
     max_response_bytes: { type: 'integer', minimum: 1024, maximum: 5 * 1024 * 1024, default: 1024 * 1024, description: 'The body is cut at this many bytes (truncated: true).' },
   },
+  input_rules: { ...exactlyOneOf('function', 'url'), ...notBoth('payload', 'payload_text') },
   outputs: {
     status: { type: 'integer', description: "The function's HTTP status (2xx–4xx; 5xx and an unknown function are errors)." },
     headers: { type: 'object', description: 'The call headers (content type, call id, duration) of the answer.' },
@@ -82,7 +83,6 @@ const SHOWN_HEADERS = ['content-type', 'content-length', 'x-call-id', 'x-duratio
 export class FunctionInvokeTool implements ToolHandler<FunctionInvokeInput, FunctionInvokeOutput> {
   async execute(input: FunctionInvokeInput, ctx: ToolContext): Promise<FunctionInvokeOutput> {
     const target = targetOf(input, ctx);
-    if (input.payload !== undefined && input.payload_text !== undefined) throw ToolError.invalidInput('payload_text', "only one of 'payload' or 'payload_text'");
     const text = input.payload_text !== undefined && input.payload === undefined;
     const response = await ctx.http.request(target.url, {
       method: input.method,
@@ -111,7 +111,6 @@ export class FunctionInvokeTool implements ToolHandler<FunctionInvokeInput, Func
 }
 
 function targetOf(input: FunctionInvokeInput, ctx: ToolContext): { url: string; headers: Record<string, string>; parameter: string } {
-  if ((input.function === undefined) === (input.url === undefined)) throw ToolError.invalidInput('function', "exactly one of 'function' or 'url'");
   if (input.url !== undefined) return { url: input.url, headers: {}, parameter: 'url' };
   const gateway = String(ctx.config.FUNCTIONS_GATEWAY_URL).replace(/\/+$/, '');
   if (input.routing === 'host') return { url: `${gateway}/`, headers: { host: `${input.function}.${input.namespace}.${ctx.config.FUNCTIONS_DOMAIN}` }, parameter: 'FUNCTIONS_GATEWAY_URL' };

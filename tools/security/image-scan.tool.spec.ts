@@ -166,13 +166,16 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
   });
 
   it.each([
-    ['neither image nor tarball', {}, 'image'],
     ['both', { image: 'shop/scan-fixture:1', tarball: 'images/shop.tar' }, 'tarball'],
     ['a tarball that is no image', { tarball: 'images/not-an-image.tar' }, 'tarball'],
     ['a tarball outside the workspace', { tarball: '../etc/passwd' }, 'tarball'],
     ['an image the engine does not hold', { image: 'shop/nothing:0' }, 'image'],
   ])('refuses %s as INVALID_INPUT', async (_, input, parameter) => {
     expect(await toolFailure(scan(input))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter } });
+  });
+
+  it('refuses neither image nor tarball as a missing parameter', async () => {
+    expect(await toolFailure(scan({}))).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'image', expected: "exactly one of 'image' or 'tarball'" } });
   });
 
   it('reports an engine that does not answer as retryable', async () => {

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
+import { exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 import { DockerClients, engineCall } from '../automation/docker/docker-clients';
 import { LIMIT_SETTINGS, readSavedImage, type ScanLimits } from './image-scan/image-layers';
 import { inventory, type InstalledPackage } from './image-scan/inventory';
@@ -71,6 +71,7 @@ const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
     tarball: { type: 'string', maxLength: 1024, description: 'A `docker save` archive in the workspace. Give this or image.' },
     ...SEVERITY_FILTER_INPUTS,
   },
+  input_rules: exactlyOneOf('image', 'tarball'),
   outputs: {
     image: { type: 'string', description: 'What was scanned: the reference, or the tarball path.' },
     os: { type: 'object', nullable: true, description: "The image's distribution from os-release (id, version), or null.", properties: { id: { type: 'string' }, version: { type: 'string' } } },
@@ -317,9 +318,6 @@ export class ImageScanTool implements ToolHandler<ImageScanInput> {
 
   /** The image as a `docker save` stream: exported by the engine, or read from the workspace. */
   private async open(input: ImageScanInput, ctx: ToolContext): Promise<{ name: string; archive: Readable }> {
-    if ((input.image === undefined) === (input.tarball === undefined)) {
-      throw ToolError.invalidInput(input.image === undefined ? 'image' : 'tarball', "exactly one of 'image' (an engine image) or 'tarball' (a docker save archive)");
-    }
     if (input.tarball !== undefined) return { name: input.tarball, archive: createReadStream(await ctx.workspace.resolve(input.tarball, 'tarball')) };
     const docker = await this.engines.connect(ctx);
     const image = docker.getImage(input.image!);

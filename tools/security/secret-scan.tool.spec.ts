@@ -143,8 +143,7 @@ describe('SecretScanTool', () => {
 
   describe('bad input', () => {
     it.each([
-      [{ content: 'x', path: 'repo' }, 'path', /not both/],
-      [{}, 'content', /give 'content'/],
+      [{ content: 'x', path: 'repo' }, 'path', /give exactly one of 'content' or 'path'/],
       [{ content: 'x', files: ['a'] }, 'files', /Invalid value for parameter 'files'/],
       [{ path: 'repo/src/clean.js', files: ['a'] }, 'files', /directory/],
       [{ path: '../secret-scan.tool.ts' }, 'path', /escapes the workspace/],

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type { lintSource as LintSource } from '@secretlint/core';
-import { importEsm, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../src/tools/sdk';
+import { exactlyOneOf, importEsm, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../src/tools/sdk';
 
 const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
 type Severity = (typeof SEVERITIES)[number];
@@ -106,6 +106,7 @@ const exampleGithubToken = 'ghp_EXAMPLEexampleEXAMPLEexample00000000';
       description: 'Also report high-entropy values assigned to secret-looking names (password, token, api_key, ...).',
     },
   },
+  input_rules: exactlyOneOf('content', 'path'),
   outputs: {
     findings: {
       type: 'array',

@@ -21,7 +21,7 @@ import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.s
 import { ProgressThrottle } from './progress-throttle';
 import { captureTrace, observeExecution, resumeTrace } from '../../common/probes';
 import { LOST_WORKER_ERROR, outcomeUnknown, reportAbandoned, SECRETS_LOST_ERROR } from './abandoned';
-import { ExecutionJob, ExecutionQueue } from './queue/execution-queue';
+import { ExecutionJob, ExecutionQueue, jobIdOf } from './queue/execution-queue';
 import { answerOrAsk, askThenExecute, rejectOnAbort } from '../../tools/caller-questions';
 
 /** Progress is persisted at most this often per execution. */
@@ -245,39 +245,47 @@ export class ExecutionRunner implements OnModuleInit {
 
   /**
    * Worker side of `submit`: runs a queued job unless it was cancelled meanwhile. The tool starts
-   * only once its `running` write succeeded, so a job that throws here (the database refused that
-   * write) has not run, and the queue may try it again: it runs once at most.
+   * only once its `running` write is confirmed, and nothing after that throws: a handler that
+   * throws has not started its tool, and the queue tries it again. The write claims the row for
+   * this job, so a try after a write that committed but whose reply was lost (the connection cut)
+   * takes the row it claimed itself; a row another job claimed is left alone. Bull never runs a
+   * stalled job again (maxStalledCount 0), so a claim is never taken over while its tool runs.
    */
   async runJob(job: ExecutionJob): Promise<void> {
-    const started = await this.store.start(job.executionId, new Date()).catch((err: Error) => {
+    const started = await this.store.start(job.executionId, new Date(), jobIdOf(job)).catch((err: Error) => {
       this.logger.warn(`Execution ${job.executionId} could not be started (${err.message}); its job is tried again`);
       throw err;
     });
-    if (!started) return; // cancelled, taken already, or finished before a worker got to it
+    if (!started) return; // cancelled, taken by another job, or finished before a worker got to it
     this.publishStatus(started);
-    if (!this.registry.has(job.toolId)) {
-      await this.finish(job.executionId, terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${job.toolId}' is not installed on this worker`, retryable: true }), started.started_at);
+    const fields = await this.runStarted(job, started);
+    const ending = { id: job.executionId, tool_id: job.toolId, status: fields.status };
+    if (fields.status === 'input_required') {
+      await this.recordEnd(ending, JOB_END_WRITE_ATTEMPTS, async () => {
+        const waiting = await this.store.awaitInput(job.executionId, fields.inputRequests, new Date());
+        if (waiting) this.publishStatus(waiting);
+      });
       return;
+    }
+    await this.recordEnd(ending, JOB_END_WRITE_ATTEMPTS, async () => void (await this.finish(job.executionId, fields, started.started_at)));
+  }
+
+  /** A started job's outcome: the tool's, or the error that kept it from running here. */
+  private async runStarted(job: ExecutionJob, started: Execution): Promise<TerminalFields | InputStop> {
+    if (!this.registry.has(job.toolId)) {
+      return terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${job.toolId}' is not installed on this worker`, retryable: true });
     }
     let input = job.input;
     try {
       if (job.sealedInputs) input = { ...input, ...this.secrets.openJobInputs(job.executionId, job.sealedInputs) };
     } catch {
-      const error = { code: 'INTERNAL_ERROR' as const, message: "The call's secret inputs were sealed with a key this worker does not hold (SECRETS_KEY); submit it again", retryable: true };
-      await this.finish(job.executionId, terminal('error', null, error), started.started_at);
-      return;
+      return terminal('error', null, { code: 'INTERNAL_ERROR', message: "The call's secret inputs were sealed with a key this worker does not hold (SECRETS_KEY); submit it again", retryable: true });
     }
     const tool = this.registry.get(job.toolId);
     // A re-run after answers reads its input from the row, where credentials are never kept: a call
     // holding any (redactStoredInput) cannot be asked (the tool is told it cannot, and fails saying so).
     const asking = job.unaskable || credentialInputNames(tool.definition.inputs, input).length > 0 ? undefined : { answers: started.input_responses ?? {} };
-    const fields = await resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, tool, input, job.timeoutSeconds, { asking }));
-    if (fields.status === 'input_required') {
-      const waiting = await this.store.awaitInput(job.executionId, fields.inputRequests, new Date());
-      if (waiting) this.publishStatus(waiting);
-      return;
-    }
-    await this.recordEnd({ id: job.executionId, tool_id: job.toolId, status: fields.status }, JOB_END_WRITE_ATTEMPTS, async () => void (await this.finish(job.executionId, fields, started.started_at)));
+    return resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, tool, input, job.timeoutSeconds, { asking }));
   }
 
   /**
@@ -405,6 +413,7 @@ export class ExecutionRunner implements OnModuleInit {
       input_responses: mode === 'async' && request.asking ? { ...request.asking.answers } : null,
       waiting_since: mode === 'async' ? now : null,
       sealed_inputs: null,
+      claimed_by: null,
       unaskable: request.unaskable ?? null,
     });
   }

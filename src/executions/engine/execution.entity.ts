@@ -101,4 +101,8 @@ export class Execution {
   /** True for an async call whose caller cannot be asked (an MCP 2025-11-25 task): a re-queue from this row keeps it so. */
   @Column('boolean', { nullable: true })
   unaskable: boolean | null;
+
+  /** The job that moved it to `running` (its id in the queue): only that job's next try may take the row again. */
+  @Column('varchar', { nullable: true })
+  claimed_by: string | null;
 }

@@ -69,13 +69,17 @@ export class ExecutionsStore {
     return this.finishes.submit({ id, ...terminalColumns(fields, startedAt) });
   }
 
-  /** queued → running; null when the execution is no longer queued (cancelled, or taken already). */
-  async start(id: string, now: Date): Promise<Execution | null> {
+  /**
+   * queued → running, claimed by `claim` (the job's id); a row already running under the same
+   * claim is taken again (that job's earlier try wrote it but never heard back). Null when the
+   * execution is no longer queued (cancelled, taken by another job, or finished).
+   */
+  async start(id: string, now: Date, claim: string): Promise<Execution | null> {
     const { raw } = await this.executions
       .createQueryBuilder()
       .update()
-      .set({ status: 'running', started_at: now })
-      .where("id = :id AND status = 'queued'", { id })
+      .set({ status: 'running', started_at: now, claimed_by: claim })
+      .where("id = :id AND (status = 'queued' OR (status = 'running' AND claimed_by = :claim))", { id, claim })
       .returning('*')
       .execute();
     const rows = raw as Execution[];
@@ -213,6 +217,11 @@ export class ExecutionsStore {
       skip: offset,
     });
     return { executions, total };
+  }
+
+  /** How many executions the reader may see that match the filter. */
+  count(reader: ExecutionReader, filter: ListFilter): Promise<number> {
+    return this.executions.countBy(this.where(reader, filter));
   }
 
   /** Keyset page, newest first: ids are time-ordered, so new executions never shift the walk. */

@@ -10,11 +10,23 @@ import { ExecutionsService } from './executions.service';
 
 /** Comment lines keep proxies from closing a quiet stream. */
 const KEEPALIVE_MS = 15_000;
+/** How soon a client whose stream dropped reconnects (the `retry` field). */
+const RECONNECT_MS = 2_000;
+/** The `result` event's id: a client that reconnects after it is told there is nothing more (204). */
+const END_ID = 'end';
+
+/**
+ * An event's id is the state it leaves the client in (`status:progress`), so that a stream resumed
+ * with `Last-Event-ID` repeats nothing the client has seen: events are not stored, and the state
+ * is all a missed run of progress events amounts to.
+ */
+const stateId = (status: string, progress: number) => `${status}:${progress}`;
 
 /**
  * GET /v1/executions/{id}/events: Server-Sent Events. `status` and `progress` events as they
  * happen (from whichever process runs the execution), then one `result` event with the final
- * execution record, then the stream ends.
+ * execution record, then the stream ends. Every event has an id, so a dropped stream resumes
+ * with `Last-Event-ID`.
  */
 @Controller()
 export class ExecutionEventsController {
@@ -26,6 +38,7 @@ export class ExecutionEventsController {
   @Get('v1/executions/:execution_id/events')
   @RequireScopes('executions:read')
   async stream(@CurrentPrincipal() principal: Principal, @Param('execution_id') id: string, @Req() request: FastifyRequest, @Res() reply: FastifyReply) {
+    const lastEventId = request.headers['last-event-id'];
     // Subscribe before reading, so nothing that happens in between is missed.
     const buffered: ExecutionEvent[] = [];
     let forward: (event: ExecutionEvent) => void = (event) => buffered.push(event);
@@ -38,8 +51,15 @@ export class ExecutionEventsController {
       throw err;
     }
 
+    const terminal = TERMINAL_STATUSES.has(current.status);
+    // Resumed after the result: nothing follows, and 204 tells an EventSource not to reconnect.
+    if (lastEventId === END_ID && terminal) {
+      unsubscribe();
+      return reply.status(204).send();
+    }
     const raw = openEventStream(reply);
-    const send = (event: string, data: unknown) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const send = (event: string, data: unknown, eventId: string) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\nid: ${eventId}\n\n`);
+    raw.write(`retry: ${RECONNECT_MS}\n\n`);
     const keepalive = setInterval(() => raw.write(': keepalive\n\n'), KEEPALIVE_MS);
     let ended = false;
     const end = () => {
@@ -51,18 +71,24 @@ export class ExecutionEventsController {
     };
     const finish = async () => {
       const final = await this.executions.get(principal, id).catch(() => null);
-      if (final) send('result', executionView(final));
+      if (final) send('result', executionView(final), END_ID);
       end();
     };
     request.raw.on('close', end);
 
-    send('status', { execution_id: id, status: current.status, progress: current.progress });
-    if (TERMINAL_STATUSES.has(current.status)) return finish();
+    // A resumed stream skips the state its client already holds.
+    const currentId = stateId(current.status, current.progress);
+    if (lastEventId !== currentId) send('status', { execution_id: id, status: current.status, progress: current.progress }, currentId);
+    if (terminal) return finish();
+    let status = { status: current.status as string, progress: current.progress };
     forward = (event) => {
       if (ended) return;
-      if (event.type === 'progress') send('progress', { execution_id: id, progress: event.progress, message: event.message });
-      else {
-        send('status', { execution_id: id, status: event.status, progress: event.progress });
+      if (event.type === 'progress') {
+        status = { ...status, progress: event.progress };
+        send('progress', { execution_id: id, progress: event.progress, message: event.message }, stateId(status.status, event.progress));
+      } else {
+        status = { status: event.status, progress: event.progress };
+        send('status', { execution_id: id, status: event.status, progress: event.progress }, stateId(event.status, event.progress));
         if (TERMINAL_STATUSES.has(event.status)) {
           forward = () => undefined; // one result event, however many processes report the end
           void finish();

@@ -40,12 +40,21 @@ export class ExecutionsController {
   @RequireScopes('executions:read')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListExecutionsQuery) {
     const filter = { status: query.status, tool_id: query.tool_id };
-    if (query.after !== undefined) {
-      const { executions, next } = await this.executions.pageAfter(principal, filter, decodeCursor(query.after), query.limit);
-      return { items: executions.map(executionSummary), pagination: { after: next && encodeCursor(next), has_more: next !== null } };
-    }
-    const { executions, total } = await this.executions.page(principal, filter, query.limit, query.offset);
-    return { executions: executions.map(executionSummary), total, limit: query.limit, offset: query.offset };
+    const { executions, total, next } =
+      query.after !== undefined
+        ? await this.executions.pageAfter(principal, filter, decodeCursor(query.after), query.limit)
+        : await this.executions.page(principal, filter, query.limit, query.offset);
+    // One shape for both ways of paging. SPEC §4.6 names the page `executions` (offsets) and
+    // `items` (cursors): both are given. An offset page's cursor continues it by cursor.
+    const summaries = executions.map(executionSummary);
+    return {
+      executions: summaries,
+      items: summaries,
+      total,
+      limit: query.limit,
+      offset: query.after !== undefined ? null : query.offset,
+      pagination: { after: next && encodeCursor(next), has_more: next !== null },
+    };
   }
 
   @Get(['v1/executions/:execution_id', 'api/skill/status/:execution_id'])

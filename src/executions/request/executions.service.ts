@@ -18,13 +18,15 @@ export class ExecutionsService {
     return this.store.get(reader, id);
   }
 
-  page(reader: ExecutionReader, filter: ListFilter, limit: number, offset: number) {
-    return this.store.page(reader, filter, limit, offset);
+  /** An offset page, its total, and the last id when more follow (a cursor that continues it). */
+  async page(reader: ExecutionReader, filter: ListFilter, limit: number, offset: number) {
+    const { executions, total } = await this.store.page(reader, filter, limit, offset);
+    return { executions, total, next: offset + executions.length < total && executions.length > 0 ? executions[executions.length - 1].id : null };
   }
 
   async pageAfter(reader: ExecutionReader, filter: ListFilter, afterId: string | null, limit: number) {
-    const { executions, hasMore } = await this.store.pageAfter(reader, filter, afterId, limit);
-    return { executions, next: hasMore ? executions[executions.length - 1].id : null };
+    const [{ executions, hasMore }, total] = await Promise.all([this.store.pageAfter(reader, filter, afterId, limit), this.store.count(reader, filter)]);
+    return { executions, total, next: hasMore ? executions[executions.length - 1].id : null };
   }
 
   /**

@@ -10,6 +10,7 @@ export * from './definition';
 export * from './context';
 export * from './tool-error';
 export * from './resources-and-prompts';
+export { exactlyOneOf, notBoth } from './input-rules';
 export { isCredentialHeader, redactStoredInput, credentialInputNames, REDACTED } from './stored-input';
 export { importEsm } from './import-esm';
 export { boundedRegexExec, boundedRegexTest, compileRegex } from './bounded-regex';
