@@ -10,5 +10,5 @@ const ROOT = path.join(__dirname, '..');
 export function provisionBenchKey(env: NodeJS.ProcessEnv, account = 'bench'): string {
   const cli = (...args: string[]) => execFileSync(process.execPath, ['dist/src/cli/main.js', ...args], { cwd: ROOT, env, encoding: 'utf8' });
   cli('accounts', 'create', '--name', account, '--tier', 'enterprise', '--requests-per-minute', '1000000000');
-  return (JSON.parse(cli('keys', 'create', '--account', account, '--name', account, '--type', 'service')) as { key: string }).key;
+  return (JSON.parse(cli('keys', 'create', '--account', account, '--name', account, '--type', 'service', '--json')) as { key: string }).key;
 }

@@ -23,6 +23,7 @@ import { RateLimitGuard } from './limits/rate-limit.guard';
 import { ToolsModule } from './tools/tools.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { ConsoleModule } from './console/console.module';
+import { OperatorModule } from './operator/operator.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -51,6 +52,7 @@ export class AppModule {
         OpenApiModule.forRoot(config),
         ObservabilityModule.forRoot(config),
         ConsoleModule.forRoot(config),
+        OperatorModule.forRoot(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
         ...extensions,
         ...loadExtensionModules(config.EXTENSION_MODULES),

@@ -21,7 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['executions/engine'],
   ['executions/request'],
   ['executions'],
-  ['mcp', 'openapi', 'observability', 'console'],
+  ['mcp', 'openapi', 'observability', 'console', 'operator'],
   ['health'],
   ['app.module', 'entities', 'cli'],
   ['app.setup'],

@@ -3,8 +3,10 @@
  * loopback (embedded engine), over HTTP with TOS_URL and TOS_API_KEY.
  */
 import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,6 +16,7 @@ import { useTestApp } from './support/app';
 import { until } from './support/poll';
 import { ENGINE_MODES } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
+import { readOperatorFile } from '../src/operator/operator-file';
 
 const run = promisify(execFile);
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
@@ -162,6 +165,17 @@ describe('tos client commands', () => {
     try {
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toContain('test-sleep');
+      // Prompts and resources are the service's own, forwarded as they are.
+      const { prompts } = await client.listPrompts();
+      expect(prompts.map((p) => p.name)).toContain('triage-failing-workflow');
+      const prompt = await client.getPrompt({ name: 'triage-failing-workflow', arguments: { owner: 'acme', repo: 'widgets', workflow: 'ci.yml' } });
+      expect(JSON.stringify(prompt.messages)).toContain('widgets');
+      const { resources } = await client.listResources();
+      expect(resources.map((r) => r.uri)).toContain('tos://tools/test-sleep/docs');
+      const { resourceTemplates } = await client.listResourceTemplates();
+      expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('tos://executions/{execution_id}');
+      const docs = await client.readResource({ uri: 'tos://tools/test-sleep/docs' });
+      expect(JSON.stringify(docs.contents)).toContain('How long to sleep.');
       const progress: number[] = [];
       const result = await client.callTool({ name: 'test-sleep', arguments: { ms: 300 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
       expect(result.isError).toBeFalsy();
@@ -184,6 +198,18 @@ describe('tos client commands', () => {
     }
   });
 
+  it('mcp stdio without a service configured says so in one line and exits 2', async () => {
+    const unconfigured = await tos(['mcp', 'stdio'], { TOS_URL: '', TOS_API_KEY: '' });
+    expect(unconfigured.code).toBe(2);
+    expect(unconfigured.stdout).toBe('');
+    expect(unconfigured.stderr.trim().split('\n')[0]).toMatch(/^tos: NOT_CONFIGURED: no service configured/);
+    expect(unconfigured.stderr).not.toMatch(/\n\s+at /);
+    const refused = await tos(['mcp', 'stdio'], { TOS_API_KEY: `sk_svc_${'x'.repeat(32)}` });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^tos: CONNECTION_FAILED: cannot open an MCP session/);
+    expect(refused.stderr).not.toMatch(/\n\s+at /);
+  });
+
   it('prints the error envelope and exits 1 on an API error; 2 when not configured', async () => {
     const missing = await json(['tools', 'show', 'no-such-tool']);
     expect(missing.code).toBe(1);
@@ -196,5 +222,213 @@ describe('tos client commands', () => {
     expect((await tos(['invoke'])).code).toBe(2);
     const unconfigured = await json(['tools', 'list'], { TOS_URL: '' });
     expect(unconfigured).toMatchObject({ code: 2, body: { error: { code: 'NOT_CONFIGURED' } } });
+  });
+  it('lists print tables with the columns people scan, cut to the width of a terminal', async () => {
+    const table = await tos(['tools', 'list', '--search', 'Sleeps for']);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatchSnapshot();
+    const command = [process.execPath, '-r', 'ts-node/register/transpile-only', CLI, 'tools', 'list', '--search', "'Sleeps for'"].join(' ');
+    const { stdout } = await run('script', ['-qfc', `stty cols 60; ${command}`, '/dev/null'], { env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key } });
+    const lines = stdout.split(/\r?\n/).filter(Boolean);
+    expect(lines[0]).toMatch(/^ID\s+CATEGORY\s+STATUS\s+VERSION\s+DESCRIPTION$/);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(60);
+    expect(lines[1]).toMatch(/^test-sleep\s+automation\s+ready\s+1\.0\.0\s+Sleeps for.*…$/);
+  });
+
+  it('--json takes a field list, --jq filters it; an unknown field or a bad expression is a usage error', async () => {
+    expect(JSON.parse((await tos(['tools', 'show', 'test-sleep', '--json', 'id,category'])).stdout)).toEqual({ id: 'test-sleep', category: 'automation' });
+    expect((await tos(['tools', 'list', '--search', 'Sleeps for', '--jq', '.[].id'])).stdout).toBe('test-sleep\n');
+    expect(JSON.parse((await tos(['tools', 'list', '--category', 'automation', '--json', 'category'])).stdout).every((t: { category: string }) => t.category === 'automation')).toBe(true);
+    const unknown = await tos(['tools', 'list', '--json', 'id,nope']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown JSON field 'nope'; available fields: id, name, category");
+    const badJq = await tos(['tools', 'list', '--jq', '.[']);
+    expect(badJq.code).toBe(2);
+    expect(badJq.stderr).toMatch(/^tos: --jq: jq: error/);
+  });
+
+  it('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync(path.join(__dirname, '..', 'package.json'), 'utf8'));
+    expect((await tos(['--version'])).stdout).toBe(`${version}\n`);
+  });
+
+  it('pages through more than one page of executions (--limit across pages, --paginate for all)', async () => {
+    for (let i = 0; i < 105; i++) {
+      const made = await suite.t.request({ method: 'POST', url: '/v1/tools/test-record/invoke', key: suite.acme.key, payload: { inputs: { ms: 0 } }, headers: { 'cache-control': 'no-cache' } });
+      expect(made.statusCode).toBe(200);
+    }
+    const total = (await suite.t.request({ method: 'GET', url: '/v1/executions?tool_id=test-record&limit=1', key: suite.acme.key })).json().total as number;
+    expect(total).toBeGreaterThanOrEqual(105);
+    const all = JSON.parse((await tos(['executions', 'list', '--tool-id', 'test-record', '--paginate', '--json', 'id'])).stdout) as { id: string }[];
+    expect(all).toHaveLength(total);
+    expect(new Set(all.map((e) => e.id)).size).toBe(total);
+    const first = JSON.parse((await tos(['executions', 'list', '--tool-id', 'test-record', '--limit', '102', '--json', 'id'])).stdout) as { id: string }[];
+    expect(first).toEqual(all.slice(0, 102));
+    const table = await tos(['executions', 'list', '--tool-id', 'test-record', '--limit', '2']);
+    expect(table.stdout.trimEnd().split('\n')).toHaveLength(3);
+    expect(table.stdout).toMatch(/^ID\s+TOOL\s+STATUS\s+PROGRESS\s+CREATED\s+DURATION MS\n/);
+    expect(table.stderr).toMatch(/^Showing 2( of \d+)?: --limit N for more, --paginate for all\.\n$/);
+  }, 120_000);
+
+  it('--set keeps a string a string unless the tool schema says otherwise; key:=json is raw JSON', async () => {
+    // token is a string in the schema: 12345 must arrive as "12345", or the tool refuses it.
+    expect(await json(['invoke', 'test-misbehave', '--set', 'mode=ok', '--set', 'token=12345'])).toMatchObject({ code: 0, body: { status: 'success' } });
+    expect(await json(['invoke', 'test-sleep', '--set', 'ms=0', '--set', 'ignore_signal=false'])).toMatchObject({ code: 0, body: { result: { slept_ms: 0 } } });
+    expect(await json(['invoke', 'test-sleep', '--set', 'ms:=0'])).toMatchObject({ code: 0, body: { status: 'success' } });
+    const notANumber = await tos(['invoke', 'test-sleep', '--set', 'ms=soon']);
+    expect(notANumber.code).toBe(2);
+    expect(notANumber.stderr).toContain("--set ms: expected a number, got 'soon'");
+  });
+
+  it('login refuses a key the service refuses and saves nothing; auth status and whoami say who the key is', async () => {
+    const configHome = mkdtempSync(path.join(tmpdir(), 'tos-config-'));
+    const env = { TOS_URL: '', TOS_API_KEY: '', XDG_CONFIG_HOME: configHome };
+    const file = path.join(configHome, 'tos', 'config.json');
+    try {
+      const refused = await tos(['login', '--url', url], env, `sk_svc_${'x'.repeat(32)}\n`);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^tos: UNAUTHORIZED: .*\(nothing saved\)/);
+      expect(existsSync(file)).toBe(false);
+      const unreachable = await tos(['auth', 'login', '--url', 'http://127.0.0.1:9'], env, `${suite.acme.key}\n`);
+      expect(unreachable).toMatchObject({ code: 1, stderr: expect.stringMatching(/^tos: CONNECTION_FAILED: .*\(nothing saved\)/) });
+      expect(existsSync(file)).toBe(false);
+
+      const accepted = await tos(['login', '--url', url, '--json'], env, `${suite.acme.key}\n`);
+      expect(accepted.code).toBe(0);
+      expect(JSON.parse(accepted.stdout)).toMatchObject({ url, key_id: expect.stringMatching(/^key_/), key_type: 'service', account_id: suite.acme.id, tier: 'enterprise' });
+      const status = await tos(['auth', 'status'], env);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toMatch(new RegExp(`^Logged in to ${url} as key_\\w+ \\(service key\\)\\n  account: ${suite.acme.id} \\(tier enterprise\\)\\n`));
+      expect(status.stdout).toContain(`from: profile "default" (${file})`);
+      expect(JSON.parse((await tos(['whoami', '--json', 'account_id'], env)).stdout)).toEqual({ account_id: suite.acme.id });
+      expect((await tos(['whoami'], { ...env, TOS_URL: url, TOS_API_KEY: `sk_svc_${'y'.repeat(32)}` })).code).toBe(1);
+    } finally {
+      rmSync(configHome, { recursive: true, force: true });
+    }
+  });
+
+  it('workspaces upload, list, show and delete; usage', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tos-ws-src-'));
+    try {
+      writeFileSync(path.join(dir, 'app.js'), 'console.log(1);\n');
+      await run('tar', ['-czf', path.join(dir, 'src.tar.gz'), '-C', dir, 'app.js']);
+      const uploaded = await json(['workspaces', 'upload', path.join(dir, 'src.tar.gz')]);
+      expect(uploaded).toMatchObject({ code: 0, body: { id: expect.stringMatching(/^ws_/), files: 1 } });
+      const id = uploaded.body.id as string;
+      const table = await tos(['workspaces', 'list']);
+      expect(table.stdout).toMatch(new RegExp(`^ID\\s+FORMAT\\s+FILES\\s+BYTES\\s+CREATED\\s+EXPIRES\\n${id}\\s+tar\\.gz\\s+1\\s`));
+      expect((await json(['workspaces', 'show', id])).body).toMatchObject({ id, format: 'tar.gz' });
+      expect((await tos(['workspaces', 'delete', id])).code).toBe(0);
+      expect((await tos(['workspaces', 'list', '--jq', '.[].id'])).stdout).not.toContain(id);
+      expect((await tos(['workspaces', 'upload'])).code).toBe(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const usage = await tos(['usage']);
+    expect(usage.stdout).toMatch(/^tier: enterprise\nrequests this minute: \d+ of 10000 \(this key; resets .*\)\ntool calls this month: \d+ of unlimited/);
+  });
+
+  describe('shell completion, in the real shells', () => {
+    let bin: string;
+    let shellEnv: Record<string, string>;
+    const script = async (shell: string) => {
+      const file = path.join(bin, `completion.${shell}`);
+      writeFileSync(file, (await tos(['completion', shell])).stdout);
+      return file;
+    };
+    const lines = (text: string) => text.split('\n').filter(Boolean);
+    const quoted = (words: string[]) => words.map((w) => `'${w}'`).join(' ');
+
+    beforeAll(() => {
+      bin = mkdtempSync(path.join(tmpdir(), 'tos-bin-'));
+      // `tos` on the PATH, as the scripts expect it.
+      writeFileSync(path.join(bin, 'tos'), `#!/bin/sh\nexec "${process.execPath}" -r ts-node/register/transpile-only "${CLI}" "$@"\n`, { mode: 0o755 });
+      shellEnv = { PATH: `${bin}:${process.env.PATH}`, HOME: bin };
+    });
+    afterAll(() => rmSync(bin, { recursive: true, force: true }));
+
+    it('bash completes commands, options and choices from the command tree', async () => {
+      const file = await script('bash');
+      const complete = async (...words: string[]) => {
+        const probe = `source '${file}'; COMP_WORDS=(${quoted(words)}); COMP_CWORD=${words.length - 1}; _tos_complete; printf '%s\\n' "\${COMPREPLY[@]}"`;
+        return lines((await run('bash', ['-c', probe], { env: shellEnv, cwd: path.join(__dirname, '..') })).stdout);
+      };
+      expect(await complete('tos', 'exec')).toEqual(['executions']);
+      expect(await complete('tos', 'executions', '')).toEqual(['list', 'show', 'cancel', 'follow']);
+      expect(await complete('tos', 'keys', 'create', '--type', 'te')).toEqual(['temporary', 'temp']);
+      expect(await complete('tos', 'tools', 'list', '--pa')).toEqual(['--paginate']);
+    });
+
+    // zsh and fish come from .ci/run; without them the test fails under CI=true and says so loudly elsewhere.
+    const available = (shell: string) => {
+      const found = ['/usr/bin', '/bin', '/usr/local/bin'].some((dir) => existsSync(path.join(dir, shell)));
+      if (!found && process.env.CI === 'true') throw new Error(`${shell} is missing; CI=true forbids skipping its completion test`);
+      if (!found) console.warn(`\n!!! SKIPPED: tos completion ${shell} needs ${shell} (apt-get install ${shell})\n`);
+      return found ? it : it.skip;
+    };
+
+    available('zsh')('zsh offers the candidates with their descriptions (files when there are none)', async () => {
+      const file = await script('zsh');
+      const complete = async (...words: string[]) => {
+        // _describe and _files stand in for the completion system's widgets: they print what they were given.
+        const probe = `autoload -U compinit; compinit -u -d '${bin}/zcompdump'; source '${file}'; _describe() { print -rl -- "\${(@P)2}" }; _files() { print FILES }; words=(${quoted(words)}); CURRENT=${words.length}; _tos`;
+        return lines((await run('zsh', ['-c', probe], { env: shellEnv, cwd: path.join(__dirname, '..') })).stdout);
+      };
+      expect(await complete('tos', 'executions', '')).toEqual([
+        'list:executions of this account, newest first',
+        'show:one execution\\: status, input, result or error',
+        'cancel:cancel a queued or running execution',
+        'follow:show live progress until the execution ends (exit code per its outcome)',
+      ]);
+      expect(await complete('tos', 'completion', '')).toEqual(['bash:', 'zsh:', 'fish:']);
+      expect(await complete('tos', 'workspaces', 'upload', '')).toEqual(['FILES']);
+    });
+
+    available('fish')('fish completes with descriptions', async () => {
+      const file = await script('fish');
+      const complete = async (line: string) => lines((await run('fish', ['-c', `source '${file}'; complete -C '${line}'`], { env: shellEnv, cwd: path.join(__dirname, '..') })).stdout);
+      expect(await complete('tos exec')).toEqual(['executions\tlist, inspect, cancel and follow executions']);
+      expect(await complete('tos keys create --type te')).toEqual(expect.arrayContaining(['temporary\tkey type', 'temp\tkey type']));
+    });
+  });
+
+  it('operator commands run while the embedded service holds DATA_DIR, through its loopback operator endpoint', async () => {
+    const env = { DATA_DIR: suite.env.DATA_DIR, TOS_URL: '', TOS_API_KEY: '' };
+    const file = path.join(suite.env.DATA_DIR, 'operator.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const started = performance.now();
+    const created = await tos(['accounts', 'create', '--name', 'live-co', '--tier', 'pro', '--json'], env);
+    const took = performance.now() - started;
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ name: 'live-co', tier: 'pro' });
+    console.log(`operator command through the running service: ${Math.round(took)} ms (ts-node start included)`);
+    const listed = await tos(['accounts', 'list'], env);
+    expect(listed.stdout).toMatch(/^ID\s+NAME\s+TIER\s+CREATED\n/);
+    expect(listed.stdout).toMatch(/\nacc_\w+\s+live-co\s+pro\s+\d{4}-/);
+    // The link starts with where the service really listens (it listened on port 0), not with the CLI's PORT.
+    const port = new URL(url).port;
+    const link = await tos(['console', 'link', '--account', 'live-co'], { ...env, PORT: '3000' });
+    expect(link.stdout).toMatch(new RegExp(`^http://localhost:${port}/console#/sign-in/[0-9A-Za-z]{43}\\n\\(works once, until `));
+    const missing = await tos(['keys', 'list', '--account', 'nobody'], env);
+    expect(missing).toMatchObject({ code: 1, stderr: 'tos: NOT_FOUND: Account not found: nobody\n' });
+
+    // Nobody without the token gets in: no token, a wrong one, a foreign Host; and the public port has no such route.
+    const endpoint = readOperatorFile(suite.env.DATA_DIR)!;
+    expect(new URL(endpoint.url!).hostname).toBe('127.0.0.1');
+    const call = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const target = new URL(`${endpoint.url}/operator/accounts.list`);
+        const req = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on('error', reject).end('{}');
+      });
+    expect(await call({ authorization: `Bearer ${endpoint.token}` })).toBe(200);
+    expect(await call({})).toBe(401);
+    expect(await call({ authorization: `Bearer ${endpoint.token!.slice(1)}x` })).toBe(401);
+    expect(await call({ authorization: `Bearer ${endpoint.token}`, host: `attacker.example:${new URL(endpoint.url!).port}` })).toBe(401);
+    const onPublicPort = await fetch(`${url}/operator/accounts.list`, { method: 'POST', headers: { authorization: `Bearer ${endpoint.token}` } });
+    expect(onPublicPort.status).not.toBe(200);
   });
 });

@@ -339,7 +339,7 @@ describeWithChromium('browser console', () => {
     const cli = (...args: string[]) => run(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, ...args], { env: { ...process.env, ...env, PUBLIC_URL: 'https://tos.example.test', NODE_OPTIONS: '' } });
     try {
       await cli('accounts', 'create', '--name', 'solo');
-      const link = JSON.parse((await cli('console', 'link', '--account', 'solo')).stdout);
+      const link = JSON.parse((await cli('console', 'link', '--account', 'solo', '--json')).stdout);
       expect(link.url).toMatch(/^https:\/\/tos\.example\.test\/console#\/sign-in\/[0-9A-Za-z]{43}$/);
       const service = await startTestApp({ env: { ...env, PUBLIC_URL: 'https://tos.example.test' } });
       try {

@@ -1,35 +1,28 @@
-/** The operator commands' runtime: the service's modules on the database, with no HTTP. Loaded only by a command that runs one. */
+/** The operator commands' direct runtime: the service's modules on the database, with no HTTP. Loaded only when the service is not running. */
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { AppException } from '../common/errors';
-import { ConfigError, loadConfig } from '../config/app-config';
+import { loadConfig } from '../config/app-config';
 import { claimDataDir } from '../database/data-source-options';
 import { AccountsService } from '../keys/accounts.service';
 import { ApiKeysService } from '../keys/api-keys.service';
+import { OPERATOR_ACTIONS, OperatorAction, needsTools } from '../operator/operator-actions';
+import { readOperatorFile } from '../operator/operator-file';
 import { SecretsService } from '../secrets/secrets.service';
 import { ConsoleSessions } from '../sessions/console-sessions.service';
 import { CliModule } from './cli.module';
 
-export type Services = { accounts: AccountsService; keys: ApiKeysService; secrets: SecretsService; consoleSessions: ConsoleSessions };
-
-export interface OperatorOptions {
-  /** Load the service's tools: a command that names tools (`keys create --tool-ids`) has them checked. Doubles the start-up. */
-  tools?: boolean;
-}
-
-/** Opens the database for one command, prints its result, closes. */
-export async function runOperator(action: (services: Services) => Promise<unknown>, options: OperatorOptions = {}): Promise<void> {
+/** Opens the database for one action, runs it, closes. */
+export async function runOperatorDirectly(action: OperatorAction, args: Record<string, unknown>): Promise<unknown> {
   const config = loadConfig();
   claimDataDir(config);
+  // Links made while the embedded service is down point where it last ran, unless PUBLIC_URL says otherwise.
+  const publicUrl = config.PUBLIC_URL || config.DATABASE_URL ? config.publicUrl : (readOperatorFile(config.DATA_DIR)?.public_url ?? config.publicUrl);
   // Failures reach the handler in main.ts, which prints their message once.
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, options.tools === true), { logger: false, abortOnError: false });
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, needsTools(action, args)), { logger: false, abortOnError: false });
   try {
-    const result = await action({ accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService), consoleSessions: app.get(ConsoleSessions) });
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    const services = { accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService), consoleSessions: app.get(ConsoleSessions), publicUrl };
+    return await OPERATOR_ACTIONS[action](services, args);
   } finally {
     await app.close();
   }
 }
-
-/** The errors whose message is the whole story (no stack): a bad setting, a refused request. */
-export const isExpectedFailure = (err: unknown): err is Error => err instanceof AppException || err instanceof ConfigError;

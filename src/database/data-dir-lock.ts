@@ -1,6 +1,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError } from '../config/app-config';
+import { isAlive } from '../common/process-alive';
 
 const held = new Set<string>();
 
@@ -38,14 +39,5 @@ export function releaseDataDir(dir: string): void {
     unlinkSync(lockFile);
   } catch {
     // already gone
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -179,6 +179,12 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
       tier: { type: 'string', enum: ['free', 'pro', 'enterprise'] },
       window: { type: 'object', description: 'The calling key’s rolling 60 s request window.', required: ['limit', 'used', 'resets_at'], properties: { limit: { type: 'integer' }, used: { type: 'integer' }, resets_at: { type: 'string', format: 'date-time' } } },
       month: { type: 'object', description: 'The account’s tool calls this calendar month (UTC); limit null = no cap.', required: ['limit', 'used', 'resets_at'], properties: { limit: nullable('integer'), used: { type: 'integer' }, resets_at: { type: 'string', format: 'date-time' } } },
+      key: {
+        type: 'object',
+        description: 'The calling key (for a console session: the session).',
+        required: ['id', 'type', 'account_id', 'scopes', 'tool_ids', 'expires_at'],
+        properties: { id: { type: 'string' }, type: { type: 'string' }, account_id: { type: 'string' }, scopes: { type: 'array', items: { type: 'string' } }, tool_ids: nullable('array', { items: { type: 'string' } }), expires_at: nullable('string', { format: 'date-time' }) },
+      },
     },
   },
   SignInLink: {

@@ -1,8 +1,8 @@
 /** The client half of `tos`: HTTP calls to a running service with TOS_URL and TOS_API_KEY. */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { readProfile } from './profiles';
+import { configPath, readProfile } from './profiles';
 
-/** Exit codes of client commands (documented in docs/readme-cli-client.md). */
+/** Exit codes of client commands (documented in docs/cli.md). */
 export const EXIT = { ok: 0, error: 1, usage: 2, executionFailed: 3, cancelled: 4, timeout: 5 } as const;
 
 export class ClientError extends Error {
@@ -19,6 +19,8 @@ export class ClientError extends Error {
 export interface Connection {
   url: string;
   apiKey: string;
+  /** Where it came from, for `tos auth status`. */
+  source: string;
 }
 
 /** TOS_URL and TOS_API_KEY win; else the profile named by --profile / TOS_PROFILE, or `default`. */
@@ -29,7 +31,8 @@ export function connectionFromEnv(env: NodeJS.ProcessEnv = process.env): Connect
   if (!url || !apiKey) {
     throw new ClientError('NOT_CONFIGURED', 'no service configured: set TOS_URL and TOS_API_KEY, or save a profile', 'printf %s "$KEY" | tos login --url http://127.0.0.1:3000 [--profile NAME]', EXIT.usage);
   }
-  return { url: url.replace(/\/+$/, ''), apiKey };
+  const source = env.TOS_URL && env.TOS_API_KEY ? 'TOS_URL and TOS_API_KEY' : `profile "${env.TOS_PROFILE || 'default'}" (${configPath(env)})${env.TOS_URL || env.TOS_API_KEY ? ' with TOS_URL or TOS_API_KEY over it' : ''}`;
+  return { url: url.replace(/\/+$/, ''), apiKey, source };
 }
 
 /** The SPEC envelope `{ error: { code, message, suggestion } }` as a ClientError. */
@@ -41,13 +44,14 @@ function envelopeError(status: number, body: unknown): ClientError {
 export class ApiClient {
   constructor(private readonly connection: Connection) {}
 
-  async request(method: string, path: string, options: { body?: unknown; headers?: Record<string, string> } = {}): Promise<unknown> {
+  /** `body` is sent as JSON; `raw` as it is (an archive), with the content type in `headers`. */
+  async request(method: string, path: string, options: { body?: unknown; raw?: Buffer; headers?: Record<string, string> } = {}): Promise<unknown> {
     let response: Response;
     try {
       response = await fetch(`${this.connection.url}${path}`, {
         method,
         headers: { authorization: `Bearer ${this.connection.apiKey}`, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
-        body: options.body === undefined ? undefined : JSON.stringify(options.body),
+        body: options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body)),
       });
     } catch (err) {
       throw new ClientError('CONNECTION_FAILED', `cannot reach ${this.connection.url}: ${(err as Error).cause ?? (err as Error).message}`, 'check TOS_URL and that the service runs');

@@ -1,0 +1,99 @@
+/**
+ * `tos login` (also `tos auth login`), `tos auth status` and `tos whoami`. Login asks the service
+ * who the key is before it saves anything, so a typo never lands in a profile.
+ */
+import { Writable } from 'node:stream';
+import { Command, InvalidArgumentError } from 'commander';
+import { ApiClient, ClientError, Connection, connectionFromEnv } from './api-client';
+import { printClientError, readStdin } from './commands';
+import { examples } from './help';
+import { addOutputOptions, emit, OutputOptions, View, wantsJson } from './output';
+import { saveProfile } from './profiles';
+
+interface Identity {
+  tier: string;
+  key?: { id: string; type: string; account_id: string; scopes: string[]; expires_at: string | null };
+  month: { used: number; limit: number | null };
+}
+
+const STATUS_VIEW: View = {
+  fields: ['url', 'source', 'key_id', 'key_type', 'account_id', 'tier', 'scopes', 'expires_at'],
+  text: (r) =>
+    [
+      `Logged in to ${r.url} as ${r.key_id ?? 'a valid key'}${r.key_type ? ` (${r.key_type} key)` : ''}`,
+      `  account: ${r.account_id ?? '-'} (tier ${r.tier})`,
+      `  scopes: ${Array.isArray(r.scopes) ? r.scopes.join(', ') : '-'}`,
+      ...(r.expires_at ? [`  expires: ${r.expires_at}`] : []),
+      `  from: ${r.source}`,
+    ].join('\n') + '\n',
+};
+
+/** Who the service says the key is; a refused key is a ClientError naming the service's reason. */
+async function identify(connection: Connection) {
+  const usage = (await new ApiClient(connection).request('GET', '/v1/usage')) as Identity;
+  return {
+    url: connection.url,
+    source: connection.source,
+    key_id: usage.key?.id ?? null,
+    key_type: usage.key?.type ?? null,
+    account_id: usage.key?.account_id ?? null,
+    tier: usage.tier,
+    scopes: usage.key?.scopes ?? null,
+    expires_at: usage.key?.expires_at ?? null,
+  };
+}
+
+/** A key typed at a terminal is not echoed; piped in, it is read to the end. */
+async function readKey(): Promise<string> {
+  if (!process.stdin.isTTY) return readStdin();
+  const { createInterface } = await import('node:readline');
+  process.stderr.write('Paste your API key: ');
+  const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const rl = createInterface({ input: process.stdin, output: silent, terminal: true });
+  const line = await new Promise<string>((resolve) => rl.question('', resolve));
+  rl.close();
+  process.stderr.write('\n');
+  return line.trim();
+}
+
+async function login(program: Command, o: OutputOptions & { url: string }): Promise<void> {
+  const apiKey = await readKey();
+  if (!apiKey) throw new InvalidArgumentError('the API key read from stdin is empty');
+  const profile = program.opts<{ profile?: string }>().profile || process.env.TOS_PROFILE || 'default';
+  const connection = { url: o.url.replace(/\/+$/, ''), apiKey, source: `profile "${profile}"` };
+  try {
+    const who = await identify(connection);
+    const file = saveProfile(profile, { url: connection.url, api_key: apiKey });
+    await emit({ ...who, source: `profile "${profile}" (${file})` }, STATUS_VIEW, o);
+  } catch (err) {
+    if (!(err instanceof ClientError)) throw err;
+    printClientError(new ClientError(err.code, `${err.message} (nothing saved)`, err.suggestion ?? 'check the key and --url', err.exitCode), wantsJson(o));
+  }
+}
+
+async function status(o: OutputOptions): Promise<void> {
+  try {
+    await emit(await identify(connectionFromEnv()), STATUS_VIEW, o);
+  } catch (err) {
+    if (!(err instanceof ClientError)) throw err;
+    printClientError(err, wantsJson(o));
+  }
+}
+
+export function registerAuthCommands(program: Command): void {
+  const loginCommand = (command: Command) =>
+    examples(
+      addOutputOptions(
+        command.description('check an API key against the service, then save it as a profile (the key is read from stdin, or typed without echo)').requiredOption('--url <url>', 'service URL'),
+        STATUS_VIEW,
+      ),
+      ['tos login --url http://127.0.0.1:3000', 'printf %s "$TOS_API_KEY" | tos login --url https://tos.example.com', 'printf %s "$KEY" | tos --profile staging login --url https://staging.example.com'],
+    ).action((o) => login(program, o));
+  loginCommand(program.command('login'));
+  const auth = program.command('auth').description('log in and see which key and account you are using');
+  loginCommand(auth.command('login'));
+  const statusCommand = (command: Command, description: string) =>
+    examples(addOutputOptions(command.description(description), STATUS_VIEW), ['tos auth status', 'tos whoami --json key_id,account_id']).action((o) => status(o));
+  statusCommand(auth.command('status'), 'the service, key, account, tier and scopes in use, checked against the service (exit 1 when the key is refused)');
+  statusCommand(program.command('whoami'), 'the key and account in use (same as tos auth status)');
+}

@@ -1,0 +1,68 @@
+/** The columns people scan in each list, and the fields `--json` offers (the API's own names). */
+import type { View } from './output';
+
+type Row = Record<string, unknown>;
+const col = (header: string, field: string, flexible = false) => ({ header, value: (row: Row) => row[field], flexible });
+
+export const TOOL_VIEW: View = {
+  columns: [col('id', 'id'), col('category', 'category'), col('status', 'status'), col('version', 'version'), col('description', 'description', true)],
+  fields: ['id', 'name', 'category', 'description', 'status', 'version', 'inputs', 'outputs', 'rate_limit', 'timeout', 'cacheable', 'cache_ttl', 'examples', 'documentation'],
+};
+
+export const EXECUTION_VIEW: View = {
+  columns: [col('id', 'id'), col('tool', 'tool_id'), col('status', 'status'), { header: 'progress', value: (r) => `${r.progress ?? 0}%` }, col('created', 'created_at'), col('duration ms', 'duration_ms')],
+  fields: ['id', 'tool_id', 'status', 'progress', 'created_at', 'started_at', 'completed_at', 'duration_ms', 'tool_version', 'mode', 'progress_message', 'input', 'result', 'error', 'input_requests'],
+};
+
+export const KEY_VIEW: View = {
+  columns: [
+    col('id', 'id'),
+    col('name', 'name', true),
+    col('type', 'type'),
+    { header: 'key', value: (r) => `${r.prefix}…${r.last4}` },
+    col('scopes', 'scopes', true),
+    col('expires', 'expires_at'),
+    col('revoked', 'revoked_at'),
+    col('last used', 'last_used_at'),
+  ],
+  fields: ['id', 'name', 'type', 'prefix', 'last4', 'scopes', 'tool_ids', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'replaces_key_id', 'key', 'old_key'],
+};
+
+export const SECRET_VIEW: View = {
+  columns: [col('name', 'name'), col('created', 'created_at'), col('updated', 'updated_at')],
+  fields: ['name', 'created_at', 'updated_at'],
+};
+
+export const WORKSPACE_VIEW: View = {
+  columns: [col('id', 'id'), col('format', 'format'), col('files', 'files'), col('bytes', 'bytes'), col('created', 'created_at'), col('expires', 'expires_at')],
+  fields: ['id', 'format', 'files', 'bytes', 'archive_bytes', 'digest', 'created_at', 'expires_at'],
+};
+
+export const ACCOUNT_VIEW: View = {
+  columns: [col('id', 'id'), col('name', 'name', true), col('tier', 'tier'), col('created', 'created_at')],
+  fields: ['id', 'name', 'tier', 'requests_per_minute', 'monthly_calls', 'retention_days', 'workspaces', 'workspace_bytes', 'created_at'],
+};
+
+interface UsageBody {
+  tier: string;
+  window: { limit: number; used: number; resets_at: string };
+  month: { limit: number | null; used: number; resets_at: string };
+  key?: { id: string; type: string; scopes: string[] };
+}
+
+export const USAGE_VIEW: View = {
+  fields: ['tier', 'window', 'month', 'key'],
+  text: (r) => {
+    const u = r as unknown as UsageBody;
+    return [
+      `tier: ${u.tier}`,
+      `requests this minute: ${u.window.used} of ${u.window.limit} (this key; resets ${u.window.resets_at})`,
+      `tool calls this month: ${u.month.used} of ${u.month.limit ?? 'unlimited'} (the account; resets ${u.month.resets_at})`,
+    ].join('\n') + '\n';
+  },
+};
+
+export const LINK_VIEW: View = {
+  fields: ['id', 'url', 'path', 'expires_at'],
+  text: (r) => `${r.url}\n(works once, until ${String(r.expires_at)})\n`,
+};
