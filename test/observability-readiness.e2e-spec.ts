@@ -1,8 +1,7 @@
 /** /readyz (issue 18): besides its checks, it names the backend each part runs on in this configuration. */
 import { useTestApp } from './support/app';
 import { until } from './support/poll';
-import { describeEachEngine } from './support/engines';
-import { distributedAvailable, ENGINE_MODES } from './support/engines';
+import { describeEachEngine, ENGINE_MODES } from './support/engines';
 import { RedisServer, startRedis } from './support/redis-server';
 
 describeEachEngine('readiness backends', (mode) => {
@@ -28,7 +27,7 @@ describeEachEngine('readiness backends', (mode) => {
   });
 });
 
-(distributedAvailable() ? describe : describe.skip)('readiness with Redis away', () => {
+describe('readiness with Redis away', () => {
   let redis: RedisServer;
   /** A Redis of its own, so killing it disturbs no other suite. */
   const suite = useTestApp({
