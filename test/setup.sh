@@ -20,7 +20,10 @@ command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alert
 [ -x /bin/busybox ] || missing+=(busybox-static)                                         # the base image (nothing can be pulled)
 
 if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -eq 0 ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "npm test needs what these Debian packages install, and this machine has no apt-get: ${missing[*]}" >&2
+    exit 1
+  elif [ "$(id -u)" -eq 0 ]; then
     sudo=()
   elif command -v sudo >/dev/null 2>&1 && { sudo -n true 2>/dev/null || [ -t 0 ]; }; then
     sudo=(sudo)
