@@ -14,7 +14,7 @@ import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
 import { FIXTURE_OSV_DIR } from './support/code-tools/workspace';
 import { buildFixtureImage, DOCKER_FIXTURES, findDockerd, runningContainers, SCAN_FIXTURE, startDockerEngine, type DockerEngine } from './support/docker/docker-engine';
-import { describeWith } from './support/netmon/requires';
+import { describeWith } from './support/prerequisites';
 import { until } from './support/poll';
 import { startRecordingServer } from './support/recording-server';
 

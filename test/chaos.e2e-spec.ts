@@ -13,13 +13,12 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import Redis from 'ioredis';
 import { generateSecret } from '../src/identity/key-secret';
-import { createTestDatabase, queryOnce, type TestDatabase } from './support/databases';
+import { createTestDatabase, postgresUrl, queryOnce, type TestDatabase } from './support/databases';
 import { freePort } from './support/free-port';
-import { POSTGRES_URL_ENV } from './support/global-setup';
 import { listenHttp } from './support/http-listen';
 import { until } from './support/poll';
 import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
-import { findRedisServer, startRedis, type RedisServer } from './support/redis-server';
+import { startRedis, type RedisServer } from './support/redis-server';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 
 /** Every accepted execution is terminal within this long of the fault's end. */
@@ -34,10 +33,6 @@ const FAULT_AFTER_ACCEPTED = 10;
 const RECEIVER_DELAY_MS = 150;
 const TERMINAL = ['success', 'error', 'cancelled'];
 
-const available = !!process.env[POSTGRES_URL_ENV] && !!findRedisServer();
-if (!available && process.env.CI === 'true') throw new Error('the chaos suite needs PostgreSQL and redis-server (the e2e global setup); CI=true forbids skipping it');
-if (!available) console.warn('\n!!! SKIPPED: the chaos suite needs PostgreSQL and redis-server\n');
-
 interface Row {
   scenario: string;
   accepted: number;
@@ -51,7 +46,7 @@ interface Row {
   recovery_s: number;
 }
 
-(available ? describe : describe.skip)('chaos: 1 API + 2 workers under faults', () => {
+describe('chaos: 1 API + 2 workers under faults', () => {
   const apiKey = generateSecret('service');
   const table: Row[] = [];
   /** Every HTTP status the load and the checks received, and the requests that got no answer. */
@@ -80,7 +75,7 @@ interface Row {
   };
 
   beforeAll(async () => {
-    database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
+    database = await createTestDatabase(postgresUrl());
     const pg = new URL(database.url);
     proxy = await startTcpProxy(pg.hostname, Number(pg.port));
     const proxied = new URL(database.url);
@@ -293,7 +288,7 @@ interface Row {
 
   it('PostgreSQL refusing connections for 10 s', async () => {
     const name = new URL(database.url).pathname.slice(1);
-    const admin = (sql: string) => db(sql, [], process.env[POSTGRES_URL_ENV]);
+    const admin = (sql: string) => db(sql, [], postgresUrl());
     await scenario('PostgreSQL refusing 10 s', async () => {
       await admin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
       try {

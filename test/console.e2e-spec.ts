@@ -17,12 +17,12 @@ import { startTestApp, TestAccount, useTestApp } from './support/app';
 import { until } from './support/poll';
 import { DATABASE_MODES } from './support/databases';
 import { ENGINE_MODES } from './support/engines';
+import { describeWith } from './support/prerequisites';
 import { TestToolsModule } from './support/test-tools.module';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
-const describeWithChromium = existsSync(CHROMIUM) || process.env.CI === 'true' ? describe : describe.skip;
-if (!existsSync(CHROMIUM) && process.env.CI !== 'true') console.warn('SKIPPED: the console tests need Debian chromium (apt-get install chromium)');
+const describeWithChromium = describeWith(existsSync(CHROMIUM) ? CHROMIUM : null, 'chromium');
 /** Issue 19: the first page, everything it loads included, under 200 KB on the wire. */
 const FIRST_PAGE_BUDGET_BYTES = 200 * 1024;
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');

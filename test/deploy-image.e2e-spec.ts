@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { findDockerd, startDockerEngine, type DockerEngine } from './support/docker/docker-engine';
 import { dockerCli, type DockerCli } from './support/deploy/docker-cli';
 import { importNodeImages, NODE_BASE_IMAGE, NODE_BUILD_IMAGE } from './support/deploy/node-image';
-import { describeWith } from './support/netmon/requires';
+import { describeWith } from './support/prerequisites';
 import { until } from './support/poll';
 
 const ROOT = path.join(__dirname, '..');

@@ -11,8 +11,6 @@ import { useTestApp, type SuiteApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
 import { exampleWorldEnv } from './support/examples';
 
-const world = exampleWorldEnv();
-if (!world && process.env.CI === 'true') throw new Error('The example world did not start; CI=true forbids skipping the egress suite');
 
 /** The two platform tools and how each names its target. */
 const TOOLS = [
@@ -41,7 +39,7 @@ const REFUSED_LITERALS = [
 ] as const;
 
 function egressSuite(name: string, env: () => Record<string, string>, body: (suite: SuiteApp) => void): void {
-  (world ? describe : describe.skip)(name, () => {
+  describe(name, () => {
     const suite = useTestApp(DATABASE_MODES[0], { env: env() });
     body(suite);
   });
@@ -51,7 +49,7 @@ const invoke = (suite: SuiteApp, tool: string, input: object) =>
   suite.t.request({ method: 'POST', url: `/v1/tools/${tool}/invoke`, key: suite.acme.key, payload: input });
 
 // The default policy, with names resolved by the world's dnsmasq (every *.example.test is loopback).
-egressSuite('Egress policy by default, through the API', () => ({ EGRESS_DNS_SERVERS: world!.EGRESS_DNS_SERVERS }), (suite) => {
+egressSuite('Egress policy by default, through the API', () => ({ EGRESS_DNS_SERVERS: exampleWorldEnv().EGRESS_DNS_SERVERS }), (suite) => {
   describe.each(TOOLS)('$id', ({ id, input, parameter }) => {
     it.each(REFUSED_LITERALS)('refuses %s (%s) as INVALID_INPUT naming the parameter', async (_class, target) => {
       const res = await invoke(suite, id, input(target));
@@ -93,7 +91,10 @@ egressSuite('Egress policy by default, through the API', () => ({ EGRESS_DNS_SER
 // The operator opens the example names only: a redirect from one of them to a loopback literal is refused.
 egressSuite(
   'Egress policy with EGRESS_ALLOW=*.example.test, through the API',
-  () => ({ EGRESS_DNS_SERVERS: world!.EGRESS_DNS_SERVERS, EGRESS_CA_FILE: world!.EGRESS_CA_FILE, EGRESS_ALLOW: '*.example.test' }),
+  () => {
+    const { EGRESS_DNS_SERVERS, EGRESS_CA_FILE } = exampleWorldEnv();
+    return { EGRESS_DNS_SERVERS, EGRESS_CA_FILE, EGRESS_ALLOW: '*.example.test' };
+  },
   (suite) => {
     it('lets the allowed name through', async () => {
       const res = await invoke(suite, 'health-check', { target: 'https://status.example.test:8443/healthz' });

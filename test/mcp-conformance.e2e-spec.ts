@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import { useTestApp } from './support/app';
-import { authorizingProxy, runConformance } from './support/conformance';
+import { authorizingProxy, ensureConformanceSuite, runConformance } from './support/conformance';
 import { DATABASE_MODES } from './support/databases';
 import { ConformanceFixturesModule } from './conformance/conformance-fixtures.module';
 
@@ -17,6 +17,8 @@ describe('MCP conformance suite', () => {
   const suite = useTestApp(DATABASE_MODES[0], { extensions: [ConformanceFixturesModule] });
   let proxy: { url: string; close(): Promise<void> };
 
+  // The suite and its Node 22 are installed here, on first use: `npm install` leaves them out.
+  beforeAll(() => ensureConformanceSuite(), 600_000);
   beforeAll(async () => {
     await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
     proxy = await authorizingProxy((await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1'), suite.acme.key);

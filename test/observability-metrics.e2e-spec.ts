@@ -2,16 +2,14 @@
 import { ObservabilityLifecycle } from '../src/observability/observability.module';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
+import { describeWith } from './support/prerequisites';
 import { until } from './support/poll';
 import { TestToolsModule } from './support/test-tools.module';
 import { findPrometheus, PrometheusServer, startPrometheus } from './observability/prometheus-server';
 
 const TOKEN = 'metrics-token-0123456789';
 const pglite = DATABASE_MODES.find((m) => m.name === 'pglite')!;
-const describeWithPrometheus = findPrometheus() || process.env.CI === 'true' ? describe : describe.skip;
-if (!findPrometheus() && process.env.CI !== 'true') console.warn('SKIPPED: the Prometheus scrape test needs Debian prometheus (apt-get install prometheus)');
-
-describeWithPrometheus('Prometheus metrics', () => {
+describeWith(findPrometheus(), 'prometheus')('Prometheus metrics', () => {
   const suite = useTestApp(pglite, { extensions: [TestToolsModule], env: { METRICS_TOKEN: TOKEN, METRICS_PORT: '0' } });
   let prometheus: PrometheusServer | undefined;
   let address: string;

@@ -2,8 +2,7 @@
 import { HealthPort } from '../src/health/health-port';
 import { useTestApp } from './support/app';
 import { until } from './support/poll';
-import { describeEachEngine } from './support/engines';
-import { distributedAvailable, ENGINE_MODES } from './support/engines';
+import { describeEachEngine, ENGINE_MODES } from './support/engines';
 import { freePort } from './support/free-port';
 import { killProcess, startServiceProcess } from './support/processes';
 import { RedisServer, startRedis } from './support/redis-server';
@@ -46,7 +45,7 @@ describeEachEngine('probes on HEALTH_PORT', (mode) => {
   });
 });
 
-(distributedAvailable() ? describe : describe.skip)('a worker process', () => {
+describe('a worker process', () => {
   it('answers /healthz and /readyz on HEALTH_PORT, its only HTTP', async () => {
     const database = await ENGINE_MODES.find((m) => m.name === 'distributed')!.prepare();
     const port = await freePort();
@@ -63,7 +62,7 @@ describeEachEngine('probes on HEALTH_PORT', (mode) => {
   }, 90_000);
 });
 
-(distributedAvailable() ? describe : describe.skip)('readiness with Redis away', () => {
+describe('readiness with Redis away', () => {
   let redis: RedisServer;
   /** A Redis of its own, so killing it disturbs no other suite. */
   const suite = useTestApp({

@@ -3,10 +3,10 @@ import { chromium, Browser } from 'playwright-core';
 import { existsSync } from 'node:fs';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
+import { describeWith } from './support/prerequisites';
 
 const CHROMIUM = '/usr/bin/chromium';
-const describeWithChromium = existsSync(CHROMIUM) || process.env.CI === 'true' ? describe : describe.skip;
-if (!existsSync(CHROMIUM) && process.env.CI !== 'true') console.warn('SKIPPED: the docs page test needs Debian chromium (apt-get install chromium)');
+const describeWithChromium = describeWith(existsSync(CHROMIUM) ? CHROMIUM : null, 'chromium');
 
 describeWithChromium('API reference page', () => {
   const suite = useTestApp(DATABASE_MODES.find((m) => m.name === 'pglite')!);

@@ -12,12 +12,11 @@ import * as path from 'node:path';
 import { persistenceWarning } from '../src/common/redis';
 import { generateSecret } from '../src/identity/key-secret';
 import { startTestApp, type TestAccount, type TestApp } from './support/app';
-import { asAdmin, createTestDatabase, type TestDatabase } from './support/databases';
+import { asAdmin, createTestDatabase, postgresUrl, type TestDatabase } from './support/databases';
 import { freePort } from './support/free-port';
-import { POSTGRES_URL_ENV } from './support/global-setup';
 import { until } from './support/poll';
 import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
-import { findRedisServer, startRedis, type RedisServer } from './support/redis-server';
+import { startRedis, type RedisServer } from './support/redis-server';
 import { TestToolsModule } from './support/test-tools.module';
 
 const nameOf = (database: TestDatabase) => new URL(database.url).pathname.slice(1);
@@ -27,15 +26,13 @@ const databaseDown = async (database: TestDatabase) => {
   await asAdmin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${nameOf(database)}' AND pid <> pg_backend_pid()`);
 };
 const databaseUp = (database: TestDatabase) => asAdmin(`ALTER DATABASE "${nameOf(database)}" ALLOW_CONNECTIONS true`);
-const withPostgres = process.env[POSTGRES_URL_ENV] ? describe : describe.skip;
-
-withPostgres('A PostgreSQL outage', () => {
+describe('A PostgreSQL outage', () => {
   let database: TestDatabase;
   let t: TestApp;
   let acme: TestAccount;
 
   beforeAll(async () => {
-    database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
+    database = await createTestDatabase(postgresUrl());
     t = await startTestApp({ env: { DATABASE_URL: database.url }, extensions: [TestToolsModule] });
     acme = await t.createAccount('acme');
   });
@@ -92,7 +89,7 @@ withPostgres('A PostgreSQL outage', () => {
   });
 });
 
-withPostgres('A PostgreSQL outage, in the logs of a service process', () => {
+describe('A PostgreSQL outage, in the logs of a service process', () => {
   const apiKey = generateSecret('service');
   let database: TestDatabase;
   let service: ServiceProcess | undefined;
@@ -103,7 +100,7 @@ withPostgres('A PostgreSQL outage, in the logs of a service process', () => {
   });
 
   it('is one line when it starts and one when it ends, not a stack per request', async () => {
-    database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
+    database = await createTestDatabase(postgresUrl());
     const port = await freePort();
     service = await startServiceProcess('all', { DATABASE_URL: database.url, PORT: String(port), BOOTSTRAP_API_KEY: apiKey, BOOTSTRAP_TIER: 'enterprise' });
     const call = (url: string, body?: object) =>
@@ -122,7 +119,7 @@ withPostgres('A PostgreSQL outage, in the logs of a service process', () => {
   });
 });
 
-(findRedisServer() ? describe : describe.skip)('Redis persistence, checked at start-up', () => {
+describe('Redis persistence, checked at start-up', () => {
   let redis: RedisServer;
   beforeAll(async () => (redis = await startRedis()));
   afterAll(() => redis?.stop());

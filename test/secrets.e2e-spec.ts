@@ -15,8 +15,8 @@ import { Client } from 'pg';
 import { generateSecret } from '../src/identity/key-secret';
 import { useTestApp, type TestAccount } from './support/app';
 import { IsolatedTestToolsModule } from './support/isolated-tools/isolated-tools.module';
-import { createTestDatabase, describeEachDatabase } from './support/databases';
-import { POSTGRES_URL_ENV, REDIS_URL_ENV } from './support/global-setup';
+import { createTestDatabase, describeEachDatabase, postgresUrl } from './support/databases';
+import { redisUrl } from './support/engines';
 import Redis from 'ioredis';
 import { freePort } from './support/free-port';
 import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
@@ -157,7 +157,7 @@ describeEachDatabase('Account secrets without SECRETS_KEY', (mode) => {
   }
 });
 
-(process.env[POSTGRES_URL_ENV] ? describe : describe.skip)('Account secrets in a service process (logs, rows, key rotation)', () => {
+describe('Account secrets in a service process (logs, rows, key rotation)', () => {
   const hook = receiver();
   const firstKey = newKey();
   const secretValue = `whsec-${randomBytes(12).toString('hex')}`;
@@ -168,7 +168,7 @@ describeEachDatabase('Account secrets without SECRETS_KEY', (mode) => {
   let database: { url: string; drop(): Promise<void> };
   /** Every key and value this service's queue holds in Redis, as one text. */
   const queueContents = async (): Promise<string> => {
-    const redis = new Redis(process.env[REDIS_URL_ENV]!);
+    const redis = new Redis(redisUrl());
     try {
       const parts: string[] = [];
       for (const key of await redis.keys(`${queuePrefix}:*`)) {
@@ -201,11 +201,12 @@ describeEachDatabase('Account secrets without SECRETS_KEY', (mode) => {
     fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(20_000) });
 
   beforeAll(async () => {
-    database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
+    database = await createTestDatabase(postgresUrl());
     env = {
       DATABASE_URL: database.url,
       // With Redis, async calls travel as Bull jobs: their payloads are checked for secrets too.
-      ...(process.env[REDIS_URL_ENV] && { REDIS_URL: process.env[REDIS_URL_ENV]!, QUEUE_PREFIX: queuePrefix }),
+      REDIS_URL: redisUrl(),
+      QUEUE_PREFIX: queuePrefix,
       BOOTSTRAP_API_KEY: apiKey,
       BOOTSTRAP_TIER: 'enterprise',
       EGRESS_ALLOW: '127.0.0.0/8',
@@ -232,15 +233,13 @@ describeEachDatabase('Account secrets without SECRETS_KEY', (mode) => {
     const hanging = await call(base, 'POST', '/v1/tools/webhook-trigger/invoke?async=true', { url: `${hook.url()}/hang`, payload: { c: 3 }, secret: inlineValue, headers: { Authorization: headerValue }, max_attempts: 1, timeout_ms: 2000 });
     expect(hanging.status).toBe(202);
     await new Promise((r) => setTimeout(r, 500));
-    if (process.env[REDIS_URL_ENV]) {
-      const queued = await queueContents();
-      expect(queued).toContain(((await hanging.json()) as { execution_id: string }).execution_id); // the job is there…
-      expect(queued).not.toContain(inlineValue); // …without the secret in clear
-      expect(queued).not.toContain(headerValue); // …or the credential header
-    }
+    const queued = await queueContents();
+    expect(queued).toContain(((await hanging.json()) as { execution_id: string }).execution_id); // the job is there…
+    expect(queued).not.toContain(inlineValue); // …without the secret in clear
+    expect(queued).not.toContain(headerValue); // …or the credential header
     await new Promise((r) => setTimeout(r, 2000));
     await stop();
-    if (process.env[REDIS_URL_ENV]) for (const value of [inlineValue, headerValue]) expect(await queueContents()).not.toContain(value); // failed jobs are kept
+    for (const value of [inlineValue, headerValue]) expect(await queueContents()).not.toContain(value); // failed jobs are kept
 
     const logs = outputs.join('\n');
     expect(logs.length).toBeGreaterThan(1000); // trace logging really ran

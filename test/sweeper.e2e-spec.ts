@@ -6,9 +6,8 @@
  */
 import { generateSecret } from '../src/identity/key-secret';
 import { useTestApp } from './support/app';
-import { asAdmin, createTestDatabase, DATABASE_MODES } from './support/databases';
+import { asAdmin, createTestDatabase, DATABASE_MODES, postgresUrl } from './support/databases';
 import { freePort } from './support/free-port';
-import { POSTGRES_URL_ENV } from './support/global-setup';
 import { until } from './support/poll';
 import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
 import { TestToolsModule } from './support/test-tools.module';
@@ -24,7 +23,7 @@ const http = (base: string) => async (method: string, path: string, body?: unkno
   return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, any> };
 };
 
-(process.env[POSTGRES_URL_ENV] ? describe : describe.skip)('The sweeper, when PostgreSQL fails under running executions', () => {
+describe('The sweeper, when PostgreSQL fails under running executions', () => {
   let database: { url: string; drop(): Promise<void> };
   let service: ServiceProcess | undefined;
   let call: ReturnType<typeof http>;
@@ -39,7 +38,7 @@ const http = (base: string) => async (method: string, path: string, body?: unkno
   const databaseUp = () => asAdmin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
 
   beforeAll(async () => {
-    database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
+    database = await createTestDatabase(postgresUrl());
     name = new URL(database.url).pathname.slice(1);
     const port = await freePort();
     service = await startServiceProcess('all', {

@@ -30,7 +30,7 @@ describe('TLS and HTTP/2', () => {
   });
 
   it('answers HTTP/2 negotiated by ALPN', async () => {
-    const session = http2Connect(`https://localhost:${port}`, { ca });
+    const session = http2Connect(`https://127.0.0.1:${port}`, { ca });
     try {
       const { status, body, alpn } = await new Promise<{ status: number; body: string; alpn: string | undefined }>((resolve, reject) => {
         const req = session.request({ ':path': '/healthz' });

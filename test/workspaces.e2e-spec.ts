@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -477,12 +478,16 @@ describe('workspaces cloned from a git server (smart HTTP, egress allowed to loo
   it('tells a wrong branch or repository (400) from a server that fails (502, retryable)', async () => {
     expect((await clone({ git_url: `${server.url}/app.git`, ref: 'no-such-branch' })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'ref' } });
     expect((await clone({ git_url: `${server.url}/missing.git` })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'git_url' } });
-    const down = await startGitServer(root);
-    const url = down.url;
-    await down.close();
-    const failed = await clone({ git_url: `${url}/app.git` });
-    expect(failed.statusCode).toBe(502);
-    expect(failed.json().error).toMatchObject({ code: 'TOOL_ERROR', retryable: true });
+    // A server that hangs up without a reply (a closed port could be taken by another test's server meanwhile).
+    const broken = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
+    try {
+      const failed = await clone({ git_url: `http://127.0.0.1:${(broken.address() as AddressInfo).port}/app.git` });
+      expect(failed.statusCode).toBe(502);
+      expect(failed.json().error).toMatchObject({ code: 'TOOL_ERROR', retryable: true });
+    } finally {
+      await new Promise((resolve) => broken.close(resolve));
+    }
   });
 });
 

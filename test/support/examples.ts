@@ -5,11 +5,11 @@
 import { valueAt } from '../../src/common/dotted-path';
 import type { ToolExample } from '../../src/tools/sdk';
 import { EXAMPLE_WORLD_ENV } from './global-setup';
+import { published } from './prerequisites';
 
-/** The service settings under which every example runs; null when the world did not start (skipped outside CI). */
-export function exampleWorldEnv(): Record<string, string> | null {
-  const published = process.env[EXAMPLE_WORLD_ENV];
-  return published ? (JSON.parse(published) as Record<string, string>) : null;
+/** The service settings under which every example runs, as the e2e global setup published them. */
+export function exampleWorldEnv(): Record<string, string> {
+  return JSON.parse(published(EXAMPLE_WORLD_ENV, 'the example world (dnsmasq and the tools\' example servers)')) as Record<string, string>;
 }
 
 const typeOf = (value: unknown) => (value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);

@@ -1,10 +1,12 @@
 /**
  * Jest globalSetup of the e2e project: starts the throwaway servers the whole run shares and
  * publishes each URL in process.env, which the test workers (spawned afterwards) inherit.
- * A service whose binaries are missing is skipped with a loud notice, or fails the run under CI=true.
+ * A service whose binaries are missing fails the run at once, naming the package to install: the
+ * suites never skip (npm test's set-up, test/setup.sh, installs them all).
  */
 import { findDnsmasq, startExampleWorld } from './example-world/world';
 import { findPostgresBinaries, startPostgres } from './postgres-server';
+import { missingPrerequisite } from './prerequisites';
 import { findRedisServer, startRedis } from './redis-server';
 
 export const POSTGRES_URL_ENV = 'TOS_TEST_POSTGRES_URL';
@@ -14,8 +16,9 @@ export const EXAMPLE_WORLD_ENV = 'TOS_TEST_EXAMPLE_ENV';
 
 interface TestService {
   name: string;
-  /** Why the service cannot run on this machine, or null when it can. */
-  unavailable(): string | null;
+  /** Whether its binaries are installed, and the Debian package that installs them. */
+  installed(): boolean;
+  install: string;
   /** Starts it; `env` is published to the test workers. */
   start(): Promise<{ env: Record<string, string>; stop(): Promise<void> }>;
 }
@@ -29,18 +32,20 @@ const byUrl = (env: string, start: () => Promise<{ url: string; stop(): Promise<
 const SERVICES: TestService[] = [
   {
     name: 'PostgreSQL',
-    unavailable: () =>
-      findPostgresBinaries() ? null : 'initdb/postgres not found (pg_config --bindir, /usr/lib/postgresql/*/bin, PATH)',
+    installed: () => !!findPostgresBinaries(),
+    install: 'postgresql',
     start: byUrl(POSTGRES_URL_ENV, startPostgres),
   },
   {
     name: 'Redis',
-    unavailable: () => (findRedisServer() ? null : 'redis-server not found on PATH'),
+    installed: () => !!findRedisServer(),
+    install: 'redis-server',
     start: byUrl(REDIS_URL_ENV, startRedis),
   },
   {
     name: 'The example world (dnsmasq and the tools\' example servers)',
-    unavailable: () => (findDnsmasq() ? null : 'dnsmasq not found (apt-get install dnsmasq-base)'),
+    installed: () => !!findDnsmasq(),
+    install: 'dnsmasq-base',
     start: async () => {
       const { env, stop } = await startExampleWorld();
       return { env: { [EXAMPLE_WORLD_ENV]: JSON.stringify(env) }, stop };
@@ -58,16 +63,11 @@ export const runningServices = (): RunningService[] =>
   ((globalThis as Record<string, unknown>)[RUNNING_KEY] ??= []) as RunningService[];
 
 export default async function globalSetup(): Promise<void> {
+  const missing = SERVICES.filter((service) => !service.installed());
+  if (missing.length > 0) throw new Error(missingPrerequisite(missing.map((service) => service.name).join(', '), missing.map((service) => service.install).join(' ')));
   const running = runningServices();
   try {
     for (const service of SERVICES) {
-      const reason = service.unavailable();
-      if (reason) {
-        const notice = `${service.name} is unavailable: ${reason}`;
-        if (process.env.CI === 'true') throw new Error(`${notice} (CI=true: suites that need it cannot be skipped)`);
-        console.warn(`\n!!! ${notice}\n!!! e2e suites that need ${service.name} will be SKIPPED.\n`);
-        continue;
-      }
       const { env, stop } = await service.start();
       running.push({ name: service.name, stop });
       Object.assign(process.env, env);

@@ -6,7 +6,7 @@ import { DOCKER_FIXTURES, findDockerd, guardEngine, runningContainers, startDock
 import { startDnsmasq, type Dnsmasq } from '../../test/support/netmon/dnsmasq';
 import { until } from '../../test/support/poll';
 import { startRecordingServer, type RecordingServer } from '../../test/support/recording-server';
-import { describeWith } from '../../test/support/netmon/requires';
+import { describeWith } from '../../test/support/prerequisites';
 import { ContainerBuildTool } from './container-build.tool';
 import { DockerClients } from './docker/docker-clients';
 

@@ -11,7 +11,7 @@ describe('email-send', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'email-send-'));
   const ca = certificateAuthority(dir, { name: 'Mail Test CA' });
   let smtp: SmtpFake;
-  const smtpUrl = (credentials = '') => `smtp://${credentials}localhost:${smtp.port}`;
+  const smtpUrl = (credentials = '') => `smtp://${credentials}127.0.0.1:${smtp.port}`;
   const send = (input: Record<string, unknown>, secrets: Record<string, string> = {}, extra = {}) =>
     runTool(EmailSendTool, { to: ['ops@example.test'], subject: 'hello', text: 'body', ...input }, { config: { SMTP_URL: smtpUrl(), SMTP_FROM: 'ci@example.test' }, secrets, tlsCa: ca.certificate, ...extra });
 

@@ -5,7 +5,7 @@ import { freePort } from '../../test/support/free-port';
 import { makeCertificate, type KeyedCertificate } from '../../test/support/netmon/certificates';
 import { startPagerDutyReceiver, type PagerDutyReceiver } from '../../test/support/netmon/pagerduty';
 import { findAlertmanager, startAlertmanager, type HttpDaemon } from '../../test/support/netmon/prometheus';
-import { describeWith } from '../../test/support/netmon/requires';
+import { describeWith } from '../../test/support/prerequisites';
 import { AlertTriggerTool } from './alert-trigger.tool';
 
 interface HeldAlert {

@@ -3,7 +3,7 @@ import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { freePort } from '../../test/support/free-port';
 import { findDnsmasq } from '../../test/support/example-world/world';
 import { caaRdata, startDnsmasq, wireName, type Dnsmasq } from '../../test/support/netmon/dnsmasq';
-import { describeWith } from '../../test/support/netmon/requires';
+import { describeWith } from '../../test/support/prerequisites';
 import { DnsLookupTool } from './dns-lookup.tool';
 
 /** A root trust anchor (the real root KSK's DS): a validating dnsmasq then needs signatures nobody here makes. */

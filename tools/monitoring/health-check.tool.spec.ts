@@ -34,7 +34,7 @@ describe('health-check', () => {
 
   beforeAll(async () => {
     base = `http://127.0.0.1:${await listen(app)}`;
-    secureBase = `https://localhost:${await listen(secure as unknown as Server)}`;
+    secureBase = `https://127.0.0.1:${await listen(secure as unknown as Server)}`;
   });
   afterAll(async () => {
     await close(app);

@@ -4,7 +4,7 @@ import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { freePort } from '../../test/support/free-port';
 import { startExporter, type Exporter } from '../../test/support/netmon/exporter';
 import { findPrometheus, startPrometheus, type HttpDaemon } from '../../test/support/netmon/prometheus';
-import { describeWith } from '../../test/support/netmon/requires';
+import { describeWith } from '../../test/support/prerequisites';
 import { MetricsCollectTool } from './metrics-collect.tool';
 
 interface Sample {

@@ -8,7 +8,7 @@ import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { buildFixtureImage, findDockerd, SCAN_FIXTURE, startDockerEngine, type DockerEngine } from '../../test/support/docker/docker-engine';
 import { FIXTURE_OSV_DIR } from '../../test/support/code-tools/workspace';
 import { gzipLayer, packageJsonBomb, savedImage } from '../../test/support/docker/image-bomb';
-import { describeWith } from '../../test/support/netmon/requires';
+import { describeWith } from '../../test/support/prerequisites';
 import { DockerClients } from '../automation/docker/docker-clients';
 import { ImageScanTool } from './image-scan.tool';
 import { readSavedImage } from './image-scan/image-layers';
