@@ -8,7 +8,7 @@ import { until } from '../../test/support/poll';
 import { startRecordingServer, type RecordingServer } from '../../test/support/recording-server';
 import { describeWith } from '../../test/support/prerequisites';
 import { ContainerBuildTool } from './container-build.tool';
-import { DockerClients } from './docker/docker-clients';
+import { DockerClients } from '../integrations/docker';
 
 interface Output {
   image: string;

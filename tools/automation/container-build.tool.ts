@@ -2,8 +2,7 @@ import type Docker from 'dockerode';
 import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
 import { buildContext } from './container-build/build-context';
 import { followBuild, pushImage } from './container-build/engine-streams';
-import { DockerClients, engineCall } from './docker/docker-clients';
-import { checkBuildEgress, checkRegistry } from './docker/engine-egress';
+import { checkBuildEgress, checkRegistry, DockerClients, DOCKER_SETTINGS, engineCall } from '../integrations/docker';
 
 interface ContainerBuildInput {
   dockerfile: string;
@@ -35,9 +34,7 @@ const IMAGE_PATTERN = '^([a-zA-Z0-9.-]+(:[0-9]{1,5})?/)?[a-z0-9]+([._-][a-z0-9]+
   timeout: 300,
   task_support: 'optional',
   rate_limit: 10,
-  config: {
-    DOCKER_HOST: { type: 'string', default: 'unix:///var/run/docker.sock', description: 'The Docker engine: unix:///path/to/docker.sock or tcp://host:port.' },
-  },
+  config: DOCKER_SETTINGS,
   inputs: {
     ...workspaceInputs(),
     context: { type: 'string', default: '.', maxLength: 1024, description: 'The build context: a folder of the workspace.' },

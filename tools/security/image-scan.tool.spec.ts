@@ -9,7 +9,7 @@ import { buildFixtureImage, findDockerd, SCAN_FIXTURE, startDockerEngine, type D
 import { FIXTURE_OSV_DIR } from '../../test/support/code-tools/workspace';
 import { gzipLayer, packageJsonBomb, savedImage } from '../../test/support/docker/image-bomb';
 import { describeWith } from '../../test/support/prerequisites';
-import { DockerClients } from '../automation/docker/docker-clients';
+import { DockerClients } from '../integrations/docker';
 import { ImageScanTool } from './image-scan.tool';
 import { readSavedImage } from './image-scan/image-layers';
 import { inventory, parseApkInstalled, parseDpkgStatus } from './image-scan/inventory';

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import { DockerClients, engineCall } from '../automation/docker/docker-clients';
+import { DockerClients, DOCKER_SETTINGS, engineCall } from '../integrations/docker';
 import { LIMIT_SETTINGS, readSavedImage, type ScanLimits } from './image-scan/image-layers';
 import { inventory, type InstalledPackage } from './image-scan/inventory';
 import {
@@ -55,7 +55,7 @@ const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
   rate_limit: 20,
   config: {
     ...OSV_SETTINGS,
-    DOCKER_HOST: { type: 'string', default: 'unix:///var/run/docker.sock', description: 'The Docker engine holding the images scanned by reference.' },
+    ...DOCKER_SETTINGS,
     [LIMIT_SETTINGS.archiveBytes]: { type: 'integer', default: 4 * GIB, description: 'Largest image archive read, engine export or tarball, as stored (compressed layers count compressed).' },
     [LIMIT_SETTINGS.layerBytes]: { type: 'integer', default: 4 * GIB, description: 'Most bytes one layer may unpack to; a larger one refuses the image.' },
     [LIMIT_SETTINGS.unpackedBytes]: { type: 'integer', default: 16 * GIB, description: 'Most bytes all layers of an image may unpack to together; more refuses the image.' },
