@@ -1,9 +1,6 @@
 import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import type { ForgeClient } from '../integration/forge-shared/forge-client';
-import { ForgeClients } from '../integration/forge-shared/forge-clients';
-import { FORGE_SETTINGS, OWNER_INPUT, REF_PATTERN, REPO_INPUT, WORKFLOW_INPUT } from '../integration/forge-shared/forge-definitions';
-import { wait } from '../integration/forge-shared/wait';
-import { RUN_SCHEMA, runSummary, type WorkflowRun } from '../integration/forge-shared/workflow-runs';
+import { FORGE_SETTINGS, type ForgeClient, ForgeClients, OWNER_INPUT, REF_PATTERN, REPO_INPUT, RUN_SCHEMA, runSummary, WORKFLOW_INPUT, type WorkflowRun } from '../integrations/forge';
+import { wait } from '../shared/wait';
 
 /** github.com takes up to 25 dispatch inputs (an Enterprise Server 10). */
 const MAX_INPUTS = 25;

@@ -1,7 +1,5 @@
 import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import type { ForgeClient } from './forge-shared/forge-client';
-import { ForgeClients } from './forge-shared/forge-clients';
-import { FORGE_SETTINGS, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from './forge-shared/forge-definitions';
+import { FORGE_SETTINGS, type ForgeClient, ForgeClients, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from '../integrations/forge';
 
 /** GitHub's limit on a comment body is 65536 characters; the hidden marker line takes the rest. */
 const MAX_BODY = 65_000;

@@ -1,7 +1,7 @@
 import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { startForge, stopForge, type StartedForge } from '../../test/support/forge';
 import { cancelDuring } from '../../test/support/forge/cancel';
-import { ForgeClients } from './forge-shared/forge-clients';
+import { ForgeClients } from '../integrations/forge';
 import { VcsGetPrTool } from './vcs-get-pr.tool';
 
 interface PrDetails {

@@ -1,11 +1,7 @@
 import type { RestEndpointMethodTypes } from '@octokit/rest';
 import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import type { ForgeClient, Subject } from './forge-shared/forge-client';
-import { ForgeClients } from './forge-shared/forge-clients';
-import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from './forge-shared/forge-definitions';
-import { checksState, summarizeReviews } from './forge-shared/pull-request-verdicts';
-import { loginOf, utc, utcOrNull } from './forge-shared/values';
-import { wait } from './forge-shared/wait';
+import { checksState, FORGE_READ_CACHE_TTL, FORGE_SETTINGS, type ForgeClient, ForgeClients, loginOf, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT, type Subject, summarizeReviews, utc, utcOrNull } from '../integrations/forge';
+import { wait } from '../shared/wait';
 
 /** GitHub lists at most 3000 files of a pull request. */
 const MAX_FILES = 3000;

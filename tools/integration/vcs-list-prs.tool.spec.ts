@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { runTool, toolFailure } from '../../src/tools/sdk/testing';
 import { startForge, stopForge, type StartedForge } from '../../test/support/forge';
 import { cancelDuring } from '../../test/support/forge/cancel';
-import { ForgeClients } from './forge-shared/forge-clients';
+import { ForgeClients } from '../integrations/forge';
 import { VcsListPrsTool } from './vcs-list-prs.tool';
 
 const ADA_TOKEN = 'ghp_adaOwnToken';

@@ -1,8 +1,6 @@
 import type { RestEndpointMethodTypes } from '@octokit/rest';
 import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import { ForgeClients } from './forge-shared/forge-clients';
-import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, OWNER_INPUT, REF_PATTERN, REPO_INPUT } from './forge-shared/forge-definitions';
-import { loginOf, utc } from './forge-shared/values';
+import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, ForgeClients, loginOf, OWNER_INPUT, REF_PATTERN, REPO_INPUT, utc } from '../integrations/forge';
 
 /** Most pull requests one call returns (ten pages of GitHub's largest). */
 const MAX_LIMIT = 1000;

@@ -1,8 +1,5 @@
 import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import { ForgeClients } from './forge-shared/forge-clients';
-import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, OWNER_INPUT, REF_PATTERN, REPO_INPUT, WORKFLOW_INPUT } from './forge-shared/forge-definitions';
-import { utc } from './forge-shared/values';
-import { RUN_SCHEMA, runSummary } from './forge-shared/workflow-runs';
+import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, ForgeClients, OWNER_INPUT, REF_PATTERN, REPO_INPUT, RUN_SCHEMA, runSummary, utc, WORKFLOW_INPUT } from '../integrations/forge';
 
 /** GitHub's largest page: the latest runs, one request. */
 const MAX_RUNS = 100;

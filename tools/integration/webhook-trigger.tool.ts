@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
+import { wait as abortableWait } from '../shared/wait';
 
 interface WebhookInput {
   url: string;
@@ -88,7 +89,7 @@ export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
         if (!(err instanceof ToolError) || !err.retryable || attempt >= input.max_attempts) throw err;
         wait = backoff(attempt);
       }
-      await sleep(Math.min(wait, MAX_BACKOFF_MS), ctx.signal);
+      await abortableWait(Math.min(wait, MAX_BACKOFF_MS), ctx.signal);
     }
   }
 }
@@ -106,19 +107,4 @@ function signatureHeaders(secret: string, id: string, body: string): Record<stri
 
 function backoff(attempt: number): number {
   return BASE_BACKOFF_MS * 2 ** (attempt - 1);
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

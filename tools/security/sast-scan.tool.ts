@@ -1,6 +1,5 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
-import { FORGE_SETTINGS, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from '../integration/forge-shared/forge-definitions';
-import { ForgeClients } from '../integration/forge-shared/forge-clients';
+import { FORGE_SETTINGS, ForgeClients, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from '../integrations/forge';
 import { countsOutput, fileErrorsOutput, pageOutputs, sourceFilesInputs } from './scan-shared';
 import { pullRequestFiles, pullRequestTarget } from './sast-scan/pull-request';
 import { SAST_SCAN_EXAMPLES } from './sast-scan/examples';
