@@ -1,6 +1,6 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
-import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../security/lockfiles';
-import { lockfilesOutput } from '../security/scan-shared';
+import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../shared/lockfiles';
+import { lockfilesOutput } from '../shared/scan';
 import { SPEC_VERSIONS } from './sbom-generate/build';
 import { SBOM_GENERATE_EXAMPLES } from './sbom-generate/examples';
 import { generateSbom, type SbomGenerateInput, type SbomGenerateOutput } from './sbom-generate/generate';

@@ -1,5 +1,5 @@
 import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../src/tools/sdk';
-import { fileErrorsOutput } from '../security/scan-shared';
+import { fileErrorsOutput } from '../shared/scan';
 import { TEST_REPORT_EXAMPLES } from './test-report/examples';
 import { MAX_REPORT_BYTES, MAX_REPORT_FILES, testReport, type TestReportInput, type TestReportOutput } from './test-report/report';
 

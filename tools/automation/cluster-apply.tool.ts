@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
-import { connect, type Cluster, type KubernetesObject } from './cluster-apply/kube-client';
+import { type Cluster, connect, KUBERNETES_SETTINGS, type KubernetesObject } from '../integrations/kubernetes';
 import { MAX_OBJECTS, parseManifest, type ManifestObject } from './cluster-apply/manifest';
 
 interface ClusterApplyInput {
@@ -46,9 +46,7 @@ const NAMESPACE_PATTERN = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$';
   timeout: 120,
   task_support: 'optional',
   rate_limit: 30,
-  config: {
-    KUBECONFIG: { type: 'string', description: 'Path of the kubeconfig whose current context is the cluster to apply to; without it, the pod service account (in-cluster configuration).' },
-  },
+  config: KUBERNETES_SETTINGS,
   inputs: {
     manifest: { type: 'string', required: true, minLength: 1, maxLength: 1_048_576, description: `Kubernetes objects as YAML (or JSON), documents separated by ---; at most ${MAX_OBJECTS} objects.` },
     namespace: {

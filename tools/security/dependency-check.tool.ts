@@ -1,9 +1,9 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
 import { dependencyCheck, MAX_SKIPPED_LISTED, type DependencyCheckInput, type DependencyCheckOutput } from './dependency-check/scan';
 import { DEPENDENCY_CHECK_EXAMPLES } from './dependency-check/examples';
-import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILE_BYTES, MAX_LOCKFILES } from './lockfiles';
-import { OSV_SETTINGS, SEVERITIES, SEVERITY_FILTER_INPUTS } from './osv';
-import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
+import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILE_BYTES, MAX_LOCKFILES } from '../shared/lockfiles';
+import { OSV_SETTINGS, SEVERITIES, SEVERITY_FILTER_INPUTS } from '../integrations/osv';
+import { countsOutput, lockfilesOutput, pageOutputs } from '../shared/scan';
 
 @Tool({
   id: 'dependency-check',

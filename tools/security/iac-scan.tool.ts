@@ -1,7 +1,7 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
 import { IAC_SCAN_EXAMPLES } from './iac-scan/examples';
 import { IAC_RULE_IDS, IAC_SEVERITIES } from './iac-scan/rules';
-import { countsOutput, fileErrorsOutput, pageOutputs } from './scan-shared';
+import { countsOutput, fileErrorsOutput, pageOutputs } from '../shared/scan';
 import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES, type IacScanInput, type IacScanOutput } from './iac-scan/scan';
 
 @Tool({

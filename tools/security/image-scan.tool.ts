@@ -19,9 +19,9 @@ import {
   severityRank,
   type EcosystemRules,
   type Severity,
-} from './osv';
-import { normalisePypiName } from './lockfiles';
-import { countBy, countsOutput, firstResults, pageOutputs } from './scan-shared';
+} from '../integrations/osv';
+import { normalisePypiName } from '../shared/lockfiles';
+import { countBy, countsOutput, firstResults, pageOutputs } from '../shared/scan';
 
 interface ImageScanInput {
   image?: string;

@@ -1,9 +1,10 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
+import { NPM_REGISTRY_SETTINGS } from '../integrations/npm-registry';
 import { LICENSE_CHECK_EXAMPLES } from './license-check/examples';
 import { licenseCheck, MAX_LICENSES_LISTED, type LicenseCheckInput, type LicenseCheckOutput } from './license-check/check';
-import { LICENSE_STATUSES } from './licenses/policy';
-import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from './lockfiles';
-import { countsOutput, lockfilesOutput, pageOutputs } from './scan-shared';
+import { LICENSE_STATUSES } from '../shared/licenses/policy';
+import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../shared/lockfiles';
+import { countsOutput, lockfilesOutput, pageOutputs } from '../shared/scan';
 
 const spdxList = (what: string) => ({
   type: 'array' as const,
@@ -25,10 +26,7 @@ const spdxList = (what: string) => ({
   isolated: true,
   timeout: 120,
   rate_limit: 30,
-  config: {
-    REGISTRY_URL: { type: 'url', default: 'https://registry.npmjs.org', description: 'npm registry asked for the licence of packages the workspace does not record.' },
-    REGISTRY_TOKEN: { type: 'string', secret: true, description: "Bearer token for a private registry; an account's own secret of that name wins." },
-  },
+  config: NPM_REGISTRY_SETTINGS,
   inputs: {
     ...workspaceInputs(),
     path: {

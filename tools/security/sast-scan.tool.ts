@@ -1,6 +1,6 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../src/tools/sdk';
 import { FORGE_SETTINGS, ForgeClients, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from '../integrations/forge';
-import { countsOutput, fileErrorsOutput, pageOutputs, sourceFilesInputs } from './scan-shared';
+import { countsOutput, fileErrorsOutput, pageOutputs, sourceFilesInputs } from '../shared/scan';
 import { pullRequestFiles, pullRequestTarget } from './sast-scan/pull-request';
 import { SAST_SCAN_EXAMPLES } from './sast-scan/examples';
 import { SAST_RULE_IDS, SAST_RULES, SAST_SEVERITIES } from './sast-scan/rules';

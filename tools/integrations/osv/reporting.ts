@@ -3,7 +3,7 @@
  * the advisories come from, how a finding is described, and the order findings are listed in.
  */
 import { ToolError, type ToolContext, type ToolInputDefinition, type ToolSettingDefinition } from '../../../src/tools/sdk';
-import { compareText } from '../scan-shared';
+import { compareText } from '../../shared/scan';
 import type { AdvisorySource } from './advisories';
 import { OsvApiClient } from './api-client';
 import type { OsvAffected, OsvRecord } from './record';

@@ -3,7 +3,7 @@
  * (the version manifest), read like a package.json. Through ctx.http, a few requests at a time.
  */
 import { ToolError, type ToolHttp } from '../../../src/tools/sdk';
-import { declaredLicense } from './installed';
+import { declaredLicense } from '../../shared/licenses/installed';
 
 const CONCURRENCY = 8;
 const TIMEOUT_MS = 15_000;
