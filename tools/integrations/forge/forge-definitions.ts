@@ -1,7 +1,7 @@
 import type { ToolInputDefinition, ToolSettingDefinition } from '../../../src/tools/sdk';
 
 /** The settings every forge tool declares; an account's FORGE_TOKEN secret overrides the operator's. */
-export const FORGE_SETTINGS: Record<string, ToolSettingDefinition> = {
+export const FORGE_SETTINGS = {
   FORGE_API_URL: {
     type: 'url',
     default: 'https://api.github.com',
@@ -12,7 +12,7 @@ export const FORGE_SETTINGS: Record<string, ToolSettingDefinition> = {
     secret: true,
     description: "Token the forge tools call with (a fine-grained or classic personal access token, or an app installation token). An account's own FORGE_TOKEN secret takes precedence; reads go anonymous when neither is set.",
   },
-};
+} satisfies Record<string, ToolSettingDefinition>;
 
 /** Seconds a read tool's result is cached: forge state moves, a short TTL keeps answers fresh. */
 export const FORGE_READ_CACHE_TTL = 30;
