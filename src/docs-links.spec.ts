@@ -1,7 +1,8 @@
 /**
  * README is an index into docs/: a page or section moved or renamed must not leave a link behind.
- * Every relative link of README.md and docs/*.md must name a file that exists and, with `#anchor`,
- * a heading of that file (GitHub's anchors: lower case, punctuation dropped, spaces to dashes).
+ * Every relative link of README.md and docs/*.md, and every `docs/<page>.md#anchor` a source
+ * comment cites, must name a file that exists and, with `#anchor`, a heading of that file
+ * (GitHub's anchors: lower case, punctuation dropped, spaces to dashes).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -38,15 +39,34 @@ function linksOf(file: string): string[] {
   return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]).filter((target) => !/^[a-z]+:/i.test(target));
 }
 
+/** The .ts files of the folders whose comments cite docs/ (dependencies and fixtures aside). */
+function sources(): string[] {
+  return ['src', 'tools', 'test', 'bench'].flatMap((dir) =>
+    readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
+      .filter((entry) => entry.isFile() && entry.name.endsWith('.ts') && !/node_modules|fixtures/.test(entry.parentPath))
+      .map((entry) => path.join(entry.parentPath, entry.name)),
+  );
+}
+
+/** A link target that is not there: a missing file, or an anchor no heading of it makes. */
+function broken(from: string, target: string): boolean {
+  const [name, anchor] = target.split('#');
+  const linked = name ? path.resolve(path.dirname(from), name) : from;
+  if (!existsSync(linked)) return true;
+  return anchor !== undefined && linked.endsWith('.md') && !anchorsOf(linked).has(anchor);
+}
+
 describe('documentation links', () => {
   it.each(PAGES)('%s links only to files and headings that exist', (page) => {
     const file = path.join(ROOT, page);
-    const broken = linksOf(file).filter((target) => {
-      const [name, anchor] = target.split('#');
-      const linked = name ? path.resolve(path.dirname(file), name) : file;
-      if (!existsSync(linked)) return true;
-      return anchor !== undefined && linked.endsWith('.md') && !anchorsOf(linked).has(anchor);
-    });
-    expect(broken).toEqual([]);
+    expect(linksOf(file).filter((target) => broken(file, target))).toEqual([]);
+  });
+
+  it('cites only pages and headings of docs/ that exist in source comments', () => {
+    const cited = sources().flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/\bdocs\/[\w-]+\.md(?:#[\w-]+)?/g)].map((match) => `${path.relative(ROOT, file)}: ${match[0]}`),
+    );
+    expect(cited.length).toBeGreaterThan(50);
+    expect(cited.filter((citation) => broken(path.join(ROOT, 'README.md'), citation.split(': ')[1]))).toEqual([]);
   });
 });
