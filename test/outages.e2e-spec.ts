@@ -1,5 +1,5 @@
 /**
- * Outages answered truthfully (issue 29): while PostgreSQL refuses the service, requests answer
+ * Outages answered truthfully (docs/API.md#errors): while PostgreSQL refuses the service, requests answer
  * 503 (retryable, Retry-After), never 500, and leave no execution row the client never hears of;
  * a sync call whose tool ran anyway says its record could not be written. Start-up warns about a
  * Redis that would lose the queue in a restart. SIGTERM drains a process serving HTTP.

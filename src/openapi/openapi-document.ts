@@ -31,7 +31,7 @@ const INVOCATION_FAILURES = ['400', '409', '500', '504'];
 
 /**
  * The OpenAPI 3.1 document: the controllers as @nestjs/swagger sees them, completed with the
- * SPEC's envelope, headers and security, and one typed operation per registered tool. Built
+ * the error envelope, headers and security (docs/API.md#contract), and one typed operation per registered tool. Built
  * once at boot (tools are fixed after it) and served as a snapshot with its ETag.
  */
 @Injectable()
