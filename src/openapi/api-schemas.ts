@@ -151,7 +151,7 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
   },
   ExecutionList: {
     type: 'object',
-    description: 'One shape for offset and cursor paging: `executions` and `items` are the same page (SPEC §4.6 names it both ways); `offset` is null on a cursor page; `pagination.after` continues either by cursor.',
+    description: 'One shape for offset and cursor paging: `executions` and `items` are the same page (clients written for either name find it); `offset` is null on a cursor page; `pagination.after` continues either by cursor.',
     required: ['executions', 'items', 'total', 'limit', 'offset', 'pagination'],
     properties: {
       executions: { type: 'array', items: ref('ExecutionSummary') },
