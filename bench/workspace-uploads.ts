@@ -1,6 +1,5 @@
 /**
- * How much concurrent workspace uploads of one account slow another account's reads (issue 28,
- * item 6): the real app on embedded PGlite (a temporary DATA_DIR), account A uploads three ~45 MB
+ * How much concurrent workspace uploads of one account slow another account's reads: the real app on embedded PGlite (a temporary DATA_DIR), account A uploads three ~45 MB
  * archives at once while account B lists its workspaces in a loop; prints B's latencies.
  *   npm run bench:workspaces          (~1 min)
  */

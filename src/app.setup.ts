@@ -24,7 +24,7 @@ import { installArchiveUploads } from './workspaces/archive-upload';
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Methods whose requests carry no body by meaning: an empty one is fine under a JSON content type. */
 const BODILESS_METHODS = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS']);
-/** SPEC §8: idle connections close after 60 s. */
+/** Idle connections close after 60 s (docs/API.md#headers). */
 const IDLE_TIMEOUT_MS = 60_000;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -71,7 +71,7 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
 
 /**
  * With TLS_CERT and TLS_KEY: HTTPS, HTTP/2 negotiated by ALPN with HTTP/1.1 fallback, TLS 1.2 at
- * least (DESIGN §5.15). Without: plain HTTP/1.1, for a TLS-terminating proxy in front.
+ * least (docs/operations.md#https-and-http2). Without: plain HTTP/1.1, for a TLS-terminating proxy in front.
  */
 function tlsOptions(config: AppConfig): Record<string, unknown> {
   if (!config.TLS_CERT || !config.TLS_KEY) return {};
@@ -107,7 +107,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   });
 
   const fastify = app.getHttpAdapter().getInstance();
-  // Bodies are JSON only (DESIGN §5.15): Fastify's built-in text/plain parser would let others through.
+  // Bodies are JSON only (docs/API.md#request-bodies): Fastify's built-in text/plain parser would let others through.
   fastify.removeContentTypeParser('text/plain');
   installArchiveUploads(fastify, app.get(AppConfig).WORKSPACE_MAX_BYTES);
   // Depth, NUL and surrogate checks run on the text before it is parsed (src/common/json-limits.ts).

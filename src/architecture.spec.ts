@@ -1,5 +1,5 @@
 /**
- * The module layers of src/ run one way (README "Architecture"): a file may import its own module
+ * The module layers of src/ run one way (docs/ARCHITECTURE.md "Layers"): a file may import its own module
  * and the layers below its own, never a module beside it or above it. Reads every import of every
  * source file, so a planted upward import fails here with the file and the edge named.
  */
@@ -52,6 +52,16 @@ function importsOf(file: string): string[] {
     .filter((target) => target.startsWith(SRC + path.sep));
 }
 
+/** The layer table of docs/ARCHITECTURE.md: the backticked modules of each numbered row, in row order. */
+function documentedLayers(): string[][] {
+  const doc = readFileSync(path.join(SRC, '..', 'docs', 'ARCHITECTURE.md'), 'utf8');
+  const section = doc.split(/^## /m).find((part) => part.startsWith('Layers\n')) ?? '';
+  return section
+    .split('\n')
+    .filter((line) => /^\|\s*\d+\s*\|/.test(line))
+    .map((line) => [...line.split('|')[2].matchAll(/`([^`]+)`/g)].map((match) => match[1]));
+}
+
 describe('architecture', () => {
   const files = sourceFiles(SRC);
 
@@ -70,5 +80,9 @@ describe('architecture', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('is documented layer by layer in docs/ARCHITECTURE.md', () => {
+    expect(documentedLayers()).toEqual(LAYERS);
   });
 });

@@ -10,7 +10,7 @@ import { ToolCatalogue } from './tools/tool-registry';
 import { withinGrace } from './executions/engine/queue/execution-queue';
 
 export interface ServiceOptions {
-  /** Extension modules with their own @Tool providers (see README "Extending"). */
+  /** Extension modules with their own @Tool providers (docs/writing-a-tool.md#extending-with-your-own-module). */
   extensions?: Array<Type | DynamicModule>;
   argv?: string[];
 }

@@ -1,5 +1,5 @@
 /**
- * The /v1 contract (SPEC + DESIGN §5) against the real application, on PGlite and on PostgreSQL.
+ * The /v1 contract (docs/API.md#contract) against the real application, on PGlite and on PostgreSQL.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
@@ -44,7 +44,7 @@ describeEachDatabase('API contract', (mode) => {
       }
     });
 
-    it('answers framework errors in the SPEC envelope, never a stack trace', async () => {
+    it('answers framework errors in the error envelope, never a stack trace', async () => {
       const badJson = await suite.t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: suite.acme.key, headers: { 'content-type': 'application/json' }, payload: '{"a":' });
       expect(badJson.statusCode).toBe(400);
       expect(badJson.json().error.code).toBe('INVALID_REQUEST');

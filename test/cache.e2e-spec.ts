@@ -1,4 +1,4 @@
-/** DESIGN §5.11: the result cache per API key (memory or Redis), bypass, invalidation, HTTP validators. */
+/** docs/API.md#caching: the result cache per API key (memory or Redis), bypass, invalidation, HTTP validators. */
 import { useTestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';

@@ -1,5 +1,5 @@
 /**
- * The chaos suite of issue 29: one API and two worker processes on PostgreSQL and Redis, async
+ * The chaos suite (docs/testing.md): one API and two worker processes on PostgreSQL and Redis, async
  * webhook-trigger calls to a loopback receiver under load, and one fault per scenario. After each:
  * every accepted execution ends within RECOVERY_BOUND_MS of the fault's end, none is left queued or
  * running, no answer is a 500, and every delivery is accounted for by its `webhook-id` (the

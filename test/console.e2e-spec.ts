@@ -1,5 +1,5 @@
 /**
- * The browser console (issue 19) in headless Chromium against the listening service (embedded
+ * The browser console (docs/console.md) in headless Chromium against the listening service (embedded
  * engine): sign-in links, the session cookie and its CSRF token, and every page doing its job.
  * Screenshots of each page land in a temp folder named in the output.
  */

@@ -1,5 +1,5 @@
 /**
- * The repository's Dockerfile, built and run on a private Docker engine (DESIGN §2: no pulls, no
+ * The repository's Dockerfile, built and run on a private Docker engine (no pulls, no
  * network for builds and containers). The base images are assembled from this machine's own node
  * (test/support/deploy/node-image.ts); the build stage's `npm ci` runs offline from this machine's
  * npm cache. The container runs with no network, a read-only root and no capabilities; it is

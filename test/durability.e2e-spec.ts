@@ -1,5 +1,5 @@
 /**
- * Nothing accepted is lost (issue 29): the database is the source of truth and each worker
+ * Nothing accepted is lost (docs/executions.md#guarantees): the database is the source of truth and each worker
  * reconciles the queue with it. Real PostgreSQL, Redis and service processes, faults injected.
  */
 import Bull from 'bull';
@@ -144,7 +144,7 @@ describeEachEngine('durability', (mode) => {
       await asAdmin(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
       await asAdmin(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
       try {
-        // The worker takes jobs whose `running` write is refused: before issue 29 each of those
+        // The worker takes jobs whose `running` write is refused: before the retries each of those
         // was dropped as failed, its row left queued for QUEUE_MAX_WAIT_SECONDS.
         await queue.resume();
         // Waiting for its retry (delayed), or failed for good.

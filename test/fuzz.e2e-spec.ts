@@ -1,7 +1,7 @@
 /**
  * Property-based fuzzing of every endpoint, REST and MCP, in both engine modes: thousands of
  * generated requests — hostile paths, headers and bodies, nesting up to and past the limit, NUL
- * and lone surrogates — none of which may answer 5xx, leave the SPEC envelope, or show a stack
+ * and lone surrogates — none of which may answer 5xx, leave the error envelope, or show a stack
  * trace, a file path or a key secret; and the service stays responsive while it runs.
  * Expressions that run until their timeout (catastrophic regexes) are in security.e2e-spec.ts.
  * The seed is printed; replay a failure with FUZZ_SEED=<seed> (and FUZZ_RUNS to change the count).

@@ -1,4 +1,4 @@
-/** DESIGN §5.12: X-Idempotency-Key, claimed atomically in the database, replayed for 24 h. */
+/** docs/API.md#idempotent-retries: X-Idempotency-Key, claimed atomically in the database, replayed for 24 h. */
 import { useTestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';

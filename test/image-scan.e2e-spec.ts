@@ -1,5 +1,5 @@
 /**
- * image-scan through the service with the reported image bomb (issue 28, item 4): a small
+ * image-scan through the service with a reported image bomb: a small
  * workspace holding a `docker save` archive whose gzip layer inflates 60 package.json files of
  * 15 MiB each. Five concurrent calls each end INVALID_INPUT naming the read budget, and the
  * service answers other requests while they run and after.

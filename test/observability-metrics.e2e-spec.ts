@@ -1,4 +1,4 @@
-/** Prometheus metrics (issue 18): scraped by a real Prometheus, queried with PromQL. */
+/** Prometheus metrics (docs/operations.md#prometheus-metrics): scraped by a real Prometheus, queried with PromQL. */
 import { ObservabilityLifecycle } from '../src/observability/observability.module';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';

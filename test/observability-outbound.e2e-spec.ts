@@ -1,5 +1,5 @@
 /**
- * The outbound-call hook `ctx.http` wraps its requests in (issue 18): a client span under the
+ * The outbound-call hook `ctx.http` wraps its requests in: a client span under the
  * execution's span and a W3C traceparent the upstream receives, driven through `ctx.http`.
  */
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';

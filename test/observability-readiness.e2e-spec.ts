@@ -1,4 +1,4 @@
-/** /readyz (issue 18): besides its checks, it names the backend each part runs on in this configuration. */
+/** /readyz: besides its checks, it names the backend each part runs on in this configuration. */
 import { HealthPort } from '../src/health/health-port';
 import { useTestApp } from './support/app';
 import { until } from './support/poll';

@@ -1,4 +1,4 @@
-/** OpenTelemetry traces (issue 18): the span tree of a sync and an async invoke, exported over OTLP/HTTP. */
+/** OpenTelemetry traces (docs/operations.md#opentelemetry-traces): the span tree of a sync and an async invoke, exported over OTLP/HTTP. */
 import { randomBytes } from 'node:crypto';
 import { useTestApp } from './support/app';
 import { describeEachEngine } from './support/engines';

@@ -1,4 +1,4 @@
-/** GET /docs (issue 18): the reference page renders in headless Chromium from this service alone. */
+/** GET /docs: the reference page renders in headless Chromium from this service alone. */
 import { chromium, Browser } from 'playwright-core';
 import { existsSync } from 'node:fs';
 import { useTestApp } from './support/app';

@@ -1,4 +1,4 @@
-/** The OpenAPI document (issue 18): valid, complete against Fastify's route table, typed per tool, usable by a generated client. */
+/** The OpenAPI document (docs/API.md#openapi-document-and-typed-clients): valid, complete against Fastify's route table, typed per tool, usable by a generated client. */
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { RouteOptions } from 'fastify';
 import { createApp } from '../src/app.setup';

@@ -1,5 +1,5 @@
 /**
- * DESIGN §5.13 through the real app: the key window, the per-tool window, the monthly quota, the
+ * docs/API.md#rate-limits-and-quotas through the real app: the key window, the per-tool window, the monthly quota, the
  * per-IP window for requests without a valid key, headers on every response — in memory
  * (embedded) and in Redis shared by two API processes (distributed).
  */

@@ -1,5 +1,5 @@
 /**
- * Credentials in a call's input (DESIGN §6): `secret` inputs and the values of credential headers
+ * Credentials in a call's input: `secret` inputs and the values of credential headers
  * in `headers` inputs reach the tool as given, and are redacted wherever the input is kept or
  * echoed — the execution row (REST GET /v1/executions/{id}, MCP's execution resource), the queued
  * job (sealed with SECRETS_KEY) and validation errors.

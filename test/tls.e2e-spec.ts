@@ -1,4 +1,4 @@
-/** DESIGN §5.15: with TLS_CERT/TLS_KEY, HTTPS with HTTP/2 by ALPN, HTTP/1.1 fallback, TLS 1.2 at least. */
+/** docs/operations.md#https-and-http2: with TLS_CERT/TLS_KEY, HTTPS with HTTP/2 by ALPN, HTTP/1.1 fallback, TLS 1.2 at least. */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as http2Connect } from 'node:http2';

@@ -77,7 +77,7 @@ const DEEP = Array.from({ length: 10 }, (_, index) => `d${index}`).join('/');
 const climbs = (levels: number) => Array.from({ length: levels }, () => '..').join('/');
 
 /**
- * The link chain of issue 28: `up` points (lexically) at the tree's root, `up/e` eleven levels up from
+ * A link chain that once wrote outside the tree: `up` points (lexically) at the tree's root, `up/e` eleven levels up from
  * `up` (lexically the root again, but on disk `/`), and a file under `up/e/` lands at `file` on the host.
  */
 function linkChain(file: string): Array<{ name: string; link?: string; body?: string }> {
@@ -193,7 +193,7 @@ describeEachEngine('workspaces', (mode) => {
     expect((await suite.t.request({ method: 'GET', url: '/v1/workspaces', key: suite.acme.key })).json().total).toBe(before);
   });
 
-  describe('a chain of links that each look harmless (issue 28)', () => {
+  describe('a chain of links that each look harmless', () => {
     const refusedUpload = (res: { statusCode: number; json(): { error: unknown } }) => {
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/through the link/), details: { parameter: 'body' } });

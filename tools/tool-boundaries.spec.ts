@@ -1,5 +1,5 @@
 /**
- * What a file under tools/ may import of tools/ (README "Writing a tool"; the SDK boundary with
+ * What a file under tools/ may import of tools/ (docs/writing-a-tool.md; the SDK boundary with
  * src/ is the ESLint rule): its own folder — a tool's `<family>/<id>/`, an integration's
  * `integrations/<name>/` — anything of `shared/`, and, for a tool, an integration through its
  * public face (`integrations/<name>`, its index.ts). Never another tool's folder, another family,

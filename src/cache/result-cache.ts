@@ -13,7 +13,7 @@ export interface CachedResult {
   expires_at: number;
 }
 
-/** DESIGN §5.11: tool id + tool version + canonical validated input + API key id — keys never share entries. */
+/** docs/API.md#caching: tool id + tool version + canonical validated input + API key id — keys never share entries. */
 export function resultCacheKey(apiKeyId: string, toolId: string, toolVersion: string, input: Record<string, unknown>): string {
   const digest = createHash('sha256').update(`${toolVersion}\n${canonicalJson(input)}`).digest('base64url');
   return `${cacheScope(apiKeyId, toolId)}:${digest}`;

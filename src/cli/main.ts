@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `tos`: the operator CLI for accounts and first keys (DESIGN §5.4), and the API client (docs/cli.md).
+ * `tos`: the operator CLI for accounts and first keys (README "Getting a first key"), and the API client (docs/cli.md).
  * Only what parses the command line loads up front: the operator runtime (Nest, the database) and
  * the MCP bridge load when a command needs them, so client commands start in a fraction of the time.
  */

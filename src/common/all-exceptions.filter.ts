@@ -4,7 +4,7 @@ import { toErrorResponse } from './errors';
 import { DatabaseOutages, dependencyUnavailable, unreachableDependency } from './outages';
 
 /**
- * Renders every error as the SPEC §7 envelope — Fastify's own too, which Nest routes here
+ * Renders every error as the envelope of docs/API.md#envelope — Fastify's own too, which Nest routes here
  * through its error handler. Bugs are logged with the request id, never shown. A database or
  * Redis that cannot be reached is an outage, not a bug: 503 (retryable, Retry-After), and one
  * log line per change of state instead of a stack per request.

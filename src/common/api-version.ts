@@ -3,11 +3,11 @@ import { AppException } from './errors';
 
 export const CURRENT_API_VERSION = '1.0';
 const SUPPORTED = new Set(['1', '1.0']);
-/** Retired versions and their sunset dates (SPEC §9.3). */
+/** Retired versions and their sunset dates (docs/API.md#headers). */
 const RETIRED: Record<string, string> = { '0.9': '2026-09-28' };
 
 /**
- * DESIGN §5.14: `API-Version` absent → 1.0; 1.0 accepted; a retired version → 410; anything else → 400.
+ * `API-Version` absent → 1.0; 1.0 accepted; a retired version → 410; anything else → 400.
  * Every response says which version answered.
  */
 export async function apiVersionHook(request: FastifyRequest, reply: FastifyReply): Promise<void> {

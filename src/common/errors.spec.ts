@@ -2,7 +2,7 @@ import { BadRequestException, HttpException, NotFoundException } from '@nestjs/c
 import { AppException, toErrorResponse } from './errors';
 
 describe('toErrorResponse', () => {
-  it('renders AppException with retryable defaults from DESIGN §5.3', () => {
+  it('renders AppException with the documented retryable defaults', () => {
     expect(toErrorResponse(new AppException('RATE_LIMITED', 'slow down', { retry_after: 7 }))).toEqual({
       status: 429,
       body: { code: 'RATE_LIMITED', message: 'slow down', retryable: true, retry_after: 7 },

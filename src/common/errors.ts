@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 
-/** SPEC §7 error codes, plus CONFLICT (DESIGN §5.8). */
+/** The error codes of docs/API.md#errors and their usual status. */
 export const ERROR_STATUS = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
@@ -34,7 +34,7 @@ export interface AppExceptionOptions {
   retry_after?: number;
 }
 
-/** Every error we answer with on purpose; the global filter renders it as the SPEC §7 envelope. */
+/** Every error we answer with on purpose; the global filter renders it as the envelope (docs/API.md#envelope). */
 export class AppException extends Error {
   readonly status: number;
 
@@ -69,7 +69,7 @@ export class AppException extends Error {
   }
 }
 
-/** DESIGN §5.3. */
+/** Retryable unless said otherwise (docs/API.md#envelope). */
 const DEFAULT_RETRYABLE = new Set<ErrorCode>(['RATE_LIMITED', 'TOOL_TIMEOUT', 'INTERNAL_ERROR']);
 
 const CODE_BY_STATUS: Record<number, ErrorCode> = {

@@ -1,5 +1,5 @@
 /**
- * The SPEC §7 envelope for answers written before a request reaches Nest: Fastify's router
+ * The error envelope (docs/API.md#envelope) for answers written before a request reaches Nest: Fastify's router
  * (undecodable URLs) and Node's HTTP parser (bad request lines, oversized or invalid headers,
  * broken chunked encoding). Nothing the process writes leaves the envelope.
  */

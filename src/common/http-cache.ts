@@ -28,7 +28,7 @@ export function sendSnapshot(reply: FastifyReply, snapshot: JsonSnapshot): strin
 }
 
 /**
- * DESIGN §5.11: GET answers carry ETag and Cache-Control (revalidate: they are per key and change);
+ * docs/API.md#caching: GET answers carry ETag and Cache-Control (revalidate: they are per key and change);
  * a matching If-None-Match gets 304 with no body. Invoke answers from the cache set their own.
  */
 export async function httpCacheHook(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {

@@ -20,7 +20,7 @@ function timePrefix(now: number): string {
   return out;
 }
 
-/** `exec_` + 24 base62 chars, sortable by creation time (DESIGN §5.18). */
+/** `exec_` + 24 base62 chars, sortable by creation time (docs/API.md#identifiers-and-time). */
 export function newExecutionId(now = Date.now()): string {
   return `exec_${timePrefix(now)}${randomBase62(16)}`;
 }

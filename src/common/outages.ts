@@ -33,7 +33,7 @@ export function unreachableDependency(error: unknown, depth = 0): Dependency | n
   return null;
 }
 
-/** The answer to a request refused by an outage (DESIGN §5.3: 503 is retryable). */
+/** The answer to a request refused by an outage (503 is retryable: docs/API.md#errors). */
 export function dependencyUnavailable(dependency: Dependency): AppException {
   return new AppException('INTERNAL_ERROR', `The ${dependency} is unavailable; nothing was done, retry shortly`, {
     status: 503,

@@ -4,7 +4,7 @@ import { IsInt, IsOptional, Max, Min } from 'class-validator';
 
 const toInt = ({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value);
 
-/** `limit` (default 50, max 100) and `offset` (default 0), DESIGN §5.10. */
+/** `limit` (default 50, max 100) and `offset` (default 0): docs/API.md#paging. */
 export class PageQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 50 })
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100)

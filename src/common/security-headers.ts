@@ -1,4 +1,4 @@
-/** SPEC §9.6: on every response, the parser's refusals included. */
+/** docs/API.md#headers: on every response, the parser's refusals included. */
 export const SECURITY_HEADERS = {
   'strict-transport-security': 'max-age=31536000',
   'x-content-type-options': 'nosniff',

@@ -7,7 +7,7 @@ import { ConsolePagesController } from './console-pages.controller';
 import { ConsoleSessionController } from './console-session.controller';
 
 /**
- * The browser console (issue 19): its page and scripts, sign-in and sign-out, and sign-in links.
+ * The browser console (docs/console.md): its page and scripts, sign-in and sign-out, and sign-in links.
  * Everything else the page does goes through the /v1 API, as the session's principal.
  */
 @Module({})

@@ -1,6 +1,6 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 
-/** A claimed X-Idempotency-Key (DESIGN §5.12): scope is API key + tool; kept 24 h. */
+/** A claimed X-Idempotency-Key (docs/API.md#idempotent-retries): scope is API key + tool; kept 24 h. */
 @Entity('idempotency_keys')
 @Index('idx_idempotency_keys_expires_at', ['expires_at'])
 export class IdempotencyRecord {

@@ -21,7 +21,7 @@ export interface IdempotencyScope {
 export type Claim = { replay: false } | { replay: true; status: number; body: Record<string, unknown> };
 
 /**
- * X-Idempotency-Key (DESIGN §5.12), in the database so every API process sees the same claims:
+ * X-Idempotency-Key (docs/API.md#idempotent-retries), in the database so every API process sees the same claims:
  * the first request claims the key atomically (primary key), its answer is stored for 24 h and
  * replayed to retries with the same request.
  */

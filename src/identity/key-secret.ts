@@ -10,7 +10,7 @@ const PREFIX_BY_TYPE: Record<KeyType, string> = { user: 'sk_user_', service: 'sk
 export const API_KEY_PATTERN = /^sk_(user|svc|temp)_[0-9A-Za-z]{32}$/;
 export const SERVICE_KEY_PATTERN = /^sk_svc_[0-9A-Za-z]{32}$/;
 
-/** The spellings `type` accepts on create (DESIGN §5.5). */
+/** The spellings `type` accepts on create (docs/API.md#keys-and-scopes). */
 export const KEY_TYPE_ALIASES: Record<string, KeyType> = {
   user: 'user',
   service: 'service',

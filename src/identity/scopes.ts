@@ -4,7 +4,7 @@ export type Scope = (typeof SCOPES)[number];
 /** Scopes that manage the account's credentials: never held by temporary keys. */
 const CREDENTIAL_SCOPES: readonly Scope[] = ['keys:manage', 'secrets:manage'];
 
-/** DESIGN §5.7: user and service keys hold every scope; temporary keys all but the credential scopes. */
+/** docs/API.md#keys-and-scopes: user and service keys hold every scope; temporary keys all but the credential scopes. */
 export function defaultScopes(type: 'user' | 'service' | 'temporary'): Scope[] {
   return type === 'temporary' ? SCOPES.filter((s) => !CREDENTIAL_SCOPES.includes(s)) : [...SCOPES];
 }

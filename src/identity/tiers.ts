@@ -16,7 +16,7 @@ export interface TierLimits {
 
 const MIB = 1024 * 1024;
 
-/** DESIGN §5.4: enterprise accounts may carry their own numbers; these apply when unset. */
+/** Enterprise accounts may carry their own numbers; these apply when unset. */
 export const TIER_LIMITS: Record<Tier, TierLimits> = {
   free: { requestsPerMinute: 100, monthlyCalls: 1_000, retentionDays: 30, workspaces: 10, workspaceBytes: 100 * MIB },
   pro: { requestsPerMinute: 1_000, monthlyCalls: 100_000, retentionDays: 90, workspaces: 100, workspaceBytes: 2048 * MIB },

@@ -13,7 +13,7 @@ export class Account {
   @Column('text')
   tier: Tier;
 
-  /** Enterprise overrides of the tier's numbers (DESIGN §5.4); null = the tier's. */
+  /** Enterprise overrides of the tier's numbers (docs/API.md#rate-limits-and-quotas); null = the tier's. */
   @Column('integer', { nullable: true })
   requests_per_minute: number | null;
 

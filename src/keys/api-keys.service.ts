@@ -20,7 +20,7 @@ export interface NewKey {
   tool_ids?: string[] | null;
 }
 
-/** What the creating key holds; a key can never grant more (DESIGN §5.7). Absent for operators. */
+/** What the creating key holds; a key can never grant more (docs/API.md#keys-and-scopes). Absent for operators. */
 export interface Grantor {
   scopes: ReadonlySet<Scope>;
   toolIds: ReadonlySet<string> | null;
@@ -77,7 +77,7 @@ export class ApiKeysService {
     return key;
   }
 
-  /** Revokes at once. Temporary keys only expire (SPEC §5). Revoking twice answers the same record. */
+  /** Revokes at once. Temporary keys only expire (docs/API.md#keys). Revoking twice answers the same record. */
   async revoke(accountId: string, keyId: string, now = new Date()): Promise<ApiKey> {
     const key = await this.get(accountId, keyId);
     if (key.type === 'temporary') {

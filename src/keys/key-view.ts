@@ -1,6 +1,6 @@
 import type { ApiKey } from './api-key.entity';
 
-/** The key record clients see (DESIGN §5.5); never the hash. */
+/** The key record clients see (docs/API.md#keys); never the hash. */
 export function keyView(key: ApiKey) {
   return {
     id: key.id,

@@ -6,7 +6,7 @@ import { ApiKeysService, IssuedKey } from './api-keys.service';
 import { CreateKeyDto, RotateKeyDto } from './dto/create-key.dto';
 import { keyView } from './key-view';
 
-/** Key management for the caller's own account (DESIGN §5.5–§5.7). */
+/** Key management for the caller's own account (docs/API.md#keys). */
 @Controller('v1/keys')
 @RequireScopes('keys:manage')
 export class KeysController {

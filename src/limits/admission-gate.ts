@@ -39,7 +39,7 @@ function quotaMonth(accountId: string, now: Date) {
 /**
  * The one admission decision for a tool call, whichever door it came through (REST invoke or MCP
  * tools/call): the key's window for that tool (its `rate_limit`), then the account's monthly call
- * quota (DESIGN §5.13). Called once the request is known to be a call: after input validation and
+ * quota (docs/API.md#rate-limits-and-quotas). Called once the request is known to be a call: after input validation and
  * after an idempotent replay was answered (a replay is the earlier call's answer, never admitted).
  * A cache hit is a call answered cheaply: admitted like any other.
  */

@@ -12,7 +12,7 @@ import { MemoryWindowStore, WINDOW_MS, WindowStore } from './window-store';
 const requestOf = (context: { switchToHttp(): { getRequest<T>(): T } }) => context.switchToHttp().getRequest<FastifyRequest>();
 
 /**
- * Rate limits and quotas (DESIGN §5.13): in memory, or in Redis shared by every API process when
+ * Rate limits and quotas (docs/API.md#rate-limits-and-quotas): in memory, or in Redis shared by every API process when
  * REDIS_URL is set. One module per configuration, shared by its importers (the app's guards, the
  * executions' admission gate).
  */

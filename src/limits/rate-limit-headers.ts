@@ -16,7 +16,7 @@ declare module 'fastify' {
   }
 }
 
-/** The request window of one API key (or console session): DESIGN §5.13. */
+/** The request window of one API key (or console session): docs/API.md#rate-limits-and-quotas. */
 export function keyWindowKey(keyId: string): string {
   return `key:${keyId}`;
 }
@@ -27,7 +27,7 @@ export function ipWindowKey(request: FastifyRequest): string {
 }
 
 /**
- * Keeps the tightest window seen for this request and writes the X-RateLimit-* headers (DESIGN §5.13):
+ * Keeps the tightest window seen for this request and writes the X-RateLimit-* headers (docs/API.md#headers):
  * `counted` requests of `limit` are in the window; a slot frees at `resetAt` (epoch ms).
  */
 export function applyRateLimit(request: FastifyRequest, reply: FastifyReply, limit: number, counted: number, resetAt: number): void {

@@ -1,4 +1,4 @@
-/** Every window of DESIGN §5.13 is 60 s. */
+/** Every request window is a rolling 60 s (docs/API.md#rate-limits-and-quotas). */
 export const WINDOW_MS = 60_000;
 
 /** One rolling-window decision. */

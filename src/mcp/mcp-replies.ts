@@ -21,7 +21,7 @@ export function factsOf(request: Pick<FastifyRequest, 'id' | 'log'>, outages: Ou
 }
 
 /**
- * A tool call's CallToolResult, from its execution and the answer REST would give (SPEC §4.3):
+ * A tool call's CallToolResult, from its execution and the answer REST would give:
  * a success carries the output as structured content, its content blocks (the output as JSON
  * text, or the blocks the tool declared as its MCP content) and the rest of the answer as
  * `_meta`; an error is an error result holding the answer, which the model can act on.

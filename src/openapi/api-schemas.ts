@@ -10,7 +10,7 @@ export const ref = (name: string): SchemaObject => ({ $ref: `#/components/schema
 const nullable = (type: string, extra: SchemaObject = {}): SchemaObject => ({ type: [type, 'null'], ...extra });
 const timestamp = { type: 'string', format: 'date-time' };
 
-/** SPEC §7: every error, the framework's included. */
+/** docs/API.md#envelope: every error, the framework's included. */
 const ErrorBody: SchemaObject = {
   type: 'object',
   required: ['code', 'message', 'retryable'],
@@ -151,7 +151,7 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
   },
   ExecutionList: {
     type: 'object',
-    description: 'One shape for offset and cursor paging: `executions` and `items` are the same page (SPEC §4.6 names it both ways); `offset` is null on a cursor page; `pagination.after` continues either by cursor.',
+    description: 'One shape for offset and cursor paging: `executions` and `items` are the same page (clients written for either name find it); `offset` is null on a cursor page; `pagination.after` continues either by cursor.',
     required: ['executions', 'items', 'total', 'limit', 'offset', 'pagination'],
     properties: {
       executions: { type: 'array', items: ref('ExecutionSummary') },
@@ -268,7 +268,7 @@ export const SUCCESS_MEDIA: Record<string, Record<string, { schema: SchemaObject
 
 const header = (description: string, schema: SchemaObject = { type: 'string' }) => ({ description, schema });
 
-/** SPEC §8 and §9.6: on every response. */
+/** docs/API.md#headers: on every response. */
 export const RESPONSE_HEADERS: Record<string, ReturnType<typeof header>> = {
   'X-RateLimit-Limit': header('Requests per minute of the tightest window this request was counted in.', { type: 'integer' }),
   'X-RateLimit-Remaining': header('Requests left in that window.', { type: 'integer' }),

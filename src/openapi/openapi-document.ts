@@ -31,7 +31,7 @@ const INVOCATION_FAILURES = ['400', '409', '500', '504'];
 
 /**
  * The OpenAPI 3.1 document: the controllers as @nestjs/swagger sees them, completed with the
- * SPEC's envelope, headers and security, and one typed operation per registered tool. Built
+ * the error envelope, headers and security (docs/API.md#contract), and one typed operation per registered tool. Built
  * once at boot (tools are fixed after it) and served as a snapshot with its ETag.
  */
 @Injectable()
@@ -65,7 +65,7 @@ export class OpenApiDocument implements OnApplicationBootstrap {
     const options = new DocumentBuilder()
       .setOpenAPIVersion('3.1.0')
       .setTitle('Tool Orchestration Service')
-      .setDescription('Developer-ops tools over REST (and MCP at /v1/mcp). Errors use the SPEC §7 envelope; every response carries the rate-limit and security headers.')
+      .setDescription('Developer-ops tools over REST (and MCP at /v1/mcp). Errors use one envelope, { error: { code, message, retryable, … } }; every response carries the rate-limit and security headers.')
       .setVersion('1.0')
       .addServer(this.config.publicUrl)
       .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key: sk_user_…, sk_svc_… or sk_temp_…' }, 'bearer')

@@ -16,7 +16,7 @@ export const INVOKE_HEADER_PARAMETERS = [
   { name: 'Cache-Control', in: 'header', required: false, description: '`no-cache` bypasses the result cache.', schema: { type: 'string' } },
 ];
 
-/** The flat body (the inputs themselves) or the envelope `{ tool_id, inputs, options }` (DESIGN §5.1). */
+/** The flat body (the inputs themselves) or the envelope `{ tool_id, inputs, options }` (docs/API.md#request-bodies). */
 export function invokeBody(input: SchemaObject, toolId?: string): SchemaObject {
   return {
     required: true,

@@ -4,7 +4,7 @@ import { randomBase62 } from '../common/ids';
 
 /** The cookie that carries a console session's secret. */
 export const SESSION_COOKIE = 'tos_console';
-/** The header every state-changing console request carries (DESIGN §6: CSRF). */
+/** The header every state-changing console request carries, against cross-site request forgery. */
 export const CSRF_HEADER = 'x-csrf-token';
 
 /** ~256 bits: link tokens and session secrets are bearer credentials. */

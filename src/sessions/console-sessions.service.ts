@@ -34,7 +34,7 @@ export interface OpenedSession {
 export type SessionCheck = { ok: true; principal: Principal; session: ConsoleSession } | { ok: false; reason: string };
 
 /**
- * Console sign-in (issue 19): one-time links that open database-held sessions. A session acts as
+ * Console sign-in (docs/console.md): one-time links that open database-held sessions. A session acts as
  * its account's principal with the scopes and tools of whoever asked for the link, never more.
  */
 @Injectable()

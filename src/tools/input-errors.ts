@@ -4,7 +4,7 @@ import { maskApiKeys } from '../common/key-mask';
 import { REDACTED, redactStoredInput, type InputRules, type ToolInputDefinition } from './sdk';
 import { exactlyOneOfNames, notBothNames } from './sdk/input-rules';
 
-/** Turns the first ajv error into DESIGN §5.2's error: missing → INVALID_REQUEST, wrong → INVALID_INPUT. */
+/** Turns the first ajv error into the error of docs/API.md#which-400: missing → INVALID_REQUEST, wrong → INVALID_INPUT. */
 export function inputErrorToException(
   errors: ErrorObject[],
   input: Record<string, unknown>,

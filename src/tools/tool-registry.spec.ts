@@ -55,7 +55,7 @@ describe('ToolRegistry', () => {
     expect(() => registry.get('nope')).toThrow(AppException);
   });
 
-  it('validates input: defaults, stripping, and the DESIGN §5.2 errors', async () => {
+  it('validates input: defaults, stripping, and the two kinds of 400', async () => {
     const tool = (await boot(base)).get('echo');
     expect(tool.validateInput({ text: 'a', junk: true })).toEqual({ text: 'a', times: 1, mode: 'plain' });
 

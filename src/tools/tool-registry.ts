@@ -34,7 +34,7 @@ export interface RegisteredTool {
   secretSettings: readonly string[];
   summary: Record<string, unknown>;
   detail: Record<string, unknown>;
-  /** Validates in place: applies defaults, strips unknown members; throws the DESIGN §5.2 errors. */
+  /** Validates in place: applies defaults, strips unknown members; throws the errors of docs/API.md#which-400. */
   validateInput(input: Record<string, unknown>): Record<string, unknown>;
   /** Why a result breaks the declared outputs, or null when it conforms. */
   outputProblem(result: unknown): string | null;

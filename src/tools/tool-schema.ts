@@ -62,7 +62,7 @@ const VERSION_PATTERN = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
 
 /**
  * Problems with a definition that the schema compiler would not catch: identity, limits,
- * and unbounded inputs (DESIGN §6: every input is bounded by its schema). Empty = valid.
+ * and unbounded inputs (every input is bounded by its schema, so no call can exhaust the service). Empty = valid.
  */
 export function definitionProblems(definition: ToolDefinition): string[] {
   const problems: string[] = [];

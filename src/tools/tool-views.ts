@@ -2,7 +2,7 @@ import type { ToolDefinition } from './sdk';
 
 type Resolved = Required<Pick<ToolDefinition, 'status' | 'timeout' | 'rate_limit' | 'cacheable' | 'cache_ttl'>> & ToolDefinition;
 
-/** A tool as SPEC §2.1 lists it; computed once at boot. */
+/** A tool as GET /v1/tools lists it; computed once at boot. */
 export function toolSummaryView(d: Resolved): Record<string, unknown> {
   const inputs = Object.fromEntries(
     Object.entries(d.inputs).map(([name, { secret: _secret, required, ...rest }]) => [name, { ...rest, required: required ?? false }]),

@@ -27,7 +27,7 @@ export class ListToolsQuery extends PageQuery {
   search?: string;
 }
 
-/** The catalogue: SPEC §4.1–§4.2. A key restricted to some tools sees only those. */
+/** The catalogue: GET /v1/tools and /v1/tools/{id}. A key restricted to some tools sees only those. */
 @Controller()
 export class ToolsController {
   /** The catalogue is fixed after boot: each distinct listing is serialized (and hashed) once. */

@@ -1,5 +1,5 @@
 /**
- * The sandboxed view of WORKSPACE_ROOT that tools get as `ctx.workspace` (DESIGN §6).
+ * The sandboxed view of WORKSPACE_ROOT that tools get as `ctx.workspace` (docs/writing-a-tool.md#what-a-tool-gets-the-context).
  *
  * Every path a client sends is relative to the root. Absolute paths, NUL bytes, `..` escapes
  * and symlinks whose real path leaves the root are refused with INVALID_INPUT, checked on the

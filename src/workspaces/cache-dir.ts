@@ -13,7 +13,7 @@ export function workspaceCacheDir(config: AppConfig): string {
 }
 
 /**
- * Trees unpacked before links were judged on the finished tree (issue 28) may hold what those
+ * Trees unpacked when links were still judged on the finished tree may hold what those
  * checks refuse, or files another archive planted in them: a new layout name means they are never
  * opened again (they are left for the operator to delete, like any tmp folder).
  */

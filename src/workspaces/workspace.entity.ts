@@ -3,7 +3,7 @@ import { Account } from '../keys/account.entity';
 
 /**
  * An uploaded workspace. The archive itself is kept in the database every process shares (in
- * WorkspaceChunk rows), so whichever worker runs an execution can unpack it (DESIGN §4: workers
+ * WorkspaceChunk rows), so whichever worker runs an execution can unpack it (docs/ARCHITECTURE.md#api-and-worker-roles: workers
  * on any machine).
  */
 @Entity('workspaces')

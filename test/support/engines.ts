@@ -12,7 +12,7 @@ export interface EngineMode {
 const pglite = DATABASE_MODES.find((m) => m.name === 'pglite')!;
 const postgres = DATABASE_MODES.find((m) => m.name === 'postgres')!;
 
-/** The two runtime modes of DESIGN §4: PGlite + in-process executor, PostgreSQL + Bull on Redis. */
+/** The two runtime modes (docs/ARCHITECTURE.md#api-and-worker-roles): PGlite + in-process executor, PostgreSQL + Bull on Redis. */
 /** The URL of the Redis server the e2e global setup started. */
 export const redisUrl = (): string => published(REDIS_URL_ENV, 'Redis');
 

@@ -35,7 +35,7 @@ export function connectionFromEnv(env: NodeJS.ProcessEnv = process.env): Connect
   return { url: url.replace(/\/+$/, ''), apiKey, source };
 }
 
-/** The SPEC envelope `{ error: { code, message, suggestion } }` as a ClientError. */
+/** The error envelope `{ error: { code, message, suggestion } }` as a ClientError. */
 function envelopeError(status: number, body: unknown): ClientError {
   const error = (body as { error?: { code?: string; message?: string; suggestion?: string } } | null)?.error;
   return new ClientError(error?.code ?? `HTTP_${status}`, error?.message ?? `HTTP ${status}`, error?.suggestion);

@@ -157,7 +157,7 @@ export class ExecutionsStore {
   }
 
   /**
-   * Deletes executions older than their account's retention (DESIGN §5.17): the account's own
+   * Deletes executions older than their account's retention (docs/API.md#execution-lifecycle): the account's own
    * number, else its tier's. Returns how many were deleted.
    */
   async purgeExpired(now: Date): Promise<number> {

@@ -2,7 +2,7 @@ import { iso } from '../../keys/key-view';
 import type { Execution } from '../engine/execution.entity';
 import type { InputRequest } from '../../tools/sdk';
 
-/** A list entry (SPEC §4.6). */
+/** A list entry of GET /v1/executions. */
 export function executionSummary(e: Execution) {
   return {
     id: e.id,
@@ -22,7 +22,7 @@ export function pendingInputRequests(e: Execution): Record<string, InputRequest>
   return Object.fromEntries(Object.entries(e.input_requests ?? {}).filter(([key]) => !Object.hasOwn(answered, key)));
 }
 
-/** The single read (SPEC §2.2): the summary with result or error, input and progress message. */
+/** GET /v1/executions/{id}: the summary with result or error, input and progress message. */
 export function executionView(e: Execution) {
   return {
     ...executionSummary(e),

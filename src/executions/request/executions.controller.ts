@@ -20,7 +20,7 @@ export class ListExecutionsQuery extends PageQuery {
   @IsOptional() @IsString() @Matches(/^[a-z0-9-]{1,64}$/, { message: 'tool_id must be a tool id' })
   tool_id?: string;
 
-  /** Cursor paging (DESIGN §5.10): empty starts the walk. */
+  /** Cursor paging (docs/API.md#paging): empty starts the walk. */
   @ApiPropertyOptional({ description: 'Cursor paging: empty starts the walk, then each page’s pagination.after.' })
   @IsOptional() @IsString() @Matches(/^[A-Za-z0-9_-]{0,64}$/, { message: 'after must be a cursor returned by a previous page' })
   after?: string;
@@ -44,8 +44,8 @@ export class ExecutionsController {
       query.after !== undefined
         ? await this.executions.pageAfter(principal, filter, decodeCursor(query.after), query.limit)
         : await this.executions.page(principal, filter, query.limit, query.offset);
-    // One shape for both ways of paging. SPEC §4.6 names the page `executions` (offsets) and
-    // `items` (cursors): both are given. An offset page's cursor continues it by cursor.
+    // One shape for both ways of paging: clients expect the page as `executions` (offsets) or
+    // `items` (cursors), so both are given. An offset page's cursor continues it by cursor.
     const summaries = executions.map(executionSummary);
     return {
       executions: summaries,

@@ -44,7 +44,7 @@ export class ExecutionsService {
     return this.runner.answer(current, accepted);
   }
 
-  /** DESIGN §5.8: active → cancelled; cancelled again → the same answer; otherwise finished → 409. */
+  /** docs/API.md#execution-lifecycle: active → cancelled; cancelled again → the same answer; otherwise finished → 409. */
   async cancel(reader: ExecutionReader, id: string): Promise<Execution> {
     const current = await this.store.get(reader, id);
     if (current.status === 'cancelled') return current;

@@ -11,7 +11,7 @@ import type { Principal } from '../../identity/principal';
 import type { InputRequest } from '../../tools/sdk';
 import { InputRounds } from './input-rounds';
 
-/** The result cache's part in an answer (DESIGN §5.11). */
+/** The result cache's part in an answer (docs/API.md#caching). */
 export interface CacheUse {
   hit: boolean;
   /** Seconds the result stays cached. */
@@ -138,7 +138,7 @@ export class InvocationService {
   }
 }
 
-/** A sync invocation's answer, as REST returns it and MCP carries it as text (SPEC §4.3). */
+/** A sync invocation's answer, as REST returns it and MCP carries it as text. */
 export interface InvocationAnswer {
   httpStatus: number;
   body: Record<string, unknown>;
@@ -155,7 +155,7 @@ const UNRECORDED = {
   warning: 'The tool ran, but its execution record could not be written (database unavailable): this answer is its outcome; GET /v1/executions may not know this execution_id, or show it ended in error',
 };
 
-/** `totalMs` is the request's time so far; SPEC §2.2: execution is tool time, processing the rest. */
+/** `totalMs` is the request's time so far; execution is tool time, processing the rest. */
 export function invocationAnswer({ execution, executionMs, cache, recorded }: SyncInvocation, totalMs: number): InvocationAnswer {
   const answer = outcomeAnswer(execution, executionMs, cache, totalMs);
   return recorded ? answer : { ...answer, body: { ...answer.body, ...UNRECORDED } };

@@ -24,7 +24,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * DESIGN §5.1: the body is the envelope when its `inputs` member is an object, else flat
+ * docs/API.md#request-bodies: the body is the envelope when its `inputs` member is an object, else flat
  * (every member an input). Envelope `options` win over query parameters.
  */
 export function parseInvokeRequest(toolId: string, body: unknown, query: InvokeQuery, cacheControl?: string): InvokeRequest {
@@ -64,7 +64,7 @@ function answeringOf({ input_responses: responses, request_state: state }: Recor
   return { ...(responses && { responses }), ...(state !== undefined && { state: state as string }) };
 }
 
-/** `Cache-Control: no-cache` on an invocation bypasses the result cache (DESIGN §5.11), on REST and MCP alike. */
+/** `Cache-Control: no-cache` on an invocation bypasses the result cache (docs/API.md#caching), on REST and MCP alike. */
 export function asksNoCache(cacheControl: string | undefined): boolean {
   return /(^|,)\s*no-cache\s*(,|$)/i.test(cacheControl ?? '');
 }

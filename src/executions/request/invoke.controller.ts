@@ -11,7 +11,7 @@ import { applyRateLimit } from '../../limits/rate-limit-headers';
 import { invocationAnswer, InvocationService } from './invocation.service';
 import { InvokeQuery, parseInvokeRequest } from './invoke-request';
 
-/** POST /v1/tools/{tool_id}/invoke (SPEC §4.3). */
+/** POST /v1/tools/{tool_id}/invoke (README "Invoke"). */
 @Controller()
 export class InvokeController {
   constructor(
@@ -38,7 +38,7 @@ export class InvokeController {
     if (!IdempotencyService.validKey(idempotencyKey)) {
       throw AppException.invalidRequest('X-Idempotency-Key must be 1..255 visible ASCII characters', { parameter: 'X-Idempotency-Key' });
     }
-    // Retries of one request share the key; its first answer is replayed to them (DESIGN §5.12).
+    // Retries of one request share the key; its first answer is replayed to them (docs/API.md#idempotent-retries).
     const scope = { keyId: principal.keyId, toolId, idempotencyKey };
     const claim = await this.idempotency.claim(scope, IdempotencyService.requestHash({ body, async: query.async, timeout: query.timeout }));
     if (claim.replay) {

@@ -4,7 +4,7 @@ import type { Principal } from '../../identity/principal';
 import { AdmissionGate } from '../../limits/admission-gate';
 
 /**
- * GET /v1/usage: any caller may see what it has spent (DESIGN §5.13), its tier and its account's
+ * GET /v1/usage: any caller may see what it has spent (docs/API.md#rate-limits-and-quotas), its tier and its account's
  * month, and which key it is (`tos auth status` and `tos login` ask here who a key is).
  */
 @Controller('v1/usage')

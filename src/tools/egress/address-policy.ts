@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 
-/** Ranges no outbound call may reach unless EGRESS_ALLOW opens them (DESIGN §6). */
+/** Ranges no outbound call may reach unless EGRESS_ALLOW opens them (docs/configuration.md). */
 const REFUSED_V4: readonly [string, number, string][] = [
   ['0.0.0.0', 8, 'this network'],
   ['10.0.0.0', 8, 'private (RFC 1918)'],

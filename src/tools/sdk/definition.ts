@@ -67,7 +67,7 @@ export interface InputRules {
   dependentRequired?: Record<string, string[]>;
 }
 
-/** One tool input, in the SPEC's input-definition form plus bounds. */
+/** One tool input, as GET /v1/tools/{id} shows it, plus bounds. */
 export interface ToolInputDefinition extends SchemaBounds {
   type: InputType;
   description: string;

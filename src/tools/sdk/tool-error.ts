@@ -37,7 +37,7 @@ export class ToolError extends Error {
     this.retryAfter = options.retryAfter;
   }
 
-  /** An INVALID_INPUT error in the shape DESIGN §5.2 gives: parameter, expected, received. */
+  /** An INVALID_INPUT error in the shape of docs/API.md#which-400: parameter, expected, received. */
   static invalidInput(parameter: string, expected: string, received?: unknown, message?: string): ToolError {
     return new ToolError(message ?? `Invalid value for parameter '${parameter}': expected ${expected}`, {
       code: 'INVALID_INPUT',

@@ -2,7 +2,7 @@
  * A real Docker engine (Debian's `docker.io`) and registry (`docker-registry`) for the build tools'
  * tests, each private to the test run. dockerd runs as root with its own data root, exec root,
  * pid file and a unix socket in a temp dir, and always with the flags that keep it off the host's
- * firewall and routes (DESIGN §2); its RUN steps get no network. Nothing can be pulled: the base
+ * firewall and routes; its RUN steps get no network. Nothing can be pulled: the base
  * image `busybox:local` is imported from Debian's static busybox. The registry listens on a free
  * loopback port with filesystem storage. `stop` ends both, unmounts what dockerd mounted and
  * removes the temp dirs.
@@ -22,7 +22,7 @@ export const DOCKER_FIXTURES = path.join(__dirname, '..', '..', '..', 'tools', '
 const DOCKERD = '/usr/sbin/dockerd';
 const REGISTRY = '/usr/bin/docker-registry';
 const BUSYBOX = '/bin/busybox';
-/** Never touch the host's firewall, routes or bridges (DESIGN §2). */
+/** Never touch the host's firewall, routes or bridges: this engine runs on shared machines. */
 const NETWORK_SAFETY = ['--iptables=false', '--ip6tables=false', '--ip-forward=false', '--ip-masq=false', '--bridge=none', '--userland-proxy=false'];
 
 export function findDockerd(): string | null {

@@ -40,7 +40,7 @@ interface WorkflowInput {
     repo: REPO_INPUT,
     workflow: WORKFLOW_INPUT,
     ref: { type: 'string', minLength: 1, maxLength: 255, pattern: REF_PATTERN, description: "Branch or tag to run the workflow on (refs/heads/… and refs/tags/… accepted); the repository's default branch when omitted." },
-    // Not `inputs`: a flat REST body with an `inputs` object is read as the invoke envelope (DESIGN §5.1).
+    // Not `inputs`: a flat REST body with an `inputs` object is read as the invoke envelope (docs/API.md#request-bodies).
     workflow_inputs: {
       type: 'object',
       maxProperties: MAX_INPUTS,

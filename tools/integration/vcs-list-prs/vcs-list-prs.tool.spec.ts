@@ -35,7 +35,7 @@ describe('vcs-list-prs', () => {
   });
   afterAll(() => stopForge(world));
 
-  it('lists the open pull requests, newest first, in the SPEC shape with ISO 8601 UTC times', async () => {
+  it('lists the open pull requests, newest first, in the documented shape with ISO 8601 UTC times', async () => {
     const out = await list({});
     expect(out.count).toBe(2);
     expect(out.has_more).toBe(false);

@@ -94,7 +94,7 @@ export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
   }
 }
 
-/** `X-Signature: sha256=<hex>` (SPEC §6.4) plus the Standard Webhooks timestamp and signature of `id`, signed per attempt. */
+/** `X-Signature: sha256=<hex>` (HMAC-SHA-256 of the body) plus the Standard Webhooks timestamp and signature of `id`, signed per attempt. */
 function signatureHeaders(secret: string, id: string, body: string): Record<string, string> {
   const timestamp = Math.floor(Date.now() / 1000).toString();
   const standard = createHmac('sha256', secret).update(`${id}.${timestamp}.${body}`).digest('base64');
