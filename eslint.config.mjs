@@ -1,23 +1,46 @@
-// The one lint rule the platform enforces: tools and extension modules import nothing of src/
-// except the SDK (src/tools/sdk and its testing entry), so the SDK stays the boundary.
+// The import boundaries the platform enforces: tools and extension modules import nothing of src/
+// except the SDK (src/tools/sdk and its testing entry), so the SDK stays the boundary; and inside
+// tools/, a tool imports its own folder, tools/shared/ and an integration's index, never another
+// tool's folder (tools/tool-boundaries.spec.ts holds the exact rule; this one answers in the editor).
 import tseslint from 'typescript-eslint';
 
-const forbidden = {
-  patterns: [
-    {
-      regex: '(^|/)src/(?!tools/sdk(/testing)?$)',
-      message: 'Tools import only the SDK (src/tools/sdk, or src/tools/sdk/testing in tests).',
-    },
-  ],
+const FAMILIES = '(analysis|automation|integration|monitoring|security)';
+const sdkOnly = {
+  regex: '(^|/)src/(?!tools/sdk(/testing)?$)',
+  message: 'Tools import only the SDK (src/tools/sdk, or src/tools/sdk/testing in tests).',
+};
+const integrationIndex = {
+  regex: '(^|/)integrations/[^/]+/',
+  message: "Import an integration through its public face, tools/integrations/<name> (its index.ts), not its files.",
+};
+const otherTool = {
+  regex: `^(\\.\\./)+${FAMILIES}/|^\\.\\./(?!\\.\\./)`,
+  message: "A tool imports its own folder, tools/shared/ and integrations, never another tool's folder: move what both need to tools/shared or an integration.",
+};
+const sharedReachingOut = {
+  regex: `(^|/)(integrations|${FAMILIES})(/|$)`,
+  message: 'tools/shared/ is used by tools and integrations; it imports neither.',
 };
 
+const parser = { languageOptions: { parser: tseslint.parser } };
+
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'tools/*/fixtures/**'] },
   {
-    files: ['tools/**/*.ts', 'test/extension-fixture/**/*.ts'],
+    ...parser,
+    files: ['test/extension-fixture/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [sdkOnly] }] },
+  },
+  {
+    ...parser,
+    files: ['tools/**/*.ts'],
     // tools/index.ts is the platform's loader module for the folder, not a tool.
-    ignores: ['tools/index.ts'],
-    languageOptions: { parser: tseslint.parser },
-    rules: { 'no-restricted-imports': ['error', forbidden] },
+    ignores: ['tools/index.ts', 'tools/shared/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [sdkOnly, integrationIndex, otherTool] }] },
+  },
+  {
+    ...parser,
+    files: ['tools/shared/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [sdkOnly, sharedReachingOut] }] },
   },
 );

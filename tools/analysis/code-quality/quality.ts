@@ -1,7 +1,7 @@
 /** code-quality's work: measure every JavaScript/TypeScript file under a path, find clones, grade. */
 import * as path from 'node:path';
 import { ToolError, type ToolContext } from '../../../src/tools/sdk';
-import { eachFileText, listSourceFiles, type FileErrors } from '../../security/scan-shared';
+import { eachFileText, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { fileMetrics, type CodeUnit, type FunctionMetrics } from './complexity';
 import { CloneFinder, type Clone, type CloneFormat } from './duplication';
 

@@ -8,8 +8,8 @@ import { Contrib, Enums, Models, Serialize, Spec } from '@cyclonedx/cyclonedx-li
 import * as path from 'node:path';
 import { PackageURL } from 'packageurl-js';
 import parseSpdx from 'spdx-expression-parse';
-import type { KnownLicense } from '../../security/licenses/installed';
-import type { Ecosystem, LockedPackage, Lockfile } from '../../security/lockfiles';
+import type { KnownLicense } from '../../shared/licenses/installed';
+import type { Ecosystem, LockedPackage, Lockfile } from '../../shared/lockfiles';
 
 export const SPEC_VERSIONS = ['1.7', '1.6', '1.5'] as const;
 export type SpecVersion = (typeof SPEC_VERSIONS)[number];

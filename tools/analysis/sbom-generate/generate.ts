@@ -1,7 +1,7 @@
 /** sbom-generate's work: read the lockfiles at a workspace path and build one BOM of them. */
 import type { ToolContext } from '../../../src/tools/sdk';
-import { installedLicenses } from '../../security/licenses/installed';
-import { findLockfiles, readLockfile, type LockfileFormat } from '../../security/lockfiles';
+import { installedLicenses } from '../../shared/licenses/installed';
+import { findLockfiles, readLockfile, type LockfileFormat } from '../../shared/lockfiles';
 import { buildBom, projectDirectoryName, type BomSource, type SpecVersion } from './build';
 
 export interface SbomGenerateInput {

@@ -4,7 +4,7 @@
  * elements (`flakyFailure`/`flakyError`: failed, then passed on a rerun; `rerunFailure`/
  * `rerunError`: failed on every rerun).
  */
-import { ownText } from '../../security/scan-shared';
+import { ownText } from '../../shared/scan';
 import { elements as list, type Element } from './xml';
 
 export type CaseOutcome = 'passed' | 'failed' | 'error' | 'skipped';

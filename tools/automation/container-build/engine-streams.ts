@@ -1,7 +1,7 @@
 /** The engine's JSON-lines answers to a build and a push, read to their end. */
 import type Docker from 'dockerode';
 import { ToolError, type ToolContext } from '../../../src/tools/sdk';
-import { canonicalRegistry } from '../docker/engine-egress';
+import { canonicalRegistry } from '../../integrations/docker';
 
 interface EngineEvent {
   stream?: string;

@@ -3,8 +3,8 @@
  * this holds what it does, so it stays readable next to its long examples.
  */
 import { ToolError, type ToolContext } from '../../../src/tools/sdk';
-import { compareText, countBy, firstResults } from '../scan-shared';
-import { dependencyPaths, findLockfiles, normalisePypiName, readLockfile, type Lockfile, type LockfileFormat, type SkippedEntry } from '../lockfiles';
+import { compareText, countBy, firstResults } from '../../shared/scan';
+import { dependencyPaths, findLockfiles, normalisePypiName, readLockfile, type Lockfile, type LockfileFormat, type SkippedEntry } from '../../shared/lockfiles';
 import {
   advisorySource,
   bySeverityThenName,
@@ -18,7 +18,7 @@ import {
   type EcosystemRules,
   type PackageQuery,
   type Severity,
-} from '../osv';
+} from '../../integrations/osv';
 
 /** Skipped lockfile entries listed in the output (the count is always whole). */
 export const MAX_SKIPPED_LISTED = 100;

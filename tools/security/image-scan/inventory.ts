@@ -4,7 +4,7 @@
  * package (Debian's `Source`, Alpine's origin), as OSV's Debian and Alpine advisories are, and each
  * package is put in the layer that installed that version of it.
  */
-import { ownText } from '../scan-shared';
+import { ownText } from '../../shared/scan';
 import type { SavedImage } from './image-layers';
 
 export type PackageSource = 'dpkg' | 'apk' | 'npm' | 'python';

@@ -1,10 +1,10 @@
 /** license-check's work: the licence of every locked package, judged by an allow/deny policy. */
 import type { ToolContext } from '../../../src/tools/sdk';
-import { installedLicenses, type KnownLicense, type LicenseSource } from '../licenses/installed';
-import { NpmRegistryLicenses } from '../licenses/npm-registry';
-import { checkPolicy, judge, LICENSE_STATUSES, type LicenseStatus } from '../licenses/policy';
-import { findLockfiles, readLockfile, type Lockfile, type LockfileFormat } from '../lockfiles';
-import { compareText, countBy, firstResults } from '../scan-shared';
+import { installedLicenses, type KnownLicense, type LicenseSource } from '../../shared/licenses/installed';
+import { NpmRegistryLicenses } from '../../integrations/npm-registry';
+import { checkPolicy, judge, LICENSE_STATUSES, type LicenseStatus } from '../../shared/licenses/policy';
+import { findLockfiles, readLockfile, type Lockfile, type LockfileFormat } from '../../shared/lockfiles';
+import { compareText, countBy, firstResults } from '../../shared/scan';
 
 /** Distinct licences listed in the output, most used first. */
 export const MAX_LICENSES_LISTED = 100;

@@ -1,6 +1,6 @@
 /** sast-scan's `pr`: the files a pull request changes, as the forge lists them (the vcs tools' client). */
 import { ToolError, type ToolContext } from '../../../src/tools/sdk';
-import type { ForgeClients } from '../../integration/forge-shared/forge-clients';
+import type { ForgeClients } from '../../integrations/forge';
 
 /** GitHub lists at most 3,000 files of a pull request. */
 const MAX_PR_FILES = 3_000;

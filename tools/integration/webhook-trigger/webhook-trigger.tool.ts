@@ -1,0 +1,110 @@
+import { createHmac } from 'node:crypto';
+import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { wait as abortableWait } from '../../shared/wait';
+
+interface WebhookInput {
+  url: string;
+  payload: Record<string, unknown>;
+  secret?: string;
+  secret_name?: string;
+  headers?: Record<string, string>;
+  max_attempts: number;
+  timeout_ms: number;
+}
+
+const MAX_RESPONSE_BYTES = 64 * 1024;
+const BASE_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 10_000;
+
+@Tool({
+  id: 'webhook-trigger',
+  name: 'Webhook Trigger',
+  category: 'integration',
+  description: 'POSTs a JSON payload to a URL, signed (sha256 HMAC and Standard Webhooks headers) when a secret is given; retries 5xx, 429 and network errors with backoff.',
+  version: '1.0.0',
+  effects: 'write',
+  idempotent: false,
+  open_world: true,
+  timeout: 120,
+  inputs: {
+    url: { type: 'string', format: 'uri', maxLength: 2048, required: true, description: 'The http(s) URL to POST to.' },
+    payload: { type: 'object', maxProperties: 200, required: true, description: 'The JSON object to send.' },
+    secret: { type: 'string', minLength: 8, maxLength: 256, secret: true, description: 'Signing secret given inline.' },
+    secret_name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', maxLength: 64, description: 'Name of an account secret to sign with (PUT /v1/secrets/{name}).' },
+    headers: requestHeadersInput('Extra request headers (the signature and content-type headers cannot be overridden); never logged.'),
+    max_attempts: { type: 'integer', minimum: 1, maximum: 5, default: 3, description: 'Attempts in all, retries included.' },
+    timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'Timeout of each attempt.' },
+  },
+  outputs: {
+    status: { type: 'integer', description: 'HTTP status of the last attempt.' },
+    attempts: { type: 'integer', description: 'Attempts made.' },
+    delivered: { type: 'boolean', description: 'True when the last answer was 2xx.' },
+    response_body: { type: 'string', description: 'Body of the last answer (first 64 KiB).' },
+    signed: { type: 'boolean', description: 'Whether the request was signed.' },
+    duration_ms: { type: 'number', description: 'Wall time of all attempts.' },
+  },
+  examples: [
+    {
+      name: 'Deliver a signed deploy event',
+      input: { url: 'https://hooks.example.test:8443/hooks/deploy', payload: { event: 'deploy', service: 'api', version: '1.4.2' }, secret: 'whsec_example_world' },
+      output: { status: 202, attempts: 1, delivered: true, response_body: '{"accepted":true,"verified":true}', signed: true, duration_ms: 12 },
+      varies: ['duration_ms'],
+    },
+    {
+      name: 'Deliver an unsigned event',
+      input: { url: 'http://hooks.example.test:8080/hooks/deploy', payload: { event: 'deploy', service: 'api' } },
+      output: { status: 202, attempts: 1, delivered: true, response_body: '{"accepted":true,"verified":false}', signed: false, duration_ms: 8 },
+      varies: ['duration_ms'],
+    },
+  ],
+})
+export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
+  async execute(input: WebhookInput, ctx: ToolContext) {
+    if (input.secret !== undefined && input.secret_name !== undefined) throw ToolError.invalidInput('secret_name', "only one of 'secret' or 'secret_name'");
+    const secret = input.secret ?? (input.secret_name !== undefined ? await ctx.secrets.get(input.secret_name) : undefined);
+    const body = JSON.stringify(input.payload);
+    // The execution id is the Standard Webhooks `webhook-id`, signed or not: one for every attempt, and for a
+    // run of the same execution again, so a receiver can drop what it already has.
+    const messageId = ctx.executionId;
+    const started = performance.now();
+    for (let attempt = 1; ; attempt++) {
+      ctx.progress(Math.round(((attempt - 1) / input.max_attempts) * 100), `attempt ${attempt}`);
+      const headers: Record<string, string> = { ...input.headers, 'content-type': 'application/json', 'webhook-id': messageId, ...(secret && signatureHeaders(secret, messageId, body)) };
+      let wait: number;
+      try {
+        const response = await ctx.http.request(input.url, { method: 'POST', headers, body, timeoutMs: input.timeout_ms, maxResponseBytes: MAX_RESPONSE_BYTES, redirect: 'manual', parameter: 'url' });
+        const retryable = response.status >= 500 || response.status === 429;
+        if (!retryable || attempt >= input.max_attempts) {
+          return {
+            status: response.status,
+            attempts: attempt,
+            delivered: response.status >= 200 && response.status < 300,
+            response_body: response.text(),
+            signed: secret !== undefined,
+            duration_ms: Math.round(performance.now() - started),
+          };
+        }
+        wait = ToolError.fromResponse('webhook', response).retryAfter! * 1000 || backoff(attempt);
+      } catch (err) {
+        if (!(err instanceof ToolError) || !err.retryable || attempt >= input.max_attempts) throw err;
+        wait = backoff(attempt);
+      }
+      await abortableWait(Math.min(wait, MAX_BACKOFF_MS), ctx.signal);
+    }
+  }
+}
+
+/** `X-Signature: sha256=<hex>` (HMAC-SHA-256 of the body) plus the Standard Webhooks timestamp and signature of `id`, signed per attempt. */
+function signatureHeaders(secret: string, id: string, body: string): Record<string, string> {
+  const timestamp = Math.floor(Date.now() / 1000).toString();
+  const standard = createHmac('sha256', secret).update(`${id}.${timestamp}.${body}`).digest('base64');
+  return {
+    'x-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': `v1,${standard}`,
+  };
+}
+
+function backoff(attempt: number): number {
+  return BASE_BACKOFF_MS * 2 ** (attempt - 1);
+}

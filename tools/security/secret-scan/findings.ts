@@ -1,0 +1,94 @@
+/** Findings of the secret scan: the rules' candidates merged (one per overlapping run), located and redacted. */
+import { secretlintCandidates, type Secretlint } from './secretlint';
+import { entropyCandidates, serviceKeyCandidates } from './rules';
+
+export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export interface Finding {
+  rule: string;
+  severity: Severity;
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+  match: string;
+}
+
+/** A finding before it is located and redacted: a range of the scanned text. */
+export interface Candidate {
+  rule: string;
+  severity: Severity;
+  message: string;
+  start: number;
+  end: number;
+  /** Provider and service-key rules are specific; the entropy heuristic is not. */
+  specific: boolean;
+}
+
+export async function scanText(text: string, file: string, includeEntropy: boolean, secretlint: Secretlint): Promise<Finding[]> {
+  const candidates = [
+    ...(await secretlintCandidates(text, file, secretlint)),
+    ...serviceKeyCandidates(text),
+    ...(includeEntropy ? entropyCandidates(text) : []),
+  ];
+  const locate = locator(text);
+  return withoutOverlaps(candidates).map((candidate) => ({
+    rule: candidate.rule,
+    severity: candidate.severity,
+    file,
+    ...locate(candidate.start),
+    message: candidate.message,
+    match: redact(text.slice(candidate.start, candidate.end)),
+  }));
+}
+
+
+const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 0, high: 1, medium: 2, low: 3 };
+
+/**
+ * One finding per run of overlapping ranges (e.g. secretlint and the entropy rule on the same
+ * value): the specific rule wins over the heuristic, then the higher severity, then the earlier.
+ */
+function withoutOverlaps(candidates: Candidate[]): Candidate[] {
+  const byStart = [...candidates].sort((a, b) => a.start - b.start || a.end - b.end);
+  const kept: Candidate[] = [];
+  let clusterEnd = -1;
+  for (const candidate of byStart) {
+    const current = kept[kept.length - 1];
+    if (current !== undefined && candidate.start < clusterEnd) {
+      if (better(candidate, current)) kept[kept.length - 1] = candidate;
+      clusterEnd = Math.max(clusterEnd, candidate.end);
+    } else {
+      kept.push(candidate);
+      clusterEnd = candidate.end;
+    }
+  }
+  return kept;
+}
+
+function better(a: Candidate, b: Candidate): boolean {
+  if (a.specific !== b.specific) return a.specific;
+  return SEVERITY_RANK[a.severity] < SEVERITY_RANK[b.severity];
+}
+
+/** 1-based line and column of an offset. */
+function locator(text: string): (offset: number) => { line: number; column: number } {
+  const lineStarts = [0];
+  for (let index = text.indexOf('\n'); index !== -1; index = text.indexOf('\n', index + 1)) lineStarts.push(index + 1);
+  return (offset) => {
+    let low = 0;
+    let high = lineStarts.length - 1;
+    while (low < high) {
+      const middle = (low + high + 1) >> 1;
+      if (lineStarts[middle] <= offset) low = middle;
+      else high = middle - 1;
+    }
+    return { line: low + 1, column: offset - lineStarts[low] + 1 };
+  };
+}
+
+/** Never the secret: its first 4 characters (none for short values) and its length. */
+function redact(value: string): string {
+  return `${value.length >= 12 ? value.slice(0, 4) : ''}**** (${value.length} chars)`;
+}

@@ -1,0 +1,61 @@
+/** The scan's own rules: this service's API keys, and high-entropy values assigned to secret-looking names. */
+import type { Candidate } from './findings';
+
+/**
+ * High-entropy rule: a value of 16..256 non-blank characters, quoted or alone on a
+ * `NAME=value` line, assigned to a secret-looking name, mixing letters and digits, with a
+ * Shannon entropy of at least 3.5 bits per character. Random alphanumeric strings of that
+ * length score about 3.7-4.2; words, repeated characters and placeholders score below.
+ */
+const ENTROPY_THRESHOLD = 3.5;
+const SECRET_NAME = /passw(?:or)?d|passphrase|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|credential/i;
+const QUOTED_ASSIGNMENT = /(?<![\w.-])(["']?)([A-Za-z_][\w.-]{0,63})\1[ \t]*(?::=|=>|=|:)[ \t]*(["'`])([^\s"'`]{16,256})\3/dg;
+const BARE_ASSIGNMENT = /^[ \t]*(?:export[ \t]+)?([A-Za-z_][\w.-]{0,63})[ \t]*[=:][ \t]*([^\s"'`#]{16,256})[ \t]*$/dgm;
+
+/** This service's own API keys (docs/API.md#keys-and-scopes). */
+const SERVICE_KEY = /(?<![A-Za-z0-9_])sk_(user|svc|temp)_[A-Za-z0-9]{32}(?![A-Za-z0-9])/g;
+
+export function serviceKeyCandidates(text: string): Candidate[] {
+  return [...text.matchAll(SERVICE_KEY)].map((match): Candidate => ({
+    rule: 'tos/api-key',
+    severity: 'critical',
+    message: `Found a Tool Orchestration Service API key (${match[1]})`,
+    start: match.index,
+    end: match.index + match[0].length,
+    specific: true,
+  }));
+}
+
+export function entropyCandidates(text: string): Candidate[] {
+  const candidates: Candidate[] = [];
+  const assignments = [
+    ...[...text.matchAll(QUOTED_ASSIGNMENT)].map((match) => ({ name: match[2], value: match[4], start: match.indices![4][0] })),
+    ...[...text.matchAll(BARE_ASSIGNMENT)].map((match) => ({ name: match[1], value: match[2], start: match.indices![2][0] })),
+  ];
+  for (const { name, value, start } of assignments) {
+    if (!SECRET_NAME.test(name) || !/[A-Za-z]/.test(value) || !/\d/.test(value)) continue;
+    const entropy = shannonEntropy(value);
+    if (entropy < ENTROPY_THRESHOLD) continue;
+    candidates.push({
+      rule: 'tos/high-entropy-assignment',
+      severity: 'medium',
+      message: `High-entropy value (${entropy.toFixed(2)} bits/char) assigned to ${name}`,
+      start,
+      end: start + value.length,
+      specific: false,
+    });
+  }
+  return candidates;
+}
+
+/** Bits per character of the value's own character distribution. */
+function shannonEntropy(value: string): number {
+  const counts = new Map<string, number>();
+  for (const char of value) counts.set(char, (counts.get(char) ?? 0) + 1);
+  let entropy = 0;
+  for (const count of counts.values()) {
+    const p = count / value.length;
+    entropy -= p * Math.log2(p);
+  }
+  return entropy;
+}

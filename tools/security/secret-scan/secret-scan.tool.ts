@@ -1,0 +1,181 @@
+import { exactlyOneOf, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../../src/tools/sdk';
+import { scanText, SEVERITIES, type Finding } from './findings';
+import { loadSecretlint } from './secretlint';
+
+const CONTENT_FILE = '<content>';
+const MAX_FILES = 5_000;
+const MAX_FILE_BYTES = 1024 * 1024;
+const MAX_FINDINGS = 1_000;
+/** A file whose first bytes hold a NUL is binary (the rule git and grep use). */
+const BINARY_SNIFF_CHARS = 8_000;
+
+interface SecretScanInput {
+  content?: string;
+  path?: string;
+  files?: string[];
+  include_entropy: boolean;
+}
+
+interface SecretScanOutput {
+  findings: Finding[];
+  count: number;
+  files_scanned: number;
+  truncated: boolean;
+}
+
+const exampleKey = 'sk_svc_EXAMPLEexample000000000000000000';
+const exampleGithubToken = 'ghp_EXAMPLEexampleEXAMPLEexample00000000';
+
+@Tool({
+  id: 'secret-scan',
+  name: 'Secret Scan',
+  category: 'security',
+  description:
+    "Finds leaked credentials (provider tokens, private keys, this service's sk_ keys, high-entropy secrets) in text or workspace files, with values redacted.",
+  status: 'ready',
+  version: '1.0.0',
+  cacheable: true,
+  isolated: true,
+  timeout: 120,
+  rate_limit: 60,
+  inputs: {
+    ...workspaceInputs(),
+    content: { type: 'string', maxLength: 1_000_000, description: 'Inline text to scan; give this or path.' },
+    path: {
+      type: 'string',
+      maxLength: 1024,
+      description: 'A file or directory in the workspace to scan (up to 5000 files; files over 1 MiB and binary files are skipped).',
+    },
+    files: {
+      type: 'array',
+      maxItems: 1000,
+      items: { type: 'string', minLength: 1, maxLength: 1024 },
+      description: 'Only scan these paths, relative to the directory given as path.',
+    },
+    include_entropy: {
+      type: 'boolean',
+      default: true,
+      description: 'Also report high-entropy values assigned to secret-looking names (password, token, api_key, ...).',
+    },
+  },
+  input_rules: exactlyOneOf('content', 'path'),
+  outputs: {
+    findings: {
+      type: 'array',
+      description: `Leaked secrets, sorted by file, line and column, at most ${MAX_FINDINGS}; the matched value is redacted.`,
+      items: {
+        type: 'object',
+        required: ['rule', 'severity', 'file', 'line', 'column', 'message', 'match'],
+        additionalProperties: false,
+        properties: {
+          rule: { type: 'string' },
+          severity: { enum: [...SEVERITIES] },
+          file: { type: 'string' },
+          line: { type: 'integer' },
+          column: { type: 'integer' },
+          message: { type: 'string' },
+          match: { type: 'string' },
+        },
+      },
+    },
+    count: { type: 'integer', description: 'Number of findings returned.' },
+    files_scanned: { type: 'integer', description: 'Text files scanned (1 for inline content).' },
+    truncated: { type: 'boolean', description: `True when the scan stopped at ${MAX_FINDINGS} findings.` },
+  },
+  examples: [
+    {
+      name: 'An env file with a service key and a GitHub token',
+      input: { content: `# fake values\nTOS_API_KEY=${exampleKey}\nGITHUB_TOKEN=${exampleGithubToken}\n` },
+      output: {
+        findings: [
+          {
+            rule: 'tos/api-key',
+            severity: 'critical',
+            file: CONTENT_FILE,
+            line: 2,
+            column: 13,
+            message: 'Found a Tool Orchestration Service API key (svc)',
+            match: 'sk_s**** (39 chars)',
+          },
+          {
+            rule: 'secretlint/github/GITHUB_TOKEN',
+            severity: 'high',
+            file: CONTENT_FILE,
+            line: 3,
+            column: 14,
+            message: 'Found GitHub Token',
+            match: 'ghp_**** (40 chars)',
+          },
+        ],
+        count: 2,
+        files_scanned: 1,
+        truncated: false,
+      },
+    },
+    {
+      name: 'A high-entropy password in a config file',
+      input: { content: 'database:\n  host: db.internal\n  password: "Zq8xR2mLp9Tv4WcY"\n' },
+      output: {
+        findings: [
+          {
+            rule: 'tos/high-entropy-assignment',
+            severity: 'medium',
+            file: CONTENT_FILE,
+            line: 3,
+            column: 14,
+            message: 'High-entropy value (4.00 bits/char) assigned to password',
+            match: 'Zq8x**** (16 chars)',
+          },
+        ],
+        count: 1,
+        files_scanned: 1,
+        truncated: false,
+      },
+    },
+    {
+      name: 'Clean text',
+      input: { content: 'export const retries = 3;\nconst password = process.env.DB_PASSWORD;\n' },
+      output: { findings: [], count: 0, files_scanned: 1, truncated: false },
+    },
+  ],
+})
+export class SecretScanTool implements ToolHandler<SecretScanInput, SecretScanOutput> {
+  async execute(input: SecretScanInput, ctx: ToolContext): Promise<SecretScanOutput> {
+    const source = textSource(input);
+    if (source.kind === 'content' && input.files !== undefined) {
+      throw ToolError.invalidInput('files', "'files' only together with a directory 'path'", input.files);
+    }
+    const secretlint = await loadSecretlint();
+    ctx.signal.throwIfAborted();
+
+    if (source.kind === 'content') {
+      const findings = await scanText(source.content, CONTENT_FILE, input.include_entropy, secretlint);
+      return summary(findings, 1);
+    }
+
+    const files = await ctx.workspace.listFiles(source.path, { files: input.files, maxFiles: MAX_FILES, maxFileBytes: MAX_FILE_BYTES }, 'path');
+    const findings: Finding[] = [];
+    let scanned = 0;
+    let nextProgress = 10;
+    // Files come sorted by path, and each file's findings by position, so the list stays sorted.
+    for (const [index, file] of files.entries()) {
+      ctx.signal.throwIfAborted();
+      const percent = Math.floor((index / files.length) * 100);
+      if (files.length >= 20 && percent >= nextProgress) {
+        ctx.progress(percent, `${index} of ${files.length} files`);
+        nextProgress = percent + 10;
+      }
+      const text = await ctx.workspace.readText(file.path, MAX_FILE_BYTES, 'path');
+      if (text.slice(0, BINARY_SNIFF_CHARS).includes('\0')) continue;
+      scanned += 1;
+      findings.push(...(await scanText(text, file.path, input.include_entropy, secretlint)));
+      if (findings.length > MAX_FINDINGS) break;
+    }
+    return summary(findings, scanned);
+  }
+}
+
+function summary(findings: Finding[], filesScanned: number): SecretScanOutput {
+  const kept = findings.slice(0, MAX_FINDINGS);
+  return { findings: kept, count: kept.length, files_scanned: filesScanned, truncated: findings.length > MAX_FINDINGS };
+}
