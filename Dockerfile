@@ -21,7 +21,7 @@ COPY tools ./tools
 # Then only what runs: production dependencies without source maps and type declarations
 # (typescript/lib stays whole: the console is compiled by the service itself).
 RUN npm run build \
- && rm dist/.tsbuildinfo \
+ && rm -f dist/*.tsbuildinfo \
  && npm prune --omit=dev --ignore-scripts \
  && find node_modules ! -path 'node_modules/typescript/lib/*' -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -exec rm -f {} + \
  && mkdir -p /volume/data
