@@ -173,15 +173,7 @@ export class ExecutionsStore {
 
   /** Ends, with `error`, every running execution claimed by `claim` (its process was lost); answers them. */
   async endClaimed(claim: string, error: ErrorBody, now: Date): Promise<Execution[]> {
-    const [rows] = (await this.executions.query(
-      `UPDATE executions
-          SET status = 'error', error = $2::jsonb, completed_at = $1::timestamptz, sealed_inputs = NULL,
-              duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM ($1::timestamptz - started_at)) * 1000)::integer END
-        WHERE status = 'running' AND claimed_by = $3
-        RETURNING *`,
-      [now.toISOString(), JSON.stringify(error), claim],
-    )) as [Execution[], number];
-    return rows.map((row) => this.executions.create(row));
+    return this.endWhere("status = 'running' AND claimed_by = $3", now, error, claim);
   }
 
   /**
@@ -191,25 +183,29 @@ export class ExecutionsStore {
    * and every one that waited as long for its caller's answer. Answers the ended rows, by reason.
    */
   async endOverdue(now: Date, graceSeconds: number, maxQueueWaitSeconds: number, errors: Record<OverdueReason, ErrorBody>): Promise<Record<OverdueReason, Execution[]>> {
-    const end = (condition: string, error: ErrorBody, limit: number) =>
-      this.executions.query(
-        `UPDATE executions
-            SET status = 'error', error = $2::jsonb, completed_at = $1::timestamptz, sealed_inputs = NULL,
-                duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM ($1::timestamptz - started_at)) * 1000)::integer END
-          WHERE ${condition}
-          RETURNING *`,
-        [now.toISOString(), JSON.stringify(error), limit],
-      ) as Promise<[Execution[], number]>;
-    const [running] = await end(
+    const end = (condition: string, error: ErrorBody, limit: number) => this.endWhere(condition, now, error, limit);
+    const running = await end(
       `status = 'running' AND started_at + make_interval(secs => COALESCE(timeout_seconds, ${MAX_TIMEOUT_SECONDS}) + $3) < $1::timestamptz`,
       errors.running,
       graceSeconds,
     );
     const waitedTooLong = `COALESCE(waiting_since, created_at) + make_interval(secs => $3) < $1::timestamptz`;
-    const [queued] = await end(`status = 'queued' AND ${waitedTooLong}`, errors.queued, maxQueueWaitSeconds);
-    const [unanswered] = await end(`status = 'input_required' AND ${waitedTooLong}`, errors.unanswered, maxQueueWaitSeconds);
-    const rows = (list: Execution[]) => list.map((row) => this.executions.create(row));
-    return { running: rows(running), queued: rows(queued), unanswered: rows(unanswered) };
+    const queued = await end(`status = 'queued' AND ${waitedTooLong}`, errors.queued, maxQueueWaitSeconds);
+    const unanswered = await end(`status = 'input_required' AND ${waitedTooLong}`, errors.unanswered, maxQueueWaitSeconds);
+    return { running, queued, unanswered };
+  }
+
+  /** Ends every execution matching `condition` (`$1` now, `$3` the caller's value) as `error`; answers the ended rows. */
+  private async endWhere(condition: string, now: Date, error: ErrorBody, value: unknown): Promise<Execution[]> {
+    const [rows] = (await this.executions.query(
+      `UPDATE executions
+          SET status = 'error', error = $2::jsonb, completed_at = $1::timestamptz, sealed_inputs = NULL,
+              duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM ($1::timestamptz - started_at)) * 1000)::integer END
+        WHERE ${condition}
+        RETURNING *`,
+      [now.toISOString(), JSON.stringify(error), value],
+    )) as [Execution[], number];
+    return rows.map((row) => this.executions.create(row));
   }
 
   async recordProgress(id: string, progress: number, message: string | null): Promise<void> {
