@@ -11,7 +11,7 @@ import { ToolDefinition, ToolHandler, ToolMetadata, type ToolSettingValue } from
 import { readToolSettings } from './tool-settings';
 import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { valueAt } from '../common/dotted-path';
-import { definitionProblems, inputSchema, JsonSchema, outputSchema } from './tool-schema';
+import { definitionProblems, inputRules, inputSchema, JsonSchema, outputSchema } from './tool-schema';
 import { toolDetailView, toolSummaryView } from './tool-views';
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -19,7 +19,7 @@ export const DEFAULT_RATE_LIMIT = 60;
 export const DEFAULT_CACHE_TTL_SECONDS = 3600;
 
 /** A tool's definition with every default filled in (`mcp` has none: absent means the id and JSON text). */
-export type ResolvedDefinition = Required<Omit<ToolDefinition, 'mcp' | 'task_support' | 'input_rules'>> & Pick<ToolDefinition, 'mcp' | 'task_support' | 'input_rules'>;
+export type ResolvedDefinition = Required<Omit<ToolDefinition, 'mcp' | 'task_support'>> & Pick<ToolDefinition, 'mcp' | 'task_support'>;
 
 export interface RegisteredTool {
   definition: ResolvedDefinition;
@@ -53,7 +53,7 @@ const AJV_OPTIONS = { allErrors: true, strict: true, strictRequired: false, allo
 
 /**
  * A 2020-12 validator. Ajv 8 resolves `$anchor` but its strict mode calls it unknown inside a
- * `$ref`'d schema, so it is declared; `x-mcp-header` is an annotation (mcp_header) with nothing to check.
+ * `$ref`'d schema, so it is declared; `x-mcp-header` is an annotation with nothing to check.
  */
 function validator(options: ConstructorParameters<typeof Ajv2020>[0]): Ajv2020 {
   return addFormats(new Ajv2020(options)).addKeyword('$anchor').addKeyword('x-mcp-header');
@@ -179,7 +179,7 @@ export class ToolRegistry extends ToolCatalogue implements OnModuleInit {
     }
 
     const validateInput = (input: Record<string, unknown>) => {
-      if (!validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, definition.inputs, definition.input_rules);
+      if (!validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, definition.input.properties, inputRules(definition.input));
       return input;
     };
     const outputProblem = (result: unknown) => {

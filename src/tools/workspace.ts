@@ -5,7 +5,7 @@
  * and symlinks whose real path leaves the root are refused with INVALID_INPUT, checked on the
  * real path (fs.realpath) of the target and of every file a listing returns.
  */
-import type { ToolInputDefinition } from './sdk/definition';
+import type { ToolInputProperty } from './sdk/definition';
 import { constants as fsConstants, type Dirent } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import * as path from 'node:path';
@@ -198,13 +198,13 @@ export const WORKSPACE_ID_PATTERN = /^ws_[0-9A-Za-z]{20}$/;
  * caller's account (POST /v1/workspaces). The service opens it as the tool's ctx.workspace, so
  * `path` and `files` are relative to it; without it they are relative to WORKSPACE_ROOT.
  */
-function workspaceInput(): ToolInputDefinition {
+function workspaceInput() {
   return {
     type: 'string',
     pattern: WORKSPACE_ID_PATTERN.source,
     maxLength: 23,
     description: "An uploaded workspace of your account (ws_…, from POST /v1/workspaces): path and files are read inside it. Without it, the service's shared workspace.",
-  };
+  } as const satisfies ToolInputProperty;
 }
 
 /**
@@ -213,7 +213,7 @@ function workspaceInput(): ToolInputDefinition {
  * (never touching the work tree) as the tool's ctx.workspace. Only a tool that also takes
  * `workspace` (see workspaceInputs) gets this meaning for `ref`.
  */
-export function refInput(): ToolInputDefinition {
+export function refInput() {
   return {
     type: 'string',
     minLength: 1,
@@ -221,11 +221,11 @@ export function refInput(): ToolInputDefinition {
     // git's ref syntax plus revision suffixes (HEAD~1, v1.2^{commit}); no leading '-' or spaces.
     pattern: '^[A-Za-z0-9_./@{}^~][A-Za-z0-9_./@{}^~+-]*$',
     description: 'A branch, tag or commit (HEAD~1 works) of the git repository at the root of the workspace: files are read as they are at that commit.',
-  };
+  } as const satisfies ToolInputProperty;
 }
 
 /** `workspace` and `ref` together: what every tool that reads the workspace declares. */
-export function workspaceInputs(): Record<'workspace' | 'ref', ToolInputDefinition> {
+export function workspaceInputs() {
   return { workspace: workspaceInput(), ref: refInput() };
 }
 
@@ -233,7 +233,7 @@ export type TextSource = { kind: 'content'; content: string } | { kind: 'path'; 
 
 /**
  * For tools that take text either inline (`content`) or from the workspace (`path`); their
- * `input_rules: exactlyOneOf('content', 'path')` has refused a call with neither or both.
+ * input's `exactlyOneOf('content', 'path')` has refused a call with neither or both.
  */
 export function textSource(input: { content?: string; path?: string }): TextSource {
   return input.content !== undefined ? { kind: 'content', content: input.content } : { kind: 'path', path: input.path! };

@@ -45,7 +45,7 @@ export interface RunToolOverrides {
   answers?: Record<string, Record<string, unknown>>;
 }
 
-type ToolClass = new (...args: never[]) => ToolHandler<any, any>;
+type ToolClass = new (...args: never[]) => ToolHandler;
 
 const silentLogger: ToolLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const kitRegistry = new ToolRegistry(undefined as never, { publicUrl: 'http://127.0.0.1' } as AppConfig);
@@ -53,7 +53,7 @@ const kitRegistry = new ToolRegistry(undefined as never, { publicUrl: 'http://12
 const compiled = new WeakMap<ToolDefinition, ReturnType<ToolRegistry['register']>>();
 
 /** The `@Tool({...})` definition of a tool class or instance. */
-export function definitionOf(tool: ToolClass | ToolHandler<any, any>): ToolDefinition {
+export function definitionOf(tool: ToolClass | ToolHandler): ToolDefinition {
   const target = typeof tool === 'function' ? tool : tool.constructor;
   const definition = Reflect.getMetadata(ToolMetadata.KEY, target) as ToolDefinition | undefined;
   if (!definition) throw new Error(`${target.name} is not decorated with @Tool`);
@@ -65,7 +65,7 @@ export function definitionOf(tool: ToolClass | ToolHandler<any, any>): ToolDefin
  * ToolError-shaped error), runs the tool with a real context, checks the output.
  * A class is constructed without arguments; pass an instance when it injects clients.
  */
-export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler<any, any>, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
+export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
   const definition = definitionOf(tool);
   const handler = typeof tool === 'function' ? new tool() : tool;
   const registered = compiled.get(definition) ?? compiled.set(definition, kitRegistry.register(definition, handler, handler.constructor.name)).get(definition)!;

@@ -1,5 +1,5 @@
 /** Small pieces every scanner of this family shares: output schemas, counts and a stable order. */
-import type { ToolOutputDefinition } from '../../../src/tools/sdk';
+import type { ToolOutputProperty } from '../../../src/tools/sdk';
 import { LOCKFILE_FORMATS } from '../lockfiles/model';
 
 export { compareText } from '../lockfiles/model';
@@ -12,17 +12,13 @@ export function countBy<K extends string, T>(keys: readonly K[], items: readonly
 }
 
 /** An output object holding one integer per key. */
-export function countsOutput(keys: readonly string[], description: string): ToolOutputDefinition {
-  return {
-    type: 'object',
-    description,
-    properties: Object.fromEntries(keys.map((key) => [key, { type: 'integer' }])),
-    additionalProperties: false,
-  };
+export function countsOutput<const K extends string>(keys: readonly K[], description: string) {
+  const properties = Object.fromEntries(keys.map((key) => [key, { type: 'integer' } as const])) as Record<K, { readonly type: 'integer' }>;
+  return { type: 'object', description, properties, additionalProperties: false } as const satisfies ToolOutputProperty;
 }
 
 /** The `lockfiles` output of the lockfile tools: what was read, and optionally how much was skipped. */
-export function lockfilesOutput(options: { skipped?: boolean } = {}): ToolOutputDefinition {
+export function lockfilesOutput(options: { skipped?: boolean } = {}) {
   const fields = ['file', 'format', 'ecosystem', 'packages', ...(options.skipped ? ['skipped'] : [])];
   return {
     type: 'array',
@@ -39,7 +35,7 @@ export function lockfilesOutput(options: { skipped?: boolean } = {}): ToolOutput
         ...(options.skipped ? { skipped: { type: 'integer', description: 'Entries naming no installed version.' } } : {}),
       },
     },
-  };
+  } as const satisfies ToolOutputProperty;
 }
 
 /**
@@ -58,11 +54,11 @@ export function firstResults<T>(sorted: T[], max: number): { items: T[]; count: 
 }
 
 /** The outputs that go with firstResults: `count`, `total`, `truncated`. */
-export function pageOutputs(what: string): Record<'count' | 'total' | 'truncated', ToolOutputDefinition> {
+export function pageOutputs(what: string) {
   return {
     count: { type: 'integer', description: `${what} returned.` },
     total: { type: 'integer', description: `${what} found (before max_results).` },
     truncated: { type: 'boolean', description: 'True when total > count: the worst ones were kept.' },
-  };
+  } as const satisfies Record<string, ToolOutputProperty>;
 }
 export * from './files';
