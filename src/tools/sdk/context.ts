@@ -66,15 +66,16 @@ export interface AskingContext {
 }
 
 /** What a running tool gets besides its input; `D` (the tool's definition) types `config`. */
-export interface ToolContext<D extends ToolDefinition | undefined = undefined> extends AskingContext {
+export type ToolContext<D extends ToolDefinition | undefined = undefined> = ToolContextBase & { readonly config: ConfigOf<D> };
+
+/** The context without its typed settings. */
+export interface ToolContextBase extends AskingContext {
   readonly executionId: string;
   /** Aborts on cancel and on timeout; long work must watch it. */
   readonly signal: AbortSignal;
   /** Reports progress, 0..100; persistence is throttled by the runner. */
   progress(percent: number, message?: string): void;
   readonly logger: ToolLogger;
-  /** The settings the tool declared in `config`, typed (integer → number, boolean → boolean; undefined when unset without a default). */
-  readonly config: D extends ToolDefinition ? ToolSettings<NonNullable<D['config']>> : Readonly<Record<string, ToolSettingValue | undefined>>;
   readonly workspace: Workspace;
   /** Outbound HTTP under the egress policy, bound to `signal`. */
   readonly http: ToolHttp;
@@ -220,5 +221,7 @@ export interface ToolHandler<D extends ToolDefinition | undefined = undefined> {
 }
 
 
+/** The settings the tool declared in `config`, typed (integer → number, boolean → boolean; undefined when unset without a default). */
+type ConfigOf<D> = D extends ToolDefinition ? ToolSettings<NonNullable<D['config']>> : Readonly<Record<string, ToolSettingValue | undefined>>;
 type HandlerInput<D> = D extends ToolDefinition ? ToolInput<D> : Record<string, any>;
 type HandlerOutput<D> = D extends ToolDefinition ? ToolOutput<D> : Record<string, unknown>;

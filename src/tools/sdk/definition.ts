@@ -214,11 +214,13 @@ export function Tool(definition: ToolDefinition): ClassDecorator {
   return applyDecorators(Injectable(), ToolMetadata(definition));
 }
 
-/** The input a tool's handler gets: defaults filled in, unknown members dropped. */
-export type ToolInput<D extends Pick<ToolDefinition, 'input'>> = FromSchema<D['input']>;
+/** The input a tool's handler gets: defaults filled in, unknown members dropped (the published schema closes the object). */
+export type ToolInput<D extends Pick<ToolDefinition, 'input'>> = FromSchema<Closed<D['input']>>;
 
-/** The result a tool's handler returns. */
-export type ToolOutput<D extends Pick<ToolDefinition, 'output'>> = FromSchema<D['output']>;
+/** The result a tool's handler returns: its members and no others (the published schema closes the object). */
+export type ToolOutput<D extends Pick<ToolDefinition, 'output'>> = FromSchema<Closed<D['output']>>;
+
+type Closed<S> = S & { readonly additionalProperties: false };
 
 /** An output member of MCP content blocks: `{type:'text',text}`, `{type:'image'|'audio',data,mimeType}` (base64) or `{type:'resource',resource:{uri,mimeType?,text|blob}}`. */
 export function contentBlocksOutput<const Description extends string>(description: Description) {

@@ -3,8 +3,8 @@ import { fileErrorsOutput, sourceFilesInputs } from '../../shared/scan';
 import { CODE_QUALITY_EXAMPLES } from './examples';
 import { COGNITIVE_LIMIT, CYCLOMATIC_LIMIT, DUPLICATION_LIMIT, GRADE_FLOORS, GRADES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES, codeQuality, type CodeQualityInput, type CodeQualityOutput } from './quality';
 
-const location = { type: 'object', additionalProperties: false, required: ['file', 'start_line', 'end_line'], properties: { file: { type: 'string' }, start_line: { type: 'integer' }, end_line: { type: 'integer' } } };
-const totalAndMax = { type: 'object', additionalProperties: false, required: ['total', 'max'], properties: { total: { type: 'integer' }, max: { type: 'integer' } } };
+const location = { type: 'object', additionalProperties: false, required: ['file', 'start_line', 'end_line'], properties: { file: { type: 'string' }, start_line: { type: 'integer' }, end_line: { type: 'integer' } } } as const;
+const totalAndMax = { type: 'object', additionalProperties: false, required: ['total', 'max'], properties: { total: { type: 'integer' }, max: { type: 'integer' } } } as const;
 const gradeScale = `${GRADE_FLOORS.map(([grade, floor]) => `${grade} ≥ ${floor}`).join(', ')}, else F; one grade less for a function over cognitive ${COGNITIVE_LIMIT} or cyclomatic ${CYCLOMATIC_LIMIT}, one less for over ${DUPLICATION_LIMIT}% duplicated lines`;
 
 const definition = defineTool({

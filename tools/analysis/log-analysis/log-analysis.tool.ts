@@ -1,21 +1,18 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { FORMATS, LEVELS, parseLine, type LogFormat } from './entries';
-import { LogStats, MAX_ANOMALIES, SPIKE_FACTOR, SPIKE_MIN_ERRORS, type LogAnalysisOutput } from './stats';
+import { LogStats, MAX_ANOMALIES, SPIKE_FACTOR, SPIKE_MIN_ERRORS } from './stats';
 
 const MAX_FILE_BYTES = 20 * 1024 * 1024;
 /** Lines between cancellation checkpoints (which also yield to the event loop). */
 const CHUNK_LINES = 5_000;
 
 type LogAnalysisInput = ToolInput<typeof definition>;
+export type LogAnalysisOutput = ToolOutput<typeof definition>;
 
-const isoOrNull = { type: ['string', 'null'] };
-/** Top-level object outputs cannot list `required` members (the SDK has no field for it). */
-const countsOf = (keys: readonly string[]) => ({
-  type: 'object' as const,
-  properties: Object.fromEntries(keys.map((key) => [key, { type: 'integer' }])),
-  additionalProperties: false,
-});
+const isoOrNull = { type: ['string', 'null'] } as const;
+const countsOf = <const K extends string>(keys: readonly K[]) =>
+  ({ type: 'object', properties: Object.fromEntries(keys.map((key) => [key, { type: 'integer' }])) as Record<K, { readonly type: 'integer' }>, additionalProperties: false }) as const;
 
 const definition = defineTool({
   id: 'log-analysis',

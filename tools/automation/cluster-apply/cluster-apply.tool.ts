@@ -1,21 +1,15 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { type Cluster, connect, KUBERNETES_SETTINGS, type KubernetesObject } from '../../integrations/kubernetes';
 import { MAX_OBJECTS, parseManifest, type ManifestObject } from './manifest';
 
 type ClusterApplyInput = ToolInput<typeof definition>;
+type ClusterApplyOutput = ToolOutput<typeof definition>;
 
 type ApplyResult = 'created' | 'configured' | 'unchanged';
 
-interface AppliedObject {
-  kind: string;
-  api_version: string;
-  name: string;
-  namespace: string | null;
-  result: ApplyResult;
-  resource_version: string;
-}
+type AppliedObject = ToolOutput<typeof definition>['objects'][number];
 
 interface Conflict {
   object: string;
@@ -112,7 +106,7 @@ const definition = defineTool({
 
 @Tool(definition)
 export class ClusterApplyTool implements ToolHandler<typeof definition> {
-  async execute(input: ClusterApplyInput, ctx: ToolContext<typeof definition>) {
+  async execute(input: ClusterApplyInput, ctx: ToolContext<typeof definition>): Promise<ClusterApplyOutput> {
     const manifest = parseManifest(input.manifest);
     const cluster = await connect(ctx);
     if (input.confirm && !input.dry_run) {

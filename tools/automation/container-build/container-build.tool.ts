@@ -1,10 +1,11 @@
 import type Docker from 'dockerode';
-import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler, defineTool, type ToolInput } from '../../../src/tools/sdk';
+import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { buildContext } from './build-context';
 import { followBuild, pushImage } from './engine-streams';
 import { checkBuildEgress, checkRegistry, DockerClients, DOCKER_SETTINGS, engineCall } from '../../integrations/docker';
 
 type ContainerBuildInput = ToolInput<typeof definition>;
+type ContainerBuildOutput = ToolOutput<typeof definition>;
 
 /** Of the build's progress, the share left for the push. */
 const PUSH_SHARE = 20;
@@ -80,7 +81,7 @@ const definition = defineTool({
 export class ContainerBuildTool implements ToolHandler<typeof definition> {
   constructor(private readonly engines: DockerClients) {}
 
-  async execute(input: ContainerBuildInput, ctx: ToolContext<typeof definition>) {
+  async execute(input: ContainerBuildInput, ctx: ToolContext<typeof definition>): Promise<ContainerBuildOutput> {
     const started = Date.now();
     const reference = `${input.image}:${input.tag}`;
     // The push's registry first: a refused one should cost no build.

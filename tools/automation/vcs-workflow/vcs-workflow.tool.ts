@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { FORGE_SETTINGS, type ForgeClient, ForgeClients, OWNER_INPUT, REF_PATTERN, REPO_INPUT, RUN_SCHEMA, runSummary, WORKFLOW_INPUT, type WorkflowRun } from '../../integrations/forge';
 import { wait } from '../../shared/wait';
 
@@ -14,6 +14,7 @@ const RUNS_PER_LOOK = 30;
 const STARTED_RUN_MEMBERS = ['id', 'run_number', 'status', 'conclusion', 'event', 'branch', 'head_sha', 'actor', 'html_url', 'created_at'] as const;
 
 type WorkflowInput = ToolInput<typeof definition>;
+type WorkflowOutput = ToolOutput<typeof definition>;
 
 const definition = defineTool({
   id: 'vcs-workflow',
@@ -92,7 +93,7 @@ const definition = defineTool({
 export class VcsWorkflowTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: WorkflowInput, ctx: ToolContext<typeof definition>) {
+  async execute(input: WorkflowInput, ctx: ToolContext<typeof definition>): Promise<WorkflowOutput> {
     const forge = await this.forges.connect(ctx, { requireToken: true });
     const where = { owner: input.owner, repo: input.repo };
     const subject = { ...where, parameter: 'workflow', value: input.workflow };

@@ -5,12 +5,7 @@ type EmailSendInput = ToolInput<typeof definition>;
 
 type EmailSendOutput = ToolOutput<typeof definition>;
 
-const ADDRESSES = (description: string) => ({
-  type: 'array' as const,
-  maxItems: 50,
-  items: { type: 'string', format: 'email', maxLength: 254 },
-  description,
-});
+const ADDRESSES = (description: string) => ({ type: 'array', maxItems: 50, items: { type: 'string', format: 'email', maxLength: 254 }, description }) as const;
 
 /** SMTP reply codes a caller can act on by changing the message (mailbox or syntax). */
 const CALLERS_FAULT = new Set([501, 550, 551, 552, 553, 554]);

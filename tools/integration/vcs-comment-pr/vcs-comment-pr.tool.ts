@@ -1,4 +1,4 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { FORGE_SETTINGS, type ForgeClient, ForgeClients, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from '../../integrations/forge';
 
 /** GitHub's limit on a comment body is 65536 characters; the hidden marker line takes the rest. */
@@ -7,6 +7,7 @@ const MAX_BODY = 65_000;
 const MAX_SCANNED = 3000;
 
 type CommentInput = ToolInput<typeof definition>;
+type CommentOutput = ToolOutput<typeof definition>;
 
 /** The hidden line that identifies the tool's comment: an HTML comment GitHub does not render. */
 export function markerLine(marker: string): string {
@@ -72,7 +73,7 @@ const definition = defineTool({
 export class VcsCommentPrTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: CommentInput, ctx: ToolContext<typeof definition>) {
+  async execute(input: CommentInput, ctx: ToolContext<typeof definition>): Promise<CommentOutput> {
     const forge = await this.forges.connect(ctx, { requireToken: true });
     const where = { owner: input.owner, repo: input.repo };
     const subject = { ...where, parameter: 'pull_number', value: input.pull_number };

@@ -1,5 +1,5 @@
 import type { RestEndpointMethodTypes } from '@octokit/rest';
-import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { checksState, FORGE_READ_CACHE_TTL, FORGE_SETTINGS, type ForgeClient, ForgeClients, loginOf, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT, type Subject, summarizeReviews, utc, utcOrNull } from '../../integrations/forge';
 import { wait } from '../../shared/wait';
 
@@ -15,10 +15,11 @@ const MERGEABILITY_WAIT_MS = 1000;
 type PullRequest = RestEndpointMethodTypes['pulls']['get']['response']['data'];
 
 type GetPrInput = ToolInput<typeof definition>;
+type GetPrOutput = ToolOutput<typeof definition>;
 
-const strings = { type: 'array', items: { type: 'string' } };
-const dateTime = { type: 'string', format: 'date-time' };
-const nullableDateTime = { type: ['string', 'null'], format: 'date-time' };
+const strings = { type: 'array', items: { type: 'string' } } as const;
+const dateTime = { type: 'string', format: 'date-time' } as const;
+const nullableDateTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
 const definition = defineTool({
   id: 'vcs-get-pr',
@@ -180,7 +181,7 @@ const definition = defineTool({
 export class VcsGetPrTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: GetPrInput, ctx: ToolContext<typeof definition>) {
+  async execute(input: GetPrInput, ctx: ToolContext<typeof definition>): Promise<GetPrOutput> {
     const forge = await this.forges.connect(ctx);
     const subject: Subject = { owner: input.owner, repo: input.repo, parameter: 'pull_number', value: input.pull_number };
     const where = { owner: input.owner, repo: input.repo };

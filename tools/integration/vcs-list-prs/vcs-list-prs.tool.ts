@@ -1,5 +1,5 @@
 import type { RestEndpointMethodTypes } from '@octokit/rest';
-import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, ForgeClients, loginOf, OWNER_INPUT, REF_PATTERN, REPO_INPUT, utc } from '../../integrations/forge';
 
 /** Most pull requests one call returns (ten pages of GitHub's largest). */
@@ -8,6 +8,7 @@ const MAX_LIMIT = 1000;
 type PullSimple = RestEndpointMethodTypes['pulls']['list']['response']['data'][number];
 
 type ListPrsInput = ToolInput<typeof definition>;
+type ListPrsOutput = ToolOutput<typeof definition>;
 
 const PR_ITEM = {
   type: 'object',
@@ -27,7 +28,7 @@ const PR_ITEM = {
     base: { type: 'string' },
     labels: { type: 'array', items: { type: 'string' } },
   },
-};
+} as const;
 
 const definition = defineTool({
   id: 'vcs-list-prs',
@@ -113,7 +114,7 @@ const definition = defineTool({
 export class VcsListPrsTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: ListPrsInput, ctx: ToolContext<typeof definition>) {
+  async execute(input: ListPrsInput, ctx: ToolContext<typeof definition>): Promise<ListPrsOutput> {
     const forge = await this.forges.connect(ctx);
     const { items, more } = await forge.list(
       forge.rest.pulls.list,

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, ForgeClients, OWNER_INPUT, REF_PATTERN, REPO_INPUT, RUN_SCHEMA, runSummary, utc, WORKFLOW_INPUT } from '../../integrations/forge';
 
 /** GitHub's largest page: the latest runs, one request. */
@@ -7,6 +7,7 @@ const MAX_RUNS = 100;
 const STATUS_FILTERS = ['completed', 'action_required', 'cancelled', 'failure', 'neutral', 'skipped', 'stale', 'success', 'timed_out', 'in_progress', 'queued', 'requested', 'waiting', 'pending'] as const;
 
 type WorkflowStatusInput = ToolInput<typeof definition>;
+type WorkflowStatusOutput = ToolOutput<typeof definition>;
 
 const definition = defineTool({
   id: 'vcs-workflow-status',
@@ -111,7 +112,7 @@ const definition = defineTool({
 export class VcsWorkflowStatusTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: WorkflowStatusInput, ctx: ToolContext<typeof definition>) {
+  async execute(input: WorkflowStatusInput, ctx: ToolContext<typeof definition>): Promise<WorkflowStatusOutput> {
     const forge = await this.forges.connect(ctx);
     const subject = { owner: input.owner, repo: input.repo, parameter: 'workflow', value: input.workflow };
     const where = { owner: input.owner, repo: input.repo, workflow_id: input.workflow };

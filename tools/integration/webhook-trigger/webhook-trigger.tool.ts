@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput } from '../../../src/tools/sdk';
+import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { wait as abortableWait } from '../../shared/wait';
 
 type WebhookInput = ToolInput<typeof definition>;
+type WebhookOutput = ToolOutput<typeof definition>;
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const BASE_BACKOFF_MS = 250;
@@ -61,7 +62,7 @@ const definition = defineTool({
 
 @Tool(definition)
 export class WebhookTriggerTool implements ToolHandler<typeof definition> {
-  async execute(input: WebhookInput, ctx: ToolContext<typeof definition>) {
+  async execute(input: WebhookInput, ctx: ToolContext<typeof definition>): Promise<WebhookOutput> {
     if (input.secret !== undefined && input.secret_name !== undefined) throw ToolError.invalidInput('secret_name', "only one of 'secret' or 'secret_name'");
     const secret = input.secret ?? (input.secret_name !== undefined ? await ctx.secrets.get(input.secret_name) : undefined);
     const body = JSON.stringify(input.payload);

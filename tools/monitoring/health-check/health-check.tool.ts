@@ -2,14 +2,8 @@ import { boundedRegexTest, requestHeadersInput, compileRegex, Tool, ToolError, t
 
 type HealthCheckInput = ToolInput<typeof definition>;
 
-interface TlsSummary {
-  days_left: number;
-  valid_to: string;
-  subject: string | null;
-  issuer: string | null;
-}
-
 type HealthCheckOutput = ToolOutput<typeof definition>;
+type TlsSummary = NonNullable<HealthCheckOutput['tls']>;
 
 /** The body a match reads: health pages are small, and a regex runs over at most this much. */
 const MATCHED_BODY_BYTES = 256 * 1024;

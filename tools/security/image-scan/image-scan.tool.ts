@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler, defineTool, type ToolInput } from '../../../src/tools/sdk';
+import { exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
 import { DockerClients, DOCKER_SETTINGS, engineCall } from '../../integrations/docker';
 import { LIMIT_SETTINGS, readSavedImage, type ScanLimits } from './image-layers';
 import { inventory, type InstalledPackage } from './inventory';
@@ -24,6 +24,7 @@ import { normalisePypiName } from '../../shared/lockfiles';
 import { countBy, countsOutput, firstResults, pageOutputs } from '../../shared/scan';
 
 type ImageScanInput = ToolInput<typeof definition>;
+type ImageScanOutput = ToolOutput<typeof definition>;
 
 const GIB = 1024 ** 3;
 const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
@@ -291,7 +292,7 @@ export class ImageScanTool implements ToolHandler<typeof definition> {
   // makes its own (one client per engine per thread).
   constructor(private readonly engines: DockerClients = new DockerClients()) {}
 
-  async execute(input: ImageScanInput, ctx: ToolContext<typeof definition>) {
+  async execute(input: ImageScanInput, ctx: ToolContext<typeof definition>): Promise<ImageScanOutput> {
     const source = advisorySource(ctx);
     const { name, archive } = await this.open(input, ctx);
     const image = await readSavedImage(archive, scanLimits(ctx), input.image === undefined ? 'tarball' : 'image', ctx.signal);

@@ -23,7 +23,7 @@ const SUMMARY_PROPERTIES = {
   key_bits: { type: ['integer', 'null'] },
   self_signed: { type: 'boolean' },
   is_ca: { type: 'boolean' },
-};
+} as const;
 
 const definition = defineTool({
   id: 'tls-cert-check',
