@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
+import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 type ProfilingInput = ToolInput<typeof definition>;
 

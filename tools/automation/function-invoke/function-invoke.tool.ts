@@ -1,4 +1,4 @@
-import { exactlyOneOf, notBoth, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
+import { exactlyOneOf, notBoth, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 type FunctionInvokeInput = ToolInput<typeof definition>;
 

@@ -1,5 +1,5 @@
 import { createTransport } from 'nodemailer';
-import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 type EmailSendInput = ToolInput<typeof definition>;
 

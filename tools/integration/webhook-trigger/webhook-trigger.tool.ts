@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
+import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { wait as abortableWait } from '../../shared/wait';
 
 type WebhookInput = ToolInput<typeof definition>;

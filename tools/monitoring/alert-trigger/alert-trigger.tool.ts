@@ -1,4 +1,4 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { badLabelName, findAlert, fingerprintOf, postAlert, type PostableAlert } from './alertmanager';
 import { sendEvent, type EventAction } from './pagerduty';
 

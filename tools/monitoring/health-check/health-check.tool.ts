@@ -1,4 +1,4 @@
-import { boundedRegexTest, requestHeadersInput, compileRegex, Tool, ToolError, type HttpResponse, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
+import { boundedRegexTest, requestHeadersInput, compileRegex, Tool, ToolError, type HttpResponse, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 type HealthCheckInput = ToolInput<typeof definition>;
 

@@ -1,4 +1,4 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { ExpositionError, METRIC_TYPES, parseExposition, type MetricFamily } from './exposition';
 import { queryPrometheus, type QueryRequest } from './prometheus-api';
 

@@ -1,4 +1,4 @@
-import { exactlyOneOf, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '../../../src/tools/sdk';
+import { exactlyOneOf, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { scanText, SEVERITIES, type Finding } from './findings';
 import { loadSecretlint } from './secretlint';
 
