@@ -68,7 +68,7 @@ describeEachEngine('stored inputs', (mode) => {
     const headerInputs = suite.t.app
       .get(ToolCatalogue)
       .all()
-      .flatMap(({ definition }) => Object.entries(definition.inputs).filter(([name]) => /headers$/i.test(name)).map(([name, input]) => [`${definition.id}.${name}`, input.headers] as const));
+      .flatMap(({ definition }) => Object.entries(definition.input.properties).filter(([name]) => /headers$/i.test(name)).map(([name, input]) => [`${definition.id}.${name}`, input['x-request-headers']] as const));
     expect(headerInputs.map(([name]) => name)).toEqual(expect.arrayContaining(['health-check.headers', 'performance-profiling.headers']));
     expect(headerInputs.filter(([, marked]) => marked !== true)).toEqual([]);
   });

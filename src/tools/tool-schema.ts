@@ -122,7 +122,8 @@ export function definitionProblems(definition: ToolDefinition): string[] {
   const headerNames = headers.map(([, member]) => String(member['x-mcp-header']).toLowerCase());
   check(new Set(headerNames).size === headerNames.length, 'x-mcp-header names must be unique (case-insensitively)');
   const { $defs: _defs, ...rules } = inputRules(input);
-  for (const name of [...(input.required ?? []), ...requiredNames(rules)]) check(Object.hasOwn(input.properties, name), `input: '${name}' is required but is not an input`);
+  for (const name of input.required ?? []) check(Object.hasOwn(input.properties, name), `input: '${name}' is required but is not an input`);
+  for (const name of requiredNames(rules)) check(Object.hasOwn(input.properties, name), `input: '${name}' is required by a rule but is not an input`);
   for (const name of output.required ?? []) check(Object.hasOwn(output.properties, name), `output: '${name}' is required but is not a member`);
   return problems;
 }

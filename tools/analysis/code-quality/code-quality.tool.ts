@@ -31,7 +31,6 @@ const definition = defineTool({
       min_clone_lines: { type: 'integer', minimum: 3, maximum: 1000, default: 6, description: 'Shortest clone reported, in lines.' },
       min_clone_tokens: { type: 'integer', minimum: 20, maximum: 10_000, default: 50, description: 'Shortest clone reported, in tokens.' },
     },
-    required: [],
   },
   output: {
     type: 'object',

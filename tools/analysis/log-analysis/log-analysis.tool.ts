@@ -44,7 +44,6 @@ const definition = defineTool({
         description: 'Maximum number of error groups returned, most frequent first.',
       },
     },
-    required: [],
     ...exactlyOneOf('content', 'path'),
   },
   output: {

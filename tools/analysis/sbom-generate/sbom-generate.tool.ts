@@ -32,7 +32,6 @@ const definition = defineTool({
       spec_version: { type: 'string', enum: [...SPEC_VERSIONS], default: '1.6', description: 'CycloneDX specification version of the document.' },
       include_dev: { type: 'boolean', default: true, description: 'Include packages installed only for development (as scope "excluded").' },
     },
-    required: [],
   },
   output: {
     type: 'object',

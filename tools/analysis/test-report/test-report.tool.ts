@@ -40,7 +40,6 @@ const definition = defineTool({
       trace_lines: { type: 'integer', minimum: 0, maximum: 200, default: 15, description: 'Lines of each failure trace kept; the rest is counted.' },
       max_coverage_files: { type: 'integer', minimum: 0, maximum: 2000, default: 100, description: 'Most files in the coverage list, least covered first.' },
     },
-    required: [],
     ...exactlyOneOf('path', 'content'),
   },
   output: {

@@ -34,7 +34,6 @@ const definition = defineTool({
       timeout_ms: { type: 'integer', minimum: 100, maximum: 60_000, default: 30_000, description: 'How long the call may take.' },
       max_response_bytes: { type: 'integer', minimum: 1024, maximum: 5 * 1024 * 1024, default: 1024 * 1024, description: 'The body is cut at this many bytes (truncated: true).' },
     },
-    required: [],
     ...exactlyOneOf('function', 'url'),
     ...notBoth('payload', 'payload_text'),
   },

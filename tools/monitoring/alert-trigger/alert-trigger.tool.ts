@@ -53,7 +53,6 @@ const definition = defineTool({
       url: { type: 'string', maxLength: 2048, pattern: '^https?://', description: 'Alertmanager base URL (ALERTMANAGER_URL when omitted). PagerDuty always goes to PAGERDUTY_EVENTS_URL.' },
       timeout_ms: { type: 'integer', minimum: 100, maximum: 25_000, default: 10_000, description: 'Time allowed for each request.' },
     },
-    required: [],
   },
   output: {
     type: 'object',

@@ -79,7 +79,6 @@ const definition = defineTool({
       max_samples: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000, description: 'Most samples returned; `total` tells how many matched.' },
       timeout_ms: { type: 'integer', minimum: 100, maximum: 55_000, default: 10_000, description: 'Time allowed for the scrape or query.' },
     },
-    required: [],
   },
   output: {
     type: 'object',

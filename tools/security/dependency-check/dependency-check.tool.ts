@@ -33,7 +33,6 @@ const definition = defineTool({
       include_dev: { type: 'boolean', default: true, description: 'Also check packages installed only for development.' },
       ...SEVERITY_FILTER_INPUTS,
     },
-    required: [],
   },
   output: {
     type: 'object',

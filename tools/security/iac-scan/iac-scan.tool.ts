@@ -41,7 +41,6 @@ const definition = defineTool({
       min_severity: { type: 'string', enum: [...IAC_SEVERITIES].reverse(), default: 'low', description: 'Report findings of at least this severity.' },
       max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most findings returned, worst first.' },
     },
-    required: [],
   },
   output: {
     type: 'object',

@@ -69,7 +69,6 @@ const definition = defineTool({
       tarball: { type: 'string', maxLength: 1024, description: 'A `docker save` archive in the workspace. Give this or image.' },
       ...SEVERITY_FILTER_INPUTS,
     },
-    required: [],
     ...exactlyOneOf('image', 'tarball'),
   },
   output: {

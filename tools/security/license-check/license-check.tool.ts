@@ -43,7 +43,6 @@ const definition = defineTool({
       registry_lookup: { type: 'boolean', default: true, description: 'Ask the npm registry (REGISTRY_URL) for licences the workspace does not record; off: they are unknown.' },
       max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most violations returned, worst first.' },
     },
-    required: [],
   },
   output: {
     type: 'object',

@@ -40,7 +40,6 @@ const definition = defineTool({
       owner: { ...OWNER_INPUT, description: 'With pr: owner of the forge repository.' },
       repo: { ...REPO_INPUT, description: 'With pr: name of the forge repository.' },
     },
-    required: [],
   },
   config: FORGE_SETTINGS,
   output: {

@@ -50,7 +50,6 @@ const definition = defineTool({
         description: 'Also report high-entropy values assigned to secret-looking names (password, token, api_key, ...).',
       },
     },
-    required: [],
     ...exactlyOneOf('content', 'path'),
   },
   output: {
