@@ -36,7 +36,7 @@ describe('McpEndpoint', () => {
   const outages = new HeardOutages();
 
   beforeAll(async () => {
-    const tool = { definition: { id: 'json-transform', examples: [], inputs: {} }, validateInput: (input: unknown) => input };
+    const tool = { definition: { id: 'json-transform', examples: [], input: { type: 'object', properties: {} } }, validateInput: (input: unknown) => input };
     const registry = { all: () => [tool] } as unknown as ToolCatalogue;
     const failing = { invokeSync: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as InvocationService;
     const tasks = {
