@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
 import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
-import { wait as abortableWait } from '../../shared/wait';
 
 interface WebhookInput {
   url: string;
@@ -89,7 +88,7 @@ export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
         if (!(err instanceof ToolError) || !err.retryable || attempt >= input.max_attempts) throw err;
         wait = backoff(attempt);
       }
-      await abortableWait(Math.min(wait, MAX_BACKOFF_MS), ctx.signal);
+      await ctx.sleep(Math.min(wait, MAX_BACKOFF_MS));
     }
   }
 }
