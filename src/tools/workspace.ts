@@ -9,6 +9,7 @@ import { constants as fsConstants, type Dirent } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Workspace, WorkspaceFile, WorkspaceListOptions } from './sdk/context';
+import { compareText } from './sdk/collections';
 import { ToolError } from './sdk/tool-error';
 
 /** Directories a listing never descends into: VCS metadata and installed dependencies. */
@@ -151,7 +152,7 @@ export function createWorkspace(root: string): Workspace {
         await addTarget(path.posix.join(relativePath, inDirectory), 'files');
       }
     }
-    return [...found.values()].sort((a, b) => compareStrings(a.path, b.path));
+    return [...found.values()].sort((a, b) => compareText(a.path, b.path));
   }
 
   return { root: absoluteRoot, resolve, readText, listFiles };
@@ -180,10 +181,5 @@ function toWorkspacePath(realRoot: string, absolute: string): string {
 }
 
 function byName(a: Dirent, b: Dirent): number {
-  return compareStrings(a.name, b.name);
-}
-
-/** Code-unit order: deterministic whatever the locale. */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return compareText(a.name, b.name);
 }
