@@ -18,6 +18,8 @@ COPY src/tools/sdk/package.json ./src/tools/sdk/
 # No install scripts: the root postinstall prepares the conformance tests, and no dependency needs one.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
+# The build's last step (dist/node_modules/@tos/sdk, the built tools' way to the SDK).
+COPY scripts/link-sdk.js ./scripts/
 COPY src ./src
 COPY tools ./tools
 # Then only what runs: production dependencies without source maps and type declarations

@@ -73,6 +73,11 @@ export interface ToolContextBase extends AskingContext {
   readonly executionId: string;
   /** Aborts on cancel and on timeout; long work must watch it. */
   readonly signal: AbortSignal;
+  /**
+   * Waits `ms` (a poll's pause, a retry's back-off); rejects with the signal's reason as soon as
+   * the call is cancelled or times out, so a waiting tool stops at once.
+   */
+  sleep(ms: number): Promise<void>;
   /** Reports progress, 0..100; persistence is throttled by the runner. */
   progress(percent: number, message?: string): void;
   readonly logger: ToolLogger;

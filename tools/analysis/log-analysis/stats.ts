@@ -1,5 +1,5 @@
 /** The statistics of a log: counts per format and level, error groups by signature, spikes and rare errors. */
-import { compareText } from '../../shared/scan';
+import { compareText } from '@tos/sdk';
 import { FORMATS, LEVELS, type Level, type LogEntry, type LogFormat } from './entries';
 import type { LogAnalysisOutput } from './log-analysis.tool';
 import { templateOf } from './templates';

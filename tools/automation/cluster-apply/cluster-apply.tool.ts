@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { countBy, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { type Cluster, connect, KUBERNETES_SETTINGS, type KubernetesObject } from '../../integrations/kubernetes';
 import { MAX_OBJECTS, parseManifest, type ManifestObject } from './manifest';
 
@@ -115,8 +115,7 @@ export class ClusterApplyTool implements ToolHandler<typeof definition> {
       if (plan.some(({ result }) => result !== 'unchanged')) await confirmPlan(plan, ctx);
     }
     const objects = await applyAll(cluster, manifest, input, ctx, input.dry_run ? 'would be' : '');
-    const counts = { created: 0, configured: 0, unchanged: 0 };
-    for (const { result } of objects) counts[result]++;
+    const counts = countBy(['created', 'configured', 'unchanged'], objects, ({ result }) => result);
     return { dry_run: input.dry_run, field_manager: input.field_manager, objects, counts };
   }
 }

@@ -1,6 +1,5 @@
 import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { FORGE_SETTINGS, type ForgeClient, ForgeClients, OWNER_INPUT, REF_PATTERN, REPO_INPUT, RUN_SCHEMA, runSummary, WORKFLOW_INPUT, type WorkflowRun } from '../../integrations/forge';
-import { wait } from '../../shared/wait';
 
 /** github.com takes up to 25 dispatch inputs (an Enterprise Server 10). */
 const MAX_INPUTS = 25;
@@ -127,7 +126,7 @@ export class VcsWorkflowTool implements ToolHandler<typeof definition> {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return null;
       // The last look happens at the deadline, not a back-off step before it.
-      await wait(Math.min(pause, remaining), ctx.signal);
+      await ctx.sleep(Math.min(pause, remaining));
       const fresh = (await this.dispatchedRuns(forge, input)).filter((run) => !earlier.has(run.id) && run.head_branch === branch);
       // The earliest new run is the closest to this dispatch.
       if (fresh.length) return fresh.reduce((first, run) => (run.id < first.id ? run : first));

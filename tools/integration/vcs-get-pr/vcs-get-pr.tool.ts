@@ -1,7 +1,6 @@
 import type { RestEndpointMethodTypes } from '@octokit/rest';
 import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { checksState, FORGE_READ_CACHE_TTL, FORGE_SETTINGS, type ForgeClient, ForgeClients, loginOf, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT, type Subject, summarizeReviews, utc, utcOrNull } from '../../integrations/forge';
-import { wait } from '../../shared/wait';
 
 /** GitHub lists at most 3000 files of a pull request. */
 const MAX_FILES = 3000;
@@ -185,7 +184,7 @@ export class VcsGetPrTool implements ToolHandler<typeof definition> {
     const forge = await this.forges.connect(ctx);
     const subject: Subject = { owner: input.owner, repo: input.repo, parameter: 'pull_number', value: input.pull_number };
     const where = { owner: input.owner, repo: input.repo };
-    const pull = await readSettled(forge, { ...where, pull_number: input.pull_number }, subject, ctx.signal);
+    const pull = await readSettled(forge, { ...where, pull_number: input.pull_number }, subject, ctx);
     ctx.progress(25, 'pull request read');
 
     const [files, reviews, runs, combined] = await Promise.all([
@@ -211,11 +210,11 @@ export class VcsGetPrTool implements ToolHandler<typeof definition> {
 }
 
 /** The pull request, read again while the forge still computes its mergeability (open ones only). */
-async function readSettled(forge: ForgeClient, params: { owner: string; repo: string; pull_number: number }, subject: Subject, signal: AbortSignal): Promise<PullRequest> {
+async function readSettled(forge: ForgeClient, params: { owner: string; repo: string; pull_number: number }, subject: Subject, ctx: ToolContext): Promise<PullRequest> {
   for (let read = 1; ; read++) {
     const pull = await forge.read(forge.rest.pulls.get, params, subject);
     if (pull.mergeable !== null || pull.state !== 'open' || read >= MERGEABILITY_READS) return pull;
-    await wait(MERGEABILITY_WAIT_MS, signal);
+    await ctx.sleep(MERGEABILITY_WAIT_MS);
   }
 }
 

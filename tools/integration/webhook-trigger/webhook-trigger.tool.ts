@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
 import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
-import { wait as abortableWait } from '../../shared/wait';
 
 type WebhookInput = ToolInput<typeof definition>;
 type WebhookOutput = ToolOutput<typeof definition>;
@@ -92,7 +91,7 @@ export class WebhookTriggerTool implements ToolHandler<typeof definition> {
         if (!(err instanceof ToolError) || !err.retryable || attempt >= input.max_attempts) throw err;
         wait = backoff(attempt);
       }
-      await abortableWait(Math.min(wait, MAX_BACKOFF_MS), ctx.signal);
+      await ctx.sleep(Math.min(wait, MAX_BACKOFF_MS));
     }
   }
 }

@@ -2,8 +2,7 @@
  * What the vulnerability scanners (dependency-check, image-scan) share around the matcher: where
  * the advisories come from, how a finding is described, and the order findings are listed in.
  */
-import { ToolError, type ToolContext, type ToolInputProperty, type ToolSettingDefinition } from '@tos/sdk';
-import { compareText } from '../../shared/scan';
+import { compareText, ToolError, type ToolContext, type ToolInputProperty, type ToolSettingDefinition } from '@tos/sdk';
 import type { AdvisorySource } from './advisories';
 import { OsvApiClient } from './api-client';
 import type { OsvAffected, OsvRecord } from './record';

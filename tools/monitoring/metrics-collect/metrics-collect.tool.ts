@@ -1,5 +1,5 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
-import { ExpositionError, METRIC_TYPES, parseExposition, type MetricFamily } from './exposition';
+import { tally, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { ExpositionError, METRIC_TYPES, parseExposition } from './exposition';
 import { queryPrometheus, type QueryRequest } from './prometheus-api';
 
 type Source = 'scrape' | 'query' | 'query_range';
@@ -174,8 +174,7 @@ async function scrape(input: MetricsCollectInput, ctx: ToolContext, keep: Sample
   }
   const matching = parsed.samples.filter((sample) => keep(sample.name, sample.labels, sample.family.name));
   const returned = matching.slice(0, input.max_samples);
-  const counts = new Map<MetricFamily, number>();
-  for (const sample of returned) counts.set(sample.family, (counts.get(sample.family) ?? 0) + 1);
+  const counts = tally(returned, (sample) => sample.family);
   return {
     source: 'scrape',
     result_type: openMetrics ? 'openmetrics' : 'prometheus-text',

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { countBy, exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { DockerClients, DOCKER_SETTINGS, engineCall } from '../../integrations/docker';
 import { LIMIT_SETTINGS, readSavedImage, type ScanLimits } from './image-layers';
 import { inventory, type InstalledPackage } from './inventory';
@@ -21,7 +21,7 @@ import {
   type Severity,
 } from '../../integrations/osv';
 import { normalisePypiName } from '../../shared/lockfiles';
-import { countBy, countsOutput, firstResults, pageOutputs } from '../../shared/scan';
+import { countsOutput, firstResults, pageOutputs } from '../../shared/scan';
 
 type ImageScanInput = ToolInput<typeof definition>;
 type ImageScanOutput = ToolOutput<typeof definition>;

@@ -1,10 +1,10 @@
 /** license-check's work: the licence of every locked package, judged by an allow/deny policy. */
-import type { ToolContext } from '@tos/sdk';
+import { compareText, countBy, tally, type ToolContext } from '@tos/sdk';
 import { installedLicenses, type KnownLicense, type LicenseSource } from '../../shared/licenses/installed';
 import { NpmRegistryLicenses } from '../../integrations/npm-registry';
 import { checkPolicy, judge, LICENSE_STATUSES, type LicenseStatus } from '../../shared/licenses/policy';
 import { findLockfiles, readLockfile, type Lockfile, type LockfileFormat } from '../../shared/lockfiles';
-import { compareText, countBy, firstResults } from '../../shared/scan';
+import { firstResults } from '../../shared/scan';
 
 /** Distinct licences listed in the output, most used first. */
 export const MAX_LICENSES_LISTED = 100;
@@ -117,8 +117,7 @@ async function fillFromRegistry(checked: Array<{ lockfile: Lockfile; known: Map<
 }
 
 function licenseCounts(findings: LicenseFinding[]): Array<{ license: string; packages: number }> {
-  const counts = new Map<string, number>();
-  for (const finding of findings) if (finding.license !== null) counts.set(finding.license, (counts.get(finding.license) ?? 0) + 1);
+  const counts = tally(findings.flatMap((finding) => finding.license ?? []), (license) => license);
   return [...counts.entries()]
     .map(([license, packages]) => ({ license, packages }))
     .sort((a, b) => b.packages - a.packages || compareText(a.license, b.license))

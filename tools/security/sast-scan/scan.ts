@@ -2,8 +2,8 @@
 import * as path from 'node:path';
 import { Linter } from 'eslint';
 import tseslint from 'typescript-eslint';
-import { ToolError, type ToolContext } from '@tos/sdk';
-import { compareText, countBy, eachFileText, firstResults, listSourceFiles, type FileErrors } from '../../shared/scan';
+import { compareText, countBy, ToolError, type ToolContext } from '@tos/sdk';
+import { eachFileText, firstResults, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { PLUGINS } from './plugins';
 import { SAST_RULES, SAST_SEVERITIES, selectRules, type SastSeverity } from './rules';
 import type { PullRequestInput } from './pull-request';

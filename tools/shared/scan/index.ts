@@ -1,15 +1,6 @@
-/** Small pieces every scanner of this family shares: output schemas, counts and a stable order. */
+/** Small pieces every scanner of this family shares: output schemas, pages and text kept small. */
 import type { ToolOutputProperty } from '@tos/sdk';
 import { LOCKFILE_FORMATS } from '../lockfiles/model';
-
-export { compareText } from '../lockfiles/model';
-
-/** `{ key: count }` for every key, counting the items whose `of(item)` is that key. */
-export function countBy<K extends string, T>(keys: readonly K[], items: readonly T[], of: (item: T) => K): Record<K, number> {
-  const counts = Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
-  for (const item of items) counts[of(item)] += 1;
-  return counts;
-}
 
 /** An output object holding one integer per key. */
 export function countsOutput<const K extends string>(keys: readonly K[], description: string) {
