@@ -9,7 +9,7 @@ import { startRecordingServer, type RecordingServer } from './support/recording-
 import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
 import { useTestApp } from './support/app';
-import { ToolCatalogue } from '../src/tools/tool-registry';
+import { ToolCatalogue } from '../src/tools/tool-catalogue';
 
 const CREDENTIAL = 'Bearer hunter2-in-a-header';
 const HEADERS = { Authorization: CREDENTIAL, 'X-Api-Key': 'hunter2-api-key', Cookie: 'session=hunter2-cookie', 'X-Trace': 'kept-as-given' };

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppException } from '../common/errors';
 import type { Principal } from '../identity/principal';
-import type { ResolvedDefinition } from '../tools/tool-registry';
+import type { ResolvedDefinition } from '../tools/tool-catalogue';
 import { QuotaStore } from './quota-store';
 import { applyRateLimit, keyWindowKey, rateLimited } from './rate-limit-headers';
 import { WINDOW_MS, WindowHit, WindowStore } from './window-store';

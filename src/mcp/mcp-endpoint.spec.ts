@@ -3,7 +3,7 @@ import type { Principal } from '../identity/principal';
 import { openBroadcast } from '../common/broadcast';
 import type { AppConfig } from '../config/app-config';
 import type { InvocationService } from '../executions/request/invocation.service';
-import type { ToolCatalogue } from '../tools/tool-registry';
+import type { ToolCatalogue } from '../tools/tool-catalogue';
 import { McpCancellations } from './mcp-cancellations';
 import { McpEndpoint } from './mcp-endpoint';
 import { McpLegacyTasks } from './mcp-legacy-tasks';

@@ -8,7 +8,7 @@ import { asksNoCache } from '../executions/request/invoke-request';
 import type { ProgressListener } from '../executions/engine/execution-runner';
 import { InputRounds } from '../executions/request/input-rounds';
 import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
-import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
+import { RegisteredTool, ToolCatalogue } from '../tools/tool-catalogue';
 import { pageAfter } from './mcp-paging';
 import { paramHeaderMismatch, type ParamHeader, type ParamHeaderMismatch } from './mcp-param-headers';
 import { askingRound, inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';

@@ -1,4 +1,4 @@
-import type { ResolvedDefinition } from './tool-registry';
+import type { ResolvedDefinition } from './tool-catalogue';
 import { memberType } from './tool-schema';
 
 /** The page behind a tool's `documentation` URL: Markdown generated from its definition. */

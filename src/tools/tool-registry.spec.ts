@@ -1,11 +1,14 @@
-import { Module } from '@nestjs/common';
+import { Injectable, Logger, Module, Scope, type Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { AppConfig, loadConfig } from '../config/app-config';
 import { AppException } from '../common/errors';
 import { exactlyOneOf, notBoth, Tool, type InputRules, type ToolDefinition, type ToolHandler, type ToolInputSchema } from './sdk';
 import { thrownBy } from '../../test/support/thrown';
-import { ToolDefinitionError, ToolRegistry } from './tool-registry';
+import { recordToolSource } from './isolation/tool-source';
+import { ProviderExplorer } from './provider-explorer';
+import { ToolCompiler, ToolDefinitionError } from './tool-compiler';
+import { ToolRegistry } from './tool-registry';
 
 const base = {
   id: 'echo',
@@ -41,11 +44,15 @@ function toolClass(definition: ToolDefinition) {
 }
 
 async function boot(...definitions: ToolDefinition[]): Promise<ToolRegistry> {
-  @Module({ providers: definitions.map(toolClass) })
+  return bootProviders(definitions.map(toolClass));
+}
+
+async function bootProviders(providers: Type[]): Promise<ToolRegistry> {
+  @Module({ providers })
   class ExtensionModule {}
   const moduleRef = await Test.createTestingModule({
     imports: [DiscoveryModule, ExtensionModule],
-    providers: [ToolRegistry, { provide: AppConfig, useValue: loadConfig({}) }],
+    providers: [ProviderExplorer, ToolCompiler, ToolRegistry, { provide: AppConfig, useValue: loadConfig({}) }],
   }).compile();
   await moduleRef.init();
   return moduleRef.get(ToolRegistry);
@@ -155,6 +162,34 @@ describe('ToolRegistry', () => {
   ])('stops boot on %s', async (_name, change, message) => {
     await expect(boot({ ...base, ...change })).rejects.toThrow(ToolDefinitionError);
     await expect(boot({ ...base, ...change })).rejects.toThrow(message);
+  });
+
+  it('stops boot on an isolated tool whose class injects dependencies (a worker thread could not give them)', async () => {
+    class Clock {}
+    @Tool({ ...base, isolated: true })
+    class InjectingTool implements ToolHandler {
+      constructor(readonly clock: Clock) {}
+      async execute() {
+        return { text: 'x' };
+      }
+    }
+    recordToolSource(InjectingTool, { file: __filename, exportName: 'InjectingTool' });
+    await expect(bootProviders([Clock, InjectingTool])).rejects.toThrow(/'echo' \(InjectingTool\): an isolated tool runs in a worker thread, which cannot inject dependencies/);
+  });
+
+  it('skips a request-scoped tool provider, which has no single instance to serve, with a warning naming it', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    @Injectable({ scope: Scope.REQUEST })
+    @Tool({ ...base, id: 'per-request' })
+    class PerRequestTool implements ToolHandler {
+      async execute() {
+        return { text: 'x' };
+      }
+    }
+    const registry = await bootProviders([toolClass(base), PerRequestTool]);
+    expect(registry.all().map((tool) => tool.definition.id)).toEqual(['echo']);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('PerRequestTool is not a static provider'));
+    warn.mockRestore();
   });
 
   it('stops boot on a duplicate id, naming both classes', async () => {

@@ -3,7 +3,10 @@ import { DiscoveryModule } from '@nestjs/core';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { ToolThreads } from './isolation/tool-threads';
-import { ToolCatalogue, ToolRegistry } from './tool-registry';
+import { ProviderExplorer } from './provider-explorer';
+import { ToolCompiler } from './tool-compiler';
+import { ToolRegistry } from './tool-registry';
+import { ToolCatalogue } from './tool-catalogue';
 import { ToolsController } from './tools.controller';
 import { createWorkspace } from './workspace';
 
@@ -14,6 +17,8 @@ export const WORKSPACE = Symbol('WORKSPACE');
   imports: [DiscoveryModule],
   controllers: [ToolsController],
   providers: [
+    ProviderExplorer,
+    ToolCompiler,
     ToolRegistry,
     { provide: ToolCatalogue, useExisting: ToolRegistry },
     ToolThreads,
@@ -23,6 +28,6 @@ export const WORKSPACE = Symbol('WORKSPACE');
       useFactory: (config: AppConfig) => createWorkspace(path.resolve(config.WORKSPACE_ROOT)),
     },
   ],
-  exports: [ToolCatalogue, ToolThreads, WORKSPACE],
+  exports: [ToolCatalogue, ProviderExplorer, ToolThreads, WORKSPACE],
 })
 export class ToolsModule {}

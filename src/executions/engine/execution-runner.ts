@@ -7,7 +7,7 @@ import { AppException, ErrorBody } from '../../common/errors';
 import { newExecutionId } from '../../common/ids';
 import { credentialInputNames, redactStoredInput, ToolError, ToolLogger, Workspace, type InputRequest } from '../../tools/sdk';
 import { ToolThreads } from '../../tools/isolation/tool-threads';
-import { RegisteredTool, ToolCatalogue } from '../../tools/tool-registry';
+import { RegisteredTool, ToolCatalogue } from '../../tools/tool-catalogue';
 import { WORKSPACE } from '../../tools/tools.module';
 import { createWorkspace } from '../../tools/workspace';
 import { WorkspacesService } from '../../workspaces/workspaces.service';

@@ -4,7 +4,7 @@ import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators'
 import type { Principal } from '../../identity/principal';
 import { AppException } from '../../common/errors';
 import { IdempotencyService } from '../../idempotency/idempotency.service';
-import { ToolCatalogue } from '../../tools/tool-registry';
+import { ToolCatalogue } from '../../tools/tool-catalogue';
 import { setCachedResultHeaders } from '../../common/http-cache';
 import { callerGone } from '../../common/caller-gone';
 import { applyRateLimit } from '../../limits/rate-limit-headers';

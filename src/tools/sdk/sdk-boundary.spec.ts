@@ -16,8 +16,8 @@ const manifest = JSON.parse(readFileSync(path.join(SDK, 'package.json'), 'utf8')
 const declared = { ...manifest.peerDependencies, ...manifest.dependencies };
 const service = JSON.parse(readFileSync(path.join(SRC, '..', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
-/** What the test kit takes from the service (src/-relative): the registry's schema compiler, the real context and its parts. */
-const TEST_KIT_NEEDS = ['common/errors', 'config/app-config', 'tools/caller-questions', 'tools/context/tool-context', 'tools/tool-registry', 'tools/tool-settings', 'tools/workspace'];
+/** What the test kit takes from the service (src/-relative): the tool compiler, the real context and its parts. */
+const TEST_KIT_NEEDS = ['common/errors', 'tools/caller-questions', 'tools/context/tool-context', 'tools/tool-catalogue', 'tools/tool-compiler', 'tools/tool-settings', 'tools/workspace'];
 
 /** The package's source files; its specs run in the repository only. */
 function sdkFiles(): string[] {
