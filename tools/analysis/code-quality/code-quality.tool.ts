@@ -1,7 +1,10 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { fileErrorsOutput, sourceFilesInputs } from '../../shared/scan';
 import { CODE_QUALITY_EXAMPLES } from './examples';
-import { COGNITIVE_LIMIT, CYCLOMATIC_LIMIT, DUPLICATION_LIMIT, GRADE_FLOORS, GRADES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES, codeQuality, type CodeQualityInput, type CodeQualityOutput } from './quality';
+import { COGNITIVE_LIMIT, CYCLOMATIC_LIMIT, DUPLICATION_LIMIT, GRADE_FLOORS, GRADES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES, codeQuality } from './quality';
+
+export type CodeQualityInput = ToolInput<typeof definition>;
+export type CodeQualityOutput = ToolOutput<typeof definition>;
 
 const location = { type: 'object', additionalProperties: false, required: ['file', 'start_line', 'end_line'], properties: { file: { type: 'string' }, start_line: { type: 'integer' }, end_line: { type: 'integer' } } } as const;
 const totalAndMax = { type: 'object', additionalProperties: false, required: ['total', 'max'], properties: { total: { type: 'integer' }, max: { type: 'integer' } } } as const;
@@ -47,7 +50,7 @@ const definition = defineTool({
           grade: { enum: [...GRADES] },
           duplicated_lines: { type: 'integer' },
           duplication_percent: { type: 'number' },
-          grades: { type: 'object', description: 'Files per grade.', additionalProperties: false, properties: Object.fromEntries(GRADES.map((grade) => [grade, { type: 'integer' }])) },
+          grades: { type: 'object', description: 'Files per grade.', additionalProperties: false, properties: Object.fromEntries(GRADES.map((grade) => [grade, { type: 'integer' }])) as Record<(typeof GRADES)[number], { readonly type: 'integer' }> },
         },
       },
       files: {

@@ -3,7 +3,10 @@ import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../../shared/lockfiles';
 import { lockfilesOutput } from '../../shared/scan';
 import { SPEC_VERSIONS } from './build';
 import { SBOM_GENERATE_EXAMPLES } from './examples';
-import { generateSbom, type SbomGenerateInput, type SbomGenerateOutput } from './generate';
+import { generateSbom } from './generate';
+
+export type SbomGenerateInput = ToolInput<typeof definition>;
+export type SbomGenerateOutput = ToolOutput<typeof definition>;
 
 const VERSION = '1.0.0';
 

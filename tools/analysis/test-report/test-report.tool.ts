@@ -1,16 +1,21 @@
 import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { fileErrorsOutput } from '../../shared/scan';
 import { TEST_REPORT_EXAMPLES } from './examples';
-import { MAX_REPORT_BYTES, MAX_REPORT_FILES, testReport, type TestReportInput, type TestReportOutput } from './report';
+import { MAX_REPORT_BYTES, MAX_REPORT_FILES, testReport } from './report';
 
+export type TestReportInput = ToolInput<typeof definition>;
+export type TestReportOutput = ToolOutput<typeof definition>;
+
+const TOTALS = ['tests', 'passed', 'failed', 'errors', 'skipped', 'flaky', 'suites', 'duration_ms'] as const;
 const testEntry = { suite: { type: 'string' }, name: { type: 'string' }, report: { type: 'string', description: 'The report file it came from.' } } as const;
-const counter = (what: string, nullable = false) => ({
-  type: nullable ? ['object', 'null'] : 'object',
-  description: `${what}: covered of total, and the percentage (null when nothing was instrumented).`,
-  additionalProperties: false,
-  required: ['covered', 'total', 'percent'],
-  properties: { covered: { type: 'integer' }, total: { type: 'integer' }, percent: { type: ['number', 'null'] } },
-});
+const counter = <const Nullable extends boolean = false>(what: string, nullable?: Nullable) =>
+  ({
+    type: (nullable ? ['object', 'null'] : 'object') as Nullable extends true ? readonly ['object', 'null'] : 'object',
+    description: `${what}: covered of total, and the percentage (null when nothing was instrumented).`,
+    additionalProperties: false,
+    required: ['covered', 'total', 'percent'],
+    properties: { covered: { type: 'integer' }, total: { type: 'integer' }, percent: { type: ['number', 'null'] } },
+  }) as const;
 
 const definition = defineTool({
   id: 'test-report',
@@ -59,7 +64,7 @@ const definition = defineTool({
         type: 'object',
         description: 'Counts over every test case as reported; `flaky` counts tests that failed and then passed on a retry.',
         additionalProperties: false,
-        properties: Object.fromEntries(['tests', 'passed', 'failed', 'errors', 'skipped', 'flaky', 'suites', 'duration_ms'].map((name) => [name, { type: 'integer' }])),
+        properties: Object.fromEntries(TOTALS.map((name) => [name, { type: 'integer' }])) as Record<(typeof TOTALS)[number], { readonly type: 'integer' }>,
       },
       failures: {
         type: 'array',

@@ -1,9 +1,12 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
-import { dependencyCheck, MAX_SKIPPED_LISTED, type DependencyCheckInput, type DependencyCheckOutput } from './scan';
+import { dependencyCheck, MAX_SKIPPED_LISTED } from './scan';
 import { DEPENDENCY_CHECK_EXAMPLES } from './examples';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILE_BYTES, MAX_LOCKFILES } from '../../shared/lockfiles';
 import { OSV_SETTINGS, SEVERITIES, SEVERITY_FILTER_INPUTS } from '../../integrations/osv';
 import { countsOutput, lockfilesOutput, pageOutputs } from '../../shared/scan';
+
+export type DependencyCheckInput = ToolInput<typeof definition>;
+export type DependencyCheckOutput = ToolOutput<typeof definition>;
 
 const definition = defineTool({
   id: 'dependency-check',

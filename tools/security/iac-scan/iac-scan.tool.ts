@@ -2,7 +2,10 @@ import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, 
 import { IAC_SCAN_EXAMPLES } from './examples';
 import { IAC_RULE_IDS, IAC_SEVERITIES } from './rules';
 import { countsOutput, fileErrorsOutput, pageOutputs } from '../../shared/scan';
-import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES, type IacScanInput, type IacScanOutput } from './scan';
+import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES } from './scan';
+
+export type IacScanInput = ToolInput<typeof definition>;
+export type IacScanOutput = ToolOutput<typeof definition>;
 
 const definition = defineTool({
   id: 'iac-scan',

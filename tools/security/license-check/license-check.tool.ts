@@ -1,17 +1,15 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { NPM_REGISTRY_SETTINGS } from '../../integrations/npm-registry';
 import { LICENSE_CHECK_EXAMPLES } from './examples';
-import { licenseCheck, MAX_LICENSES_LISTED, type LicenseCheckInput, type LicenseCheckOutput } from './check';
+import { licenseCheck, MAX_LICENSES_LISTED } from './check';
 import { LICENSE_STATUSES } from '../../shared/licenses/policy';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../../shared/lockfiles';
 import { countsOutput, lockfilesOutput, pageOutputs } from '../../shared/scan';
 
-const spdxList = (what: string) => ({
-  type: 'array' as const,
-  maxItems: 200,
-  items: { type: 'string', minLength: 1, maxLength: 100 },
-  description: what,
-});
+export type LicenseCheckInput = ToolInput<typeof definition>;
+export type LicenseCheckOutput = ToolOutput<typeof definition>;
+
+const spdxList = (what: string) => ({ type: 'array', maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 100 }, description: what }) as const;
 
 const definition = defineTool({
   id: 'license-check',

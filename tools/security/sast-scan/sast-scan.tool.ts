@@ -4,7 +4,10 @@ import { countsOutput, fileErrorsOutput, pageOutputs, sourceFilesInputs } from '
 import { pullRequestFiles, pullRequestTarget } from './pull-request';
 import { SAST_SCAN_EXAMPLES } from './examples';
 import { SAST_RULE_IDS, SAST_RULES, SAST_SEVERITIES } from './rules';
-import { MAX_FILE_BYTES, MAX_SCANNED_FILES, sastScan, type SastScanInput, type SastScanOutput } from './scan';
+import { MAX_FILE_BYTES, MAX_SCANNED_FILES, sastScan } from './scan';
+
+export type SastScanInput = ToolInput<typeof definition>;
+export type SastScanOutput = ToolOutput<typeof definition>;
 
 const VERSION = '1.0.0';
 const recommended = SAST_RULE_IDS.filter((id) => SAST_RULES[id].recommended);

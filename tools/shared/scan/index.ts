@@ -8,25 +8,31 @@ export function countsOutput<const K extends string>(keys: readonly K[], descrip
   return { type: 'object', description, properties, additionalProperties: false } as const satisfies ToolOutputProperty;
 }
 
+const LOCKFILE_MEMBERS = {
+  file: { type: 'string' },
+  format: { enum: LOCKFILE_FORMATS },
+  ecosystem: { type: 'string' },
+  packages: { type: 'integer', description: 'Distinct package versions it pins.' },
+} as const;
+const SKIPPED_MEMBER = { skipped: { type: 'integer', description: 'Entries naming no installed version.' } } as const;
+
 /** The `lockfiles` output of the lockfile tools: what was read, and optionally how much was skipped. */
-export function lockfilesOutput(options: { skipped?: boolean } = {}) {
-  const fields = ['file', 'format', 'ecosystem', 'packages', ...(options.skipped ? ['skipped'] : [])];
+export function lockfilesOutput<const Skipped extends boolean = false>(options: { skipped?: Skipped } = {}) {
+  const properties = options.skipped ? { ...LOCKFILE_MEMBERS, ...SKIPPED_MEMBER } : LOCKFILE_MEMBERS;
   return {
     type: 'array',
     description: 'The lockfiles read.',
-    items: {
-      type: 'object',
-      additionalProperties: false,
-      required: fields,
-      properties: {
-        file: { type: 'string' },
-        format: { enum: [...LOCKFILE_FORMATS] },
-        ecosystem: { type: 'string' },
-        packages: { type: 'integer', description: 'Distinct package versions it pins.' },
-        ...(options.skipped ? { skipped: { type: 'integer', description: 'Entries naming no installed version.' } } : {}),
-      },
-    },
-  } as const satisfies ToolOutputProperty;
+    items: { type: 'object', additionalProperties: false, required: Object.keys(properties), properties },
+  } as unknown as {
+    readonly type: 'array';
+    readonly description: string;
+    readonly items: {
+      readonly type: 'object';
+      readonly additionalProperties: false;
+      readonly required: readonly (keyof typeof LOCKFILE_MEMBERS | (Skipped extends true ? 'skipped' : never))[];
+      readonly properties: typeof LOCKFILE_MEMBERS & (Skipped extends true ? typeof SKIPPED_MEMBER : unknown);
+    };
+  };
 }
 
 /**
