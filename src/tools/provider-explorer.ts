@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { PARAMTYPES_METADATA } from '@nestjs/common/constants';
 import { DiscoveryService } from '@nestjs/core';
 import {
   PromptMetadata,
@@ -68,7 +67,12 @@ export class ProviderExplorer {
   }
 }
 
-/** Whether a provider class takes constructor dependencies (what a worker thread, outside Nest, cannot give it). */
-export function injectsDependencies(metatype: object): boolean {
-  return ((Reflect.getMetadata(PARAMTYPES_METADATA, metatype) as unknown[] | undefined) ?? []).length > 0;
+/**
+ * Whether a class cannot be built without arguments, as a worker thread (outside Nest) builds it:
+ * a constructor parameter without a default (`Function.length` counts the parameters before the
+ * first default). A parameter with a default (`clients = new DockerClients()`) is injected by Nest
+ * and made by the class itself in the thread.
+ */
+export function needsConstructorArguments(metatype: object): boolean {
+  return typeof metatype === 'function' && metatype.length > 0;
 }

@@ -164,7 +164,7 @@ describe('ToolRegistry', () => {
     await expect(boot({ ...base, ...change })).rejects.toThrow(message);
   });
 
-  it('stops boot on an isolated tool whose class injects dependencies (a worker thread could not give them)', async () => {
+  it('stops boot on an isolated tool whose constructor needs arguments (a worker thread builds it without any)', async () => {
     class Clock {}
     @Tool({ ...base, isolated: true })
     class InjectingTool implements ToolHandler {
@@ -174,7 +174,7 @@ describe('ToolRegistry', () => {
       }
     }
     recordToolSource(InjectingTool, { file: __filename, exportName: 'InjectingTool' });
-    await expect(bootProviders([Clock, InjectingTool])).rejects.toThrow(/'echo' \(InjectingTool\): an isolated tool runs in a worker thread, which cannot inject dependencies/);
+    await expect(bootProviders([Clock, InjectingTool])).rejects.toThrow(/'echo' \(InjectingTool\): an isolated tool runs in a worker thread, which builds the class without arguments/);
   });
 
   it('skips a request-scoped tool provider, which has no single instance to serve, with a warning naming it', async () => {

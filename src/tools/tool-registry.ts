@@ -3,7 +3,7 @@ import { distance } from 'fastest-levenshtein';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { toolSourceOf } from './isolation/tool-source';
-import { injectsDependencies, ProviderExplorer } from './provider-explorer';
+import { needsConstructorArguments, ProviderExplorer } from './provider-explorer';
 import { ToolCatalogue, type RegisteredTool, type ToolFilter } from './tool-catalogue';
 import { ToolCompiler, ToolDefinitionError } from './tool-compiler';
 
@@ -35,8 +35,7 @@ export class ToolRegistry extends ToolCatalogue implements OnModuleInit {
       if (definition.isolated) {
         const refuse = (why: string) => new ToolDefinitionError(`Invalid tool definition '${definition.id}' (${className}): ${why}`);
         if (!source) throw refuse('an isolated tool must be exported by a *.tool.ts file loaded with loadToolClasses()');
-        // A worker thread constructs the class itself, outside Nest: it would run without what it injects.
-        if (injectsDependencies(metatype)) throw refuse('an isolated tool runs in a worker thread, which cannot inject dependencies: its constructor must take none');
+        if (needsConstructorArguments(metatype)) throw refuse('an isolated tool runs in a worker thread, which builds the class without arguments: give every constructor parameter a default');
       }
       this.tools.set(definition.id, this.compiler.compile(definition, handler, { ...context, className, source }));
     }
