@@ -26,6 +26,16 @@ const instanceBytes = (text: string) => 17_000 + 64 * text.length;
 const HEAP_BUDGET_BYTES = 256 * 2 ** 20;
 /** Nor while the heap, every request's share together, is more than this share of its limit. */
 const HEAP_SHARE = 0.5;
+/**
+ * Longest string a step may produce. `&` builds strings without copying (doubling a 1 MiB string
+ * eight times costs nothing), but jsonata's character functions (`$length`, `$substring`, `$pad`)
+ * spread their argument into an array of characters in one go, and V8 ends the process when that
+ * array outgrows its largest size (a string of 2^28 characters does). At this length the spread
+ * takes about 150 ms (measured: 8 Mi characters, 684 ms).
+ */
+const MAX_STRING_LENGTH = 2 ** 21;
+/** JSON.stringify of a result stops once it has seen this many characters: the result is refused anyway. */
+const RESULT_SCAN_CHARS = 8 * MAX_RESULT_BYTES;
 
 /** jsonata 2.x looks its evaluation hooks up under these symbols (plain names in 1.x). */
 const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
@@ -236,36 +246,44 @@ function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimit
     signal.throwIfAborted();
     timebox.stepStarted = now;
   });
-  expression.assign(EVALUATE_EXIT as unknown as string, () => {
+  expression.assign(EVALUATE_EXIT as unknown as string, (_expr: unknown, _input: unknown, _environment: unknown, result: unknown) => {
     depth -= 1;
+    if (typeof result === 'string' && result.length > MAX_STRING_LENGTH) {
+      throw tooExpensive(`it made a string of more than ${MAX_STRING_LENGTH} characters`);
+    }
   });
 }
 
 /**
  * The result as plain JSON: jsonata returns `undefined` for no match (-> null), may return
  * functions (not JSON: dropped, or null at the top) and tags arrays with internal flags
- * (dropped by serializing).
+ * (dropped by serializing). Serializing stops early on a result far over the limit, which would
+ * otherwise hold the event loop for seconds (`[1..10000000]` is 79 MB of JSON).
  */
 function toJson(value: unknown): unknown {
-  const json = value === undefined ? undefined : JSON.stringify(value, withoutFunctions);
+  let scanned = 0;
+  const json = value === undefined ? undefined : JSON.stringify(value, (key: string, member: unknown) => {
+    scanned += key.length + (typeof member === 'string' ? member.length : 4);
+    if (scanned > RESULT_SCAN_CHARS) throw resultTooLarge(`more than ${RESULT_SCAN_CHARS}`);
+    return isFunction(member) ? undefined : member;
+  });
   if (json === undefined) return null;
   const bytes = Buffer.byteLength(json);
-  if (bytes > MAX_RESULT_BYTES) {
-    throw ToolError.invalidInput(
-      'expression',
-      `a result of at most ${MAX_RESULT_BYTES} bytes as JSON`,
-      undefined,
-      `The result is ${bytes} bytes as JSON, over the limit of ${MAX_RESULT_BYTES} bytes (1 MiB); select or aggregate less data`,
-    );
-  }
+  if (bytes > MAX_RESULT_BYTES) throw resultTooLarge(String(bytes));
   return JSON.parse(json);
 }
 
-/** jsonata lambdas and built-in function references are objects (circular ones): drop them. */
-function withoutFunctions(_key: string, value: unknown): unknown {
-  const isFunction =
-    typeof value === 'object' && value !== null && ('_jsonata_lambda' in value || '_jsonata_function' in value);
-  return isFunction ? undefined : value;
+const resultTooLarge = (bytes: string) =>
+  ToolError.invalidInput(
+    'expression',
+    `a result of at most ${MAX_RESULT_BYTES} bytes as JSON`,
+    undefined,
+    `The result is ${bytes} bytes as JSON, over the limit of ${MAX_RESULT_BYTES} bytes (1 MiB); select or aggregate less data`,
+  );
+
+/** jsonata lambdas and built-in function references are objects (circular ones): dropped from results. */
+function isFunction(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && ('_jsonata_lambda' in value || '_jsonata_function' in value);
 }
 
 function describeFailure(error: unknown): string {

@@ -7,7 +7,7 @@ import { boundedRun, regexTookTooLong, ToolError } from '@tos/sdk';
  * expression (`$match`, `$replace`, `$split`, `$contains`, all of them matching one after another
  * within the step) cannot give the event loop a turn until it ends.
  */
-export const STEP_REGEX_MS = 100;
+export const STEP_REGEX_MS = 250;
 
 /**
  * A search costs at most program size × characters searched "units"; measured with re2js 2.10,
