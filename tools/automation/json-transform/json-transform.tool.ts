@@ -238,7 +238,7 @@ function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimit
     }
     let now = Date.now();
     if (now > timebox.deadline) throw tooExpensive(`it ran longer than ${timeLimitMs / 1000} s (infinite loop?)`);
-    const turn = shareEventLoop(now);
+    const turn = shareEventLoop(now, started);
     if (turn) {
       await turn;
       now = Date.now();
