@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { ToolThreads } from './isolation/tool-threads';
 import { ToolCatalogue, ToolRegistry } from './tool-registry';
-import { ToolsController } from './tools.controller';
 import { createWorkspace } from './workspace';
 
 /** Injection token of the sandboxed Workspace every tool context receives. */
@@ -12,7 +11,6 @@ export const WORKSPACE = Symbol('WORKSPACE');
 
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolsController],
   providers: [
     ToolRegistry,
     { provide: ToolCatalogue, useExisting: ToolRegistry },
@@ -23,6 +21,6 @@ export const WORKSPACE = Symbol('WORKSPACE');
       useFactory: (config: AppConfig) => createWorkspace(path.resolve(config.WORKSPACE_ROOT)),
     },
   ],
-  exports: [ToolCatalogue, ToolThreads, WORKSPACE],
+  exports: [ToolRegistry, ToolCatalogue, ToolThreads, WORKSPACE],
 })
 export class ToolsModule {}

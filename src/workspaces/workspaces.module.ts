@@ -1,12 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WorkspaceChunk, WorkspaceRecord } from './workspace.entity';
-import { WorkspacesController } from './workspaces.controller';
 import { WorkspacesService } from './workspaces.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([WorkspaceRecord, WorkspaceChunk])],
-  controllers: [WorkspacesController],
   providers: [WorkspacesService],
   exports: [WorkspacesService],
 })
