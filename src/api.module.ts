@@ -42,15 +42,16 @@ import { WorkspacesModule } from './workspaces/workspaces.module';
     OpenApiModule,
     ConsoleModule,
   ],
+  // In the order the OpenAPI document lists them.
   controllers: [
     HealthController,
     ToolsController,
+    CacheController,
+    KeysController,
     InvokeController,
     ExecutionsController,
     ExecutionEventsController,
     UsageController,
-    CacheController,
-    KeysController,
     SecretsController,
     WorkspacesController,
   ],

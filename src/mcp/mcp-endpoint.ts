@@ -40,7 +40,7 @@ import { McpHttpTransport, type McpCall } from './mcp-http-transport';
 import { LEGACY_TASKS_CAPABILITY, McpLegacyTasks } from './mcp-legacy-tasks';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
-import { routeOf } from './mcp-route';
+import { McpRoutes } from './mcp-route';
 import { DatabaseOutages } from '../common/outages';
 import { factsOf, hideUnexpected, RATE_LIMITED } from './mcp-replies';
 import { callOf, CallContext, McpTools } from './mcp-tools';
@@ -99,6 +99,7 @@ class TransportRefusal {
 export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(McpEndpoint.name);
   private readonly transport = new McpHttpTransport<Post>();
+  private readonly routes = new McpRoutes();
   private readonly server: Server;
 
   constructor(
@@ -224,7 +225,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
 
   /** The revision is resolved per POST, by the SDK v2's own classifier: see McpModernEndpoint. */
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const route = routeOf(request);
+    const route = this.routes.routeOf(request);
     if (route.kind !== 'legacy') return this.modern.handle(principal, request, reply, route);
     const messages = readMessages(request);
     if (messages instanceof TransportRefusal) {
