@@ -17,7 +17,8 @@ import { createRootLogger, PinoNestLogger } from './common/logger';
 import { AppConfig } from './config/app-config';
 import { OpenApiDocument } from './openapi/openapi-document';
 import { installRequestObservability } from './observability/request-observability';
-import { applyRateLimit, ipWindowKey } from './limits/rate-limit-headers';
+import { countedIn, writeRateLimitHeaders } from './common/rate-limit-headers';
+import { ipWindowKey } from './limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from './limits/window-store';
 import { installArchiveUploads } from './workspaces/archive-upload';
 
@@ -139,7 +140,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     reply.header('x-request-id', request.id);
   });
   fastify.addHook('onRequest', apiVersionHook);
-  // Responses no limiter counted (unknown routes, public pages) still show the client IP's window.
+  // The X-RateLimit-* headers of every response Fastify sends, errors included; those of a request no
+  // limiter counted (unknown routes, public pages) show the client IP's window.
   const windows = app.get(WindowStore);
   const ipLimit = app.get(AppConfig).IP_RATE_LIMIT;
   fastify.addHook('onSend', httpCacheHook);
@@ -148,10 +150,11 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     return payload;
   });
   fastify.addHook('onSend', async (request, reply, payload) => {
-    if (!reply.hasHeader('x-ratelimit-limit')) {
+    if (!request.rateLimit) {
       const state = await windows.peek(ipWindowKey(request), ipLimit, WINDOW_MS);
-      applyRateLimit(request, reply, ipLimit, state.count, state.resetAt);
+      countedIn(request, ipLimit, state.count, state.resetAt);
     }
+    writeRateLimitHeaders(request, reply);
     return payload;
   });
   fastify.addHook('onResponse', async (request, reply) => {

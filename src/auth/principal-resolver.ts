@@ -3,7 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import type { Principal } from '../identity/principal';
-import { applyRateLimit, ipWindowKey, rateLimited } from '../limits/rate-limit-headers';
+import { countedIn } from '../common/rate-limit-headers';
+import { ipWindowKey, rateLimited } from '../limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from '../limits/window-store';
 import { ConsoleSessions } from '../sessions/console-sessions.service';
 import { CSRF_HEADER, csrfTokenMatches, sessionSecretOf } from '../sessions/console-credentials';
@@ -38,16 +39,16 @@ export class PrincipalResolver {
   async resolve(request: FastifyRequest, reply: FastifyReply): Promise<Principal> {
     const header = request.headers.authorization;
     const sessionSecret = header ? undefined : sessionSecretOf(request);
-    if (sessionSecret) return this.resolveSession(request, reply, sessionSecret);
+    if (sessionSecret) return this.resolveSession(request, sessionSecret);
     const secret = header ? BEARER.exec(header)?.[1] : undefined;
     if (!secret) {
-      await this.countFailure(request, reply);
+      await this.countFailure(request);
       reply.header('www-authenticate', 'Bearer');
       throw new AppException('UNAUTHORIZED', header ? 'Malformed Authorization header: expected "Bearer <API key>"' : 'Missing API key: send Authorization: Bearer <API key>');
     }
     const verification = await this.verifier.verify(secret);
     if (!verification.ok) {
-      await this.countFailure(request, reply);
+      await this.countFailure(request);
       reply.header('www-authenticate', 'Bearer error="invalid_token"');
       const when = verification.at ? ` (at ${verification.at.toISOString()})` : '';
       throw new AppException('UNAUTHORIZED', FAILURE_MESSAGES[verification.reason] + when);
@@ -57,10 +58,10 @@ export class PrincipalResolver {
   }
 
   /** A console session acts as its account's principal; a request that changes something must prove it came from the console page. */
-  private async resolveSession(request: FastifyRequest, reply: FastifyReply, secret: string): Promise<Principal> {
+  private async resolveSession(request: FastifyRequest, secret: string): Promise<Principal> {
     const check = await this.sessions.verify(secret);
     if (!check.ok) {
-      await this.countFailure(request, reply);
+      await this.countFailure(request);
       throw new AppException('UNAUTHORIZED', check.reason);
     }
     if (!SAFE_METHODS.has(request.method) && !csrfTokenMatches(secret, request.headers[CSRF_HEADER])) {
@@ -71,10 +72,10 @@ export class PrincipalResolver {
   }
 
   /** Requests without a valid key count against their client IP's window; past it they get 429, not 401. */
-  private async countFailure(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  private async countFailure(request: FastifyRequest): Promise<void> {
     const limit = this.config.IP_RATE_LIMIT;
     const hit = await this.windows.hit(ipWindowKey(request), limit, WINDOW_MS);
-    applyRateLimit(request, reply, limit, hit.count, hit.resetAt);
+    countedIn(request, limit, hit.count, hit.resetAt);
     if (!hit.allowed) throw rateLimited('client IP without a valid key', limit, Math.ceil((hit.resetAt - Date.now()) / 1000));
   }
 }

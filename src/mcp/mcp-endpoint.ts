@@ -233,7 +233,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       await reply.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
       return;
     }
-    const { admitted, refused } = await this.admitBatch(principal, request, reply, messages);
+    const { admitted, refused } = await this.admitBatch(principal, request, messages);
     const requests = admitted.filter(isJSONRPCRequest);
     for (const message of admitted) if (!isJSONRPCRequest(message)) this.notified(principal, message);
     if (requests.length + refused.length === 0) {
@@ -255,9 +255,9 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
    * cannot hold, in batch order, are not counted and not run: a request among them is answered
    * with a RATE_LIMITED error, a notification among them is dropped (it has no answer).
    */
-  private async admitBatch(principal: Principal, request: FastifyRequest, reply: FastifyReply, messages: Message[]): Promise<{ admitted: Message[]; refused: JSONRPCMessage[] }> {
+  private async admitBatch(principal: Principal, request: FastifyRequest, messages: Message[]): Promise<{ admitted: Message[]; refused: JSONRPCMessage[] }> {
     if (messages.length <= 1) return { admitted: messages, refused: [] };
-    const { admitted, refusal } = await this.gate.admitMore(principal, request, reply, messages.length - 1);
+    const { admitted, refusal } = await this.gate.admitMore(principal, request, messages.length - 1);
     if (!refusal) return { admitted: messages, refused: [] };
     const error = { code: RATE_LIMITED, message: refusal.message, data: refusal.body };
     const refused = messages.slice(1 + admitted).filter(isJSONRPCRequest).map((message): JSONRPCMessage => ({ jsonrpc: '2.0', id: message.id, error }));
