@@ -13,6 +13,8 @@ FROM ${BUILD_IMAGE} AS build
 WORKDIR /app
 ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 COPY package.json package-lock.json ./
+# The SDK's manifest: the `file:` dev dependency npm links as node_modules/@tos/sdk (sources only; the build links its own).
+COPY src/tools/sdk/package.json ./src/tools/sdk/
 # No install scripts: the root postinstall prepares the conformance tests, and no dependency needs one.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./

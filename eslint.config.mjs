@@ -1,13 +1,14 @@
-// The import boundaries the platform enforces: tools and extension modules import nothing of src/
-// except the SDK (src/tools/sdk and its testing entry), so the SDK stays the boundary; and inside
+// The import boundaries the platform enforces: tools and extension modules import nothing of src/,
+// only the SDK through its package name (`@tos/sdk`, tests also `@tos/sdk/testing`), so the SDK
+// stays the boundary and an extension package compiles against the SDK alone; and inside
 // tools/, a tool imports its own folder, tools/shared/ and an integration's index, never another
 // tool's folder (tools/tool-boundaries.spec.ts holds the exact rule; this one answers in the editor).
 import tseslint from 'typescript-eslint';
 
 const FAMILIES = '(analysis|automation|integration|monitoring|security)';
 const sdkOnly = {
-  regex: '(^|/)src/(?!tools/sdk(/testing)?$)',
-  message: 'Tools import only the SDK (src/tools/sdk, or src/tools/sdk/testing in tests).',
+  regex: '(^|/)src(/|$)|^@tos/sdk/(?!testing$)',
+  message: "Tools import only the SDK, as '@tos/sdk' (tests also '@tos/sdk/testing'), never a path into src/.",
 };
 const integrationIndex = {
   regex: '(^|/)integrations/[^/]+/',

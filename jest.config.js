@@ -1,7 +1,9 @@
 /** Unit tests live beside the code; e2e contract suites live in test/. */
 const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
+// `@tos/sdk` is the SDK's folder, as tsconfig.json's `paths` says.
+const moduleNameMapper = { '^@tos/sdk(/.*)?$': '<rootDir>/src/tools/sdk$1' };
 // Fixtures hold package manifests (npm projects, image contents): they are data, not modules to resolve.
-const common = { testEnvironment: 'node', transform, moduleFileExtensions: ['ts', 'js', 'json'], modulePathIgnorePatterns: ['<rootDir>/tools/[^/]+/fixtures/'] };
+const common = { testEnvironment: 'node', transform, moduleNameMapper, moduleFileExtensions: ['ts', 'js', 'json'], modulePathIgnorePatterns: ['<rootDir>/tools/[^/]+/fixtures/'] };
 
 module.exports = {
   // Per-project testTimeout is ignored by Jest; e2e suites boot databases and processes.

@@ -10,6 +10,7 @@ const { execFileSync } = require('node:child_process');
 const { existsSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 const ts = require('typescript');
+const { linkSdk } = require('./link-sdk');
 
 const ROOT = path.join(__dirname, '..');
 const CONFIG = path.join(ROOT, 'tsconfig.build.json');
@@ -30,6 +31,8 @@ for (const file of sources) hash.update(path.relative(ROOT, file)).update('\0').
 const stamp = hash.digest('hex');
 
 const outputsPresent = sources.every((file) => existsSync(output(file)));
+// The built tools' way to the SDK (scripts/link-sdk.js): not a tsc output, so checked on every start.
+linkSdk();
 if (outputsPresent && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === stamp) process.exit(0);
 
 // An incremental build skips files its build info says it emitted: without their outputs, start over.

@@ -7,7 +7,7 @@ import type * as SdkClient from '@modelcontextprotocol/client';
 import * as path from 'node:path';
 import type * as TasksClient from '@modelcontextprotocol/ext-tasks/client';
 import type * as TasksCore from '@modelcontextprotocol/ext-tasks/core';
-import { importEsm } from '../src/tools/sdk';
+import { importEsm } from '@tos/sdk';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
 import { until } from './support/poll';

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { Tool, ToolHandler } from '../src/tools/sdk';
+import { Tool, ToolHandler } from '@tos/sdk';
 import { releaseDataDir } from '../src/database/data-dir-lock';
 import { describeEachDatabase } from './support/databases';
 import { startTestApp } from './support/app';

@@ -6,7 +6,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { ToolExample } from '../src/tools/sdk';
+import type { ToolExample } from '@tos/sdk';
 import { ToolRegistry } from '../src/tools/tool-registry';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';

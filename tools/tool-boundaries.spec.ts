@@ -1,6 +1,7 @@
 /**
- * What a file under tools/ may import of tools/ (docs/writing-a-tool.md; the SDK boundary with
- * src/ is the ESLint rule): its own folder — a tool's `<family>/<id>/`, an integration's
+ * What a file under tools/ may import (docs/writing-a-tool.md; ESLint says the same in the editor):
+ * of the service, only the SDK by its package name (`@tos/sdk`, `@tos/sdk/testing`), never a path
+ * into src/; of tools/, its own folder — a tool's `<family>/<id>/`, an integration's
  * `integrations/<name>/` — anything of `shared/`, and, for a tool, an integration through its
  * public face (`integrations/<name>`, its index.ts). Never another tool's folder, another family,
  * or an integration's internals: a tool that needs what another has asks for it in shared/ or in
@@ -10,6 +11,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 
 const TOOLS = __dirname;
+const SERVICE = path.join(TOOLS, '..', 'src');
 
 /** The folder a file belongs to: `shared`, `integrations/<name>`, or a tool's `<family>/<id>`. */
 function homeOf(file: string): string {
@@ -19,9 +21,10 @@ function homeOf(file: string): string {
 
 /** Why `file` may not import `target` (absolute paths, `target` as resolved), or undefined when it may. */
 function boundaryViolation(file: string, target: string): string | undefined {
+  const from = homeOf(file);
+  if (!path.relative(SERVICE, target).startsWith('..')) return `${from} imports ${path.relative(path.dirname(TOOLS), target)} by path: import the SDK as @tos/sdk`;
   const relative = path.relative(TOOLS, target);
   if (relative.startsWith('..')) return undefined;
-  const from = homeOf(file);
   const to = homeOf(target);
   if (to === from || to === 'shared') return undefined;
   const [kind, name, ...rest] = relative.split(path.sep);
@@ -70,6 +73,12 @@ describe('tool boundaries', () => {
     expect(boundaryViolation(at('automation/vcs-workflow/vcs-workflow.tool.ts'), at('integrations/forge/forge-clients.ts'))).toMatch(/internals of the integration forge/);
     expect(boundaryViolation(at('shared/scan/index.ts'), at('integrations/osv/index.ts'))).toMatch(/only tools use integrations/);
     expect(boundaryViolation(at('shared/scan/index.ts'), at('security/iac-scan/rules.ts'))).toMatch(/another tool's folder/);
+  });
+
+  it('refuses a path into src/, the SDK included: the SDK is imported as @tos/sdk', () => {
+    const tool = at('security/license-check/check.ts');
+    expect(boundaryViolation(tool, path.join(TOOLS, '../src/tools/sdk/index.ts'))).toMatch(/security\/license-check imports src\/tools\/sdk\/index.ts by path: import the SDK as @tos\/sdk/);
+    expect(boundaryViolation(at('shared/scan/index.ts'), path.join(TOOLS, '../src/workspaces/workspaces.service.ts'))).toMatch(/by path/);
   });
 
   it('holds for every import of every file under tools/', () => {

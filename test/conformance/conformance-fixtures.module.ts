@@ -20,7 +20,7 @@ import {
   type ToolDefinition,
   type InputRequest,
   type ToolHandler,
-} from '../../src/tools/sdk';
+} from '@tos/sdk';
 
 /** A 1×1 red PNG and a minimal WAV, as the suite's reference server sends them. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';

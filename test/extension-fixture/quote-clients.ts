@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ToolError, type ToolHttp } from '../../src/tools/sdk';
+import { ToolError, type ToolHttp } from '@tos/sdk';
 
 export interface Quote {
   [member: string]: unknown;

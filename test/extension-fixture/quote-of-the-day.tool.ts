@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler } from '../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { QuoteClients } from './quote-clients';
 
 @Tool({

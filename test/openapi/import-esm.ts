@@ -1,1 +1,1 @@
-export { importEsm } from '../../src/tools/sdk';
+export { importEsm } from '@tos/sdk';

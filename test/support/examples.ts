@@ -3,7 +3,7 @@
  * holds every output member to its declared value except the ones an example says vary.
  */
 import { valueAt } from '../../src/common/dotted-path';
-import type { ToolExample } from '../../src/tools/sdk';
+import type { ToolExample } from '@tos/sdk';
 import { EXAMPLE_WORLD_ENV } from './global-setup';
 import { published } from './prerequisites';
 

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Tool, ToolContext, ToolError, ToolHandler } from '../../src/tools/sdk';
+import { Tool, ToolContext, ToolError, ToolHandler } from '@tos/sdk';
 
 /** Test-only extension module: proves that a module's own @Tool providers are found without core changes. */
 

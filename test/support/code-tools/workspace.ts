@@ -5,7 +5,7 @@
  */
 import { cpSync, existsSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
 import * as path from 'node:path';
-import { ToolError, type Workspace } from '../../../src/tools/sdk';
+import { ToolError, type Workspace } from '@tos/sdk';
 
 const REPO = path.resolve(__dirname, '../../..');
 

@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { Tool, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, type ToolHandler } from '@tos/sdk';
 
 /** Not registered anywhere (the tool host loads it by file): an isolated tool with the bug the confinement is for: it writes wherever its input says, past every SDK check. */
 @Tool({

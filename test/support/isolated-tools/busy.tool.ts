@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 /** An isolated tool that reports progress, logs, then burns CPU without ever looking at its signal. */
 @Tool({

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 /** An isolated tool that holds `megabytes` of strings on its heap: past its thread's limit, the thread ends. */
 @Tool({

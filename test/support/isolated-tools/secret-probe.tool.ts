@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Tool, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 /** An isolated tool that reads its declared secret setting: which value did the thread get? */
 @Tool({

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '@tos/sdk';
 import { fileErrorsOutput, sourceFilesInputs } from '../../shared/scan';
 import { CODE_QUALITY_EXAMPLES } from './examples';
 import { COGNITIVE_LIMIT, CYCLOMATIC_LIMIT, DUPLICATION_LIMIT, GRADE_FLOORS, GRADES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES, codeQuality, type CodeQualityInput, type CodeQualityOutput } from './quality';

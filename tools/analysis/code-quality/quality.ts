@@ -1,6 +1,6 @@
 /** code-quality's work: measure every JavaScript/TypeScript file under a path, find clones, grade. */
 import * as path from 'node:path';
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 import { eachFileText, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { fileMetrics, type CodeUnit, type FunctionMetrics } from './complexity';
 import { CloneFinder, type Clone, type CloneFormat } from './duplication';

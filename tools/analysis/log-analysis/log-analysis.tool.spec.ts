@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { runTool, toolFailure, type RunToolOverrides } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure, type RunToolOverrides } from '@tos/sdk/testing';
 import { LogAnalysisTool } from './log-analysis.tool';
 
 type Input = Parameters<LogAnalysisTool['execute']>[0];

@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource } from '../../../src/tools/sdk';
+import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource } from '@tos/sdk';
 import { FORMATS, LEVELS, parseLine, type LogFormat } from './entries';
 import { LogStats, MAX_ANOMALIES, SPIKE_FACTOR, SPIKE_MIN_ERRORS, type LogAnalysisOutput } from './stats';
 

@@ -1,4 +1,4 @@
-import { runTool, toolFailure, type RunToolOverrides } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure, type RunToolOverrides } from '@tos/sdk/testing';
 import { startRecordingServer, type RecordingServer } from '../../../test/support/recording-server';
 import { PerformanceProfilingTool } from './performance-profiling.tool';
 

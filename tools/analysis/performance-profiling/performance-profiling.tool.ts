@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 interface ProfilingInput {
   url: string;

@@ -1,5 +1,5 @@
 /** sbom-generate's work: read the lockfiles at a workspace path and build one BOM of them. */
-import type { ToolContext } from '../../../src/tools/sdk';
+import type { ToolContext } from '@tos/sdk';
 import { installedLicenses } from '../../shared/licenses/installed';
 import { findLockfiles, readLockfile, type LockfileFormat } from '../../shared/lockfiles';
 import { buildBom, projectDirectoryName, type BomSource, type SpecVersion } from './build';

@@ -2,7 +2,7 @@ import { Spec, Validation } from '@cyclonedx/cyclonedx-library';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runTool } from '../../../src/tools/sdk/testing';
+import { runTool } from '@tos/sdk/testing';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { SbomGenerateTool } from './sbom-generate.tool';
 import type { SbomGenerateOutput } from './generate';

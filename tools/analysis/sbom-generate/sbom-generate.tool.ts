@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '@tos/sdk';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../../shared/lockfiles';
 import { lockfilesOutput } from '../../shared/scan';
 import { SPEC_VERSIONS } from './build';

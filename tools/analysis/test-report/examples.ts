@@ -1,4 +1,4 @@
-import type { ToolExample } from '../../../src/tools/sdk';
+import type { ToolExample } from '@tos/sdk';
 
 /** Examples run against the fixture workspace of the example world (test/support/example-world/code.part.ts). */
 export const TEST_REPORT_EXAMPLES: ToolExample[] = [

@@ -1,6 +1,6 @@
 /** test-report's work: find JUnit and coverage reports, read them, and sum them up. */
 import * as path from 'node:path';
-import { ToolError, type ToolContext, type TextSource } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext, type TextSource } from '@tos/sdk';
 import { eachFileText, type FileErrors } from '../../shared/scan';
 import { COBERTURA_LIST_ELEMENTS, coberturaCoverage, lcovCoverage, looksLikeLcov, type Counter, type FileCoverage } from './coverage';
 import { JUNIT_LIST_ELEMENTS, junitSuites, MAX_MESSAGE_CHARS, MAX_TRACE_CHARS, type JunitCase, type JunitSuite } from './junit';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { runTool } from '../../../src/tools/sdk/testing';
+import { runTool } from '@tos/sdk/testing';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { TestReportTool } from './test-report.tool';
 import type { TestReportOutput } from './report';

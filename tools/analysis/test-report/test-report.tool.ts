@@ -1,4 +1,4 @@
-import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../../src/tools/sdk';
+import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '@tos/sdk';
 import { fileErrorsOutput } from '../../shared/scan';
 import { TEST_REPORT_EXAMPLES } from './examples';
 import { MAX_REPORT_BYTES, MAX_REPORT_FILES, testReport, type TestReportInput, type TestReportOutput } from './report';

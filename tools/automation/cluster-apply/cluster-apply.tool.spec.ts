@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { startKubeApiServer, type KubeApiServer } from '../../../test/support/kube/kube-api-server';
 import { ClusterApplyTool } from './cluster-apply.tool';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { type Cluster, connect, KUBERNETES_SETTINGS, type KubernetesObject } from '../../integrations/kubernetes';
 import { MAX_OBJECTS, parseManifest, type ManifestObject } from './manifest';
 

@@ -1,6 +1,6 @@
 /** A multi-document YAML manifest as the objects to apply, or INVALID_INPUT saying which document is wrong and where. */
 import { LineCounter, parseAllDocuments } from 'yaml';
-import { ToolError } from '../../../src/tools/sdk';
+import { ToolError } from '@tos/sdk';
 import type { KubernetesObject } from '../../integrations/kubernetes';
 
 export const MAX_OBJECTS = 200;

@@ -8,7 +8,7 @@ import { createReadStream, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pack } from 'tar-stream';
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 
 const MAX_FILES = 20_000;
 const MAX_BYTES = 256 * 1024 * 1024;

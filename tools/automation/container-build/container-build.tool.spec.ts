@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { DOCKER_FIXTURES, findDockerd, guardEngine, runningContainers, startDockerEngine, startRegistry, type DockerEngine, type GuardedEngine, type Registry } from '../../../test/support/docker/docker-engine';
 import { startDnsmasq, type Dnsmasq } from '../../../test/support/netmon/dnsmasq';
 import { until } from '../../../test/support/poll';

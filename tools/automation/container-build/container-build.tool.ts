@@ -1,5 +1,5 @@
 import type Docker from 'dockerode';
-import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { buildContext } from './build-context';
 import { followBuild, pushImage } from './engine-streams';
 import { checkBuildEgress, checkRegistry, DockerClients, DOCKER_SETTINGS, engineCall } from '../../integrations/docker';

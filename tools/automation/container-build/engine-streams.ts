@@ -1,6 +1,6 @@
 /** The engine's JSON-lines answers to a build and a push, read to their end. */
 import type Docker from 'dockerode';
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 import { canonicalRegistry } from '../../integrations/docker';
 
 interface EngineEvent {

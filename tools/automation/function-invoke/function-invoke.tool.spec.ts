@@ -1,4 +1,4 @@
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { startGatewayFake, type GatewayFake } from '../../../test/support/functions/gateway-fake';
 import { FunctionInvokeTool } from './function-invoke.tool';
 

@@ -1,4 +1,4 @@
-import { exactlyOneOf, notBoth, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { exactlyOneOf, notBoth, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 interface FunctionInvokeInput {
   function?: string;

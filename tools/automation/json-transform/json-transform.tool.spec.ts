@@ -1,4 +1,4 @@
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { JsonTransformTool } from './json-transform.tool';
 
 const tool = new JsonTransformTool();

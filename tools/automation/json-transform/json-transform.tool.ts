@@ -2,7 +2,7 @@ import jsonata from 'jsonata';
 import { LRUCache } from 'lru-cache';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
-import { boundedRegexExec, Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { boundedRegexExec, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 /** Nested evaluation steps; a non-tail recursive function uses about 3 per call. */
 const MAX_DEPTH = 1_000;

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { FORGE_SETTINGS, type ForgeClient, ForgeClients, OWNER_INPUT, REF_PATTERN, REPO_INPUT, RUN_SCHEMA, runSummary, WORKFLOW_INPUT, type WorkflowRun } from '../../integrations/forge';
 import { wait } from '../../shared/wait';
 

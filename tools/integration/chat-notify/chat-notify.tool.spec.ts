@@ -1,4 +1,4 @@
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { CHAT_FAKE_TOKEN, startChatFake, type ChatFake } from '../../../test/support/chat/chat-fake';
 import { ChatNotifyTool } from './chat-notify.tool';
 

@@ -1,6 +1,6 @@
 import { IncomingWebhook } from '@slack/webhook';
 import { WebClient, type WebAPICallResult } from '@slack/web-api';
-import { networkError, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { networkError, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 type Provider = 'slack_webhook' | 'slack_api' | 'teams_webhook' | 'discord_webhook';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { certificateAuthority } from '../../../test/support/test-ca';
 import { SMTP_PASS, SMTP_USER, startSmtpFake, type SmtpFake } from '../../../test/support/smtp/smtp-fake';
 import { EmailSendTool } from './email-send.tool';

@@ -1,5 +1,5 @@
 import { createTransport } from 'nodemailer';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 interface EmailSendInput {
   to: string[];

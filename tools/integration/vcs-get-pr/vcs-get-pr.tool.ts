@@ -1,5 +1,5 @@
 import type { RestEndpointMethodTypes } from '@octokit/rest';
-import { Tool, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { checksState, FORGE_READ_CACHE_TTL, FORGE_SETTINGS, type ForgeClient, ForgeClients, loginOf, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT, type Subject, summarizeReviews, utc, utcOrNull } from '../../integrations/forge';
 import { wait } from '../../shared/wait';
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { startForge, stopForge, type StartedForge } from '../../../test/support/forge';
 import { cancelDuring } from '../../../test/support/forge/cancel';
 import { ForgeClients } from '../../integrations/forge';

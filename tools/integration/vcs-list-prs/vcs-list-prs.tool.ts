@@ -1,5 +1,5 @@
 import type { RestEndpointMethodTypes } from '@octokit/rest';
-import { Tool, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, ForgeClients, loginOf, OWNER_INPUT, REF_PATTERN, REPO_INPUT, utc } from '../../integrations/forge';
 
 /** Most pull requests one call returns (ten pages of GitHub's largest). */

@@ -1,4 +1,4 @@
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { startForge, stopForge, type StartedForge } from '../../../test/support/forge';
 import { cancelDuring } from '../../../test/support/forge/cancel';
 import { ForgeClients } from '../../integrations/forge';

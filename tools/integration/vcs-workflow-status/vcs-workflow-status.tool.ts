@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, ForgeClients, OWNER_INPUT, REF_PATTERN, REPO_INPUT, RUN_SCHEMA, runSummary, utc, WORKFLOW_INPUT } from '../../integrations/forge';
 
 /** GitHub's largest page: the latest runs, one request. */

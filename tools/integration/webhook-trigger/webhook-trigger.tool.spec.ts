@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runTool } from '../../../src/tools/sdk/testing';
+import { runTool } from '@tos/sdk/testing';
 import { startRecordingServer, type RecordedRequest, type RecordingServer } from '../../../test/support/recording-server';
 import { WebhookTriggerTool } from './webhook-trigger.tool';
 

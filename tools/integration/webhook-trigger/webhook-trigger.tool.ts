@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { wait as abortableWait } from '../../shared/wait';
 
 interface WebhookInput {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import Docker from 'dockerode';
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 
 /**
  * One Docker Engine API client per DOCKER_HOST, made once and shared by every build tool call:

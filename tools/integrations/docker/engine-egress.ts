@@ -7,7 +7,7 @@
  */
 import type Docker from 'dockerode';
 import { DockerfileParser, type Arg, type Copy, type From, type Instruction } from 'dockerfile-ast';
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 
 /** The host Docker Hub's images are pulled from and pushed to. */
 const DOCKER_HUB = 'docker.io';

@@ -1,4 +1,4 @@
-import type { ToolSettingDefinition } from '../../../src/tools/sdk';
+import type { ToolSettingDefinition } from '@tos/sdk';
 
 /** The engine every Docker tool talks to, declared once so each tool lists it the same way. */
 export const DOCKER_SETTINGS = {

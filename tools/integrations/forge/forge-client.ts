@@ -1,4 +1,4 @@
-import { ToolError } from '../../../src/tools/sdk';
+import { ToolError } from '@tos/sdk';
 import { forgeError, forgeMessage, isOctokitFailure, type FailureContext, type OctokitFailure } from './forge-errors';
 import type { OctokitInstance } from './octokit';
 

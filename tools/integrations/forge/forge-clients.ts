@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { ToolContext } from '../../../src/tools/sdk';
+import type { ToolContext } from '@tos/sdk';
 import { ConditionalRequests } from './conditional-requests';
 import { ForgeClient } from './forge-client';
 import { loadOctokit, type OctokitInstance } from './octokit';

@@ -1,4 +1,4 @@
-import type { ToolInputDefinition, ToolSettingDefinition } from '../../../src/tools/sdk';
+import type { ToolInputDefinition, ToolSettingDefinition } from '@tos/sdk';
 
 /** The settings every forge tool declares; an account's FORGE_TOKEN secret overrides the operator's. */
 export const FORGE_SETTINGS = {

@@ -1,4 +1,4 @@
-import { networkError, parseRetryAfter, ToolError } from '../../../src/tools/sdk';
+import { networkError, parseRetryAfter, ToolError } from '@tos/sdk';
 
 export const FORGE_SERVICE = 'forge';
 /** The longest a forge's message is quoted in an error (it is the forge's text, not ours). */

@@ -1,5 +1,5 @@
 import type { Octokit as OctokitInstance } from '@octokit/rest';
-import { importEsm } from '../../../src/tools/sdk';
+import { importEsm } from '@tos/sdk';
 
 export type { OctokitInstance };
 export type OctokitClass = typeof import('@octokit/rest').Octokit;

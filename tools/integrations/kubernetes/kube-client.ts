@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import type * as K8s from '@kubernetes/client-node';
-import { importEsm, ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { importEsm, ToolError, type ToolContext } from '@tos/sdk';
 
 type Kubernetes = typeof K8s;
 export type KubernetesObject = K8s.KubernetesObject;

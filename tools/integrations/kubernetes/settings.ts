@@ -1,4 +1,4 @@
-import type { ToolSettingDefinition } from '../../../src/tools/sdk';
+import type { ToolSettingDefinition } from '@tos/sdk';
 
 /** The cluster a Kubernetes tool talks to. */
 export const KUBERNETES_SETTINGS = {

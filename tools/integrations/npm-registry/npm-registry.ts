@@ -2,7 +2,7 @@
  * The licence an npm registry publishes for a package version: `GET <registry>/<name>/<version>`
  * (the version manifest), read like a package.json. Through ctx.http, a few requests at a time.
  */
-import { ToolError, type ToolHttp } from '../../../src/tools/sdk';
+import { ToolError, type ToolHttp } from '@tos/sdk';
 import { declaredLicense } from '../../shared/licenses/installed';
 
 const CONCURRENCY = 8;

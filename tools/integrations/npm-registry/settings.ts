@@ -1,4 +1,4 @@
-import type { ToolSettingDefinition } from '../../../src/tools/sdk';
+import type { ToolSettingDefinition } from '@tos/sdk';
 
 /** The npm registry asked for package manifests, and the token for a private one. */
 export const NPM_REGISTRY_SETTINGS = {

@@ -3,7 +3,7 @@
  * most 1000 queries a request; ids and `modified` only, `next_page_token` per query when a page
  * is full) and `GET /vulns/{id}` for each record.
  */
-import { ToolError, type ToolHttp } from '../../../src/tools/sdk';
+import { ToolError, type ToolHttp } from '@tos/sdk';
 import { asOsvRecord, type OsvRecord, type PackageQuery } from './record';
 
 /** OSV's documented cap on queries per batch. */

@@ -7,7 +7,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import * as path from 'node:path';
-import { ToolError } from '../../../src/tools/sdk';
+import { ToolError } from '@tos/sdk';
 import { asOsvRecord, type OsvRecord } from './record';
 
 /** Record files are a few KiB; anything this big is not one. */

@@ -2,7 +2,7 @@
  * What the vulnerability scanners (dependency-check, image-scan) share around the matcher: where
  * the advisories come from, how a finding is described, and the order findings are listed in.
  */
-import { ToolError, type ToolContext, type ToolInputDefinition, type ToolSettingDefinition } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext, type ToolInputDefinition, type ToolSettingDefinition } from '@tos/sdk';
 import { compareText } from '../../shared/scan';
 import type { AdvisorySource } from './advisories';
 import { OsvApiClient } from './api-client';

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runTool, toolFailure, type RunToolOverrides } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure, type RunToolOverrides } from '@tos/sdk/testing';
 import { freePort } from '../../../test/support/free-port';
 import { makeCertificate, type KeyedCertificate } from '../../../test/support/netmon/certificates';
 import { startPagerDutyReceiver, type PagerDutyReceiver } from '../../../test/support/netmon/pagerduty';

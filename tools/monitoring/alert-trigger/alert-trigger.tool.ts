@@ -1,4 +1,4 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { badLabelName, findAlert, fingerprintOf, postAlert, type PostableAlert } from './alertmanager';
 import { sendEvent, type EventAction } from './pagerduty';
 

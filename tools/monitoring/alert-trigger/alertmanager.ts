@@ -1,5 +1,5 @@
 /** Alertmanager's v2 API (`POST /api/v2/alerts`, `GET /api/v2/alerts`) through ctx.http. */
-import { ToolError, type HttpResponse, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type HttpResponse, type ToolContext } from '@tos/sdk';
 
 export interface PostableAlert {
   labels: Record<string, string>;

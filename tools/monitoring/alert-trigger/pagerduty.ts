@@ -1,5 +1,5 @@
 /** PagerDuty Events API v2 (`POST /v2/enqueue`) through ctx.http. */
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 
 export type EventAction = 'trigger' | 'acknowledge' | 'resolve';
 

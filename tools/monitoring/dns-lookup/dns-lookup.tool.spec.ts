@@ -1,5 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { freePort } from '../../../test/support/free-port';
 import { findDnsmasq } from '../../../test/support/example-world/world';
 import { caaRdata, startDnsmasq, wireName, type Dnsmasq } from '../../../test/support/netmon/dnsmasq';

@@ -1,5 +1,5 @@
 import type { promises as dnsPromises } from 'node:dns';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 type Resolver = dnsPromises.Resolver;
 

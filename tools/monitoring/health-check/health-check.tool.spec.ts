@@ -4,7 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runTool } from '../../../src/tools/sdk/testing';
+import { runTool } from '@tos/sdk/testing';
 import { certificateAuthority } from '../../../test/support/test-ca';
 import { HealthCheckTool } from './health-check.tool';
 

@@ -1,4 +1,4 @@
-import { boundedRegexTest, requestHeadersInput, compileRegex, Tool, ToolError, type HttpResponse, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { boundedRegexTest, requestHeadersInput, compileRegex, Tool, ToolError, type HttpResponse, type ToolContext, type ToolHandler } from '@tos/sdk';
 
 interface HealthCheckInput {
   target: string;

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { freePort } from '../../../test/support/free-port';
 import { startExporter, type Exporter } from '../../../test/support/netmon/exporter';
 import { findPrometheus, startPrometheus, type HttpDaemon } from '../../../test/support/netmon/prometheus';

@@ -1,4 +1,4 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { ExpositionError, METRIC_TYPES, parseExposition, type MetricFamily } from './exposition';
 import { queryPrometheus, type QueryRequest } from './prometheus-api';
 

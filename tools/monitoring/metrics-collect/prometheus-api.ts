@@ -1,5 +1,5 @@
 /** PromQL queries against the Prometheus HTTP API (`/api/v1/query`, `/api/v1/query_range`) through ctx.http. */
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 
 export type ResultType = 'vector' | 'matrix' | 'scalar' | 'string';
 

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runTool } from '../../../src/tools/sdk/testing';
+import { runTool } from '@tos/sdk/testing';
 import { startOsvApiFake, type OsvApiFake } from '../../../test/support/code-tools/osv-api';
 import { until } from '../../../test/support/poll';
 import { buildCodeWorkspace, FIXTURE_OSV_DIR } from '../../../test/support/code-tools/workspace';

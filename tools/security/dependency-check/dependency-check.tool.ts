@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '@tos/sdk';
 import { dependencyCheck, MAX_SKIPPED_LISTED, type DependencyCheckInput, type DependencyCheckOutput } from './scan';
 import { DEPENDENCY_CHECK_EXAMPLES } from './examples';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILE_BYTES, MAX_LOCKFILES } from '../../shared/lockfiles';

@@ -1,4 +1,4 @@
-import type { ToolExample } from '../../../src/tools/sdk';
+import type { ToolExample } from '@tos/sdk';
 
 /**
  * Examples run against the code workspace and the OSV records of the example world

@@ -2,7 +2,7 @@
  * dependency-check's work: lockfiles in, OSV findings out. The tool file holds the definition;
  * this holds what it does, so it stays readable next to its long examples.
  */
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 import { compareText, countBy, firstResults } from '../../shared/scan';
 import { dependencyPaths, findLockfiles, normalisePypiName, readLockfile, type Lockfile, type LockfileFormat, type SkippedEntry } from '../../shared/lockfiles';
 import {

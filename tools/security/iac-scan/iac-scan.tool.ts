@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '@tos/sdk';
 import { IAC_SCAN_EXAMPLES } from './examples';
 import { IAC_RULE_IDS, IAC_SEVERITIES } from './rules';
 import { countsOutput, fileErrorsOutput, pageOutputs } from '../../shared/scan';

@@ -1,6 +1,6 @@
 /** iac-scan's work: find manifests and Dockerfiles under a workspace path and run the rules. */
 import * as path from 'node:path';
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 import { compareText, countBy, eachFileText, firstResults, type FileErrors } from '../../shared/scan';
 import { scanDockerfile } from './dockerfile';
 import { scanManifest } from './kubernetes';

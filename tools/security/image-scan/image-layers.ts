@@ -12,7 +12,7 @@ import { PassThrough, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract } from 'tar-stream';
-import { ToolError } from '../../../src/tools/sdk';
+import { ToolError } from '@tos/sdk';
 import { summarise, type InventoryFile } from './inventory';
 
 /** Files an inventory reads, by path inside the image (no leading slash). */

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { buildFixtureImage, findDockerd, SCAN_FIXTURE, startDockerEngine, type DockerEngine } from '../../../test/support/docker/docker-engine';
 import { FIXTURE_OSV_DIR } from '../../../test/support/code-tools/workspace';
 import { gzipLayer, packageJsonBomb, savedImage } from '../../../test/support/docker/image-bomb';

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { DockerClients, DOCKER_SETTINGS, engineCall } from '../../integrations/docker';
 import { LIMIT_SETTINGS, readSavedImage, type ScanLimits } from './image-layers';
 import { inventory, type InstalledPackage } from './inventory';

@@ -1,5 +1,5 @@
 /** license-check's work: the licence of every locked package, judged by an allow/deny policy. */
-import type { ToolContext } from '../../../src/tools/sdk';
+import type { ToolContext } from '@tos/sdk';
 import { installedLicenses, type KnownLicense, type LicenseSource } from '../../shared/licenses/installed';
 import { NpmRegistryLicenses } from '../../integrations/npm-registry';
 import { checkPolicy, judge, LICENSE_STATUSES, type LicenseStatus } from '../../shared/licenses/policy';

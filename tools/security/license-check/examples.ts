@@ -1,4 +1,4 @@
-import type { ToolExample } from '../../../src/tools/sdk';
+import type { ToolExample } from '@tos/sdk';
 
 /**
  * Examples run against the fixture workspace and the loopback npm registry of the example world

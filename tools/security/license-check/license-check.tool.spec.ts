@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runTool } from '../../../src/tools/sdk/testing';
+import { runTool } from '@tos/sdk/testing';
 import { startNpmRegistryFake, type NpmRegistryFake } from '../../../test/support/code-tools/npm-registry';
 import { until } from '../../../test/support/poll';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '@tos/sdk';
 import { NPM_REGISTRY_SETTINGS } from '../../integrations/npm-registry';
 import { LICENSE_CHECK_EXAMPLES } from './examples';
 import { licenseCheck, MAX_LICENSES_LISTED, type LicenseCheckInput, type LicenseCheckOutput } from './check';

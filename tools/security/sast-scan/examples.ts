@@ -1,4 +1,4 @@
-import type { ToolExample } from '../../../src/tools/sdk';
+import type { ToolExample } from '@tos/sdk';
 import { SAST_RULE_IDS, SAST_RULES } from './rules';
 
 const RECOMMENDED = SAST_RULE_IDS.filter((id) => SAST_RULES[id].recommended);

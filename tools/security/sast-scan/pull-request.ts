@@ -1,5 +1,5 @@
 /** sast-scan's `pr`: the files a pull request changes, as the forge lists them (the vcs tools' client). */
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 import type { ForgeClients } from '../../integrations/forge';
 
 /** GitHub lists at most 3,000 files of a pull request. */

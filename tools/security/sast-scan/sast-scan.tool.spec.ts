@@ -2,7 +2,7 @@ import '@microsoft/jest-sarif';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runTool } from '../../../src/tools/sdk/testing';
+import { runTool } from '@tos/sdk/testing';
 import { startForge, stopForge } from '../../../test/support/forge';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { SastScanTool } from './sast-scan.tool';

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '../../../src/tools/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '@tos/sdk';
 import { FORGE_SETTINGS, ForgeClients, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from '../../integrations/forge';
 import { countsOutput, fileErrorsOutput, pageOutputs, sourceFilesInputs } from '../../shared/scan';
 import { pullRequestFiles, pullRequestTarget } from './pull-request';

@@ -2,7 +2,7 @@
 import * as path from 'node:path';
 import { Linter } from 'eslint';
 import tseslint from 'typescript-eslint';
-import { ToolError, type ToolContext } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext } from '@tos/sdk';
 import { compareText, countBy, eachFileText, firstResults, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { PLUGINS } from './plugins';
 import { SAST_RULES, SAST_SEVERITIES, selectRules, type SastSeverity } from './rules';

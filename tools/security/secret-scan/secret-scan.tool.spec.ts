@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { runTool, toolFailure, type RunToolOverrides } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure, type RunToolOverrides } from '@tos/sdk/testing';
 import { SecretScanTool } from './secret-scan.tool';
 
 type Input = Parameters<SecretScanTool['execute']>[0];

@@ -1,4 +1,4 @@
-import { exactlyOneOf, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '../../../src/tools/sdk';
+import { exactlyOneOf, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '@tos/sdk';
 import { scanText, SEVERITIES, type Finding } from './findings';
 import { loadSecretlint } from './secretlint';
 

@@ -1,7 +1,7 @@
 /** secretlint's provider rules (GitHub, AWS, Slack, private keys, …) as candidates of the scan. */
 import { createRequire } from 'node:module';
 import type { lintSource as LintSource } from '@secretlint/core';
-import { importEsm } from '../../../src/tools/sdk';
+import { importEsm } from '@tos/sdk';
 import type { Candidate, Severity } from './findings';
 
 /** secretlint findings are `high` unless listed here by rule, or by rule and message id. */

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { createSecureContext, createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
-import { runTool, toolFailure } from '../../../src/tools/sdk/testing';
+import { runTool, toolFailure } from '@tos/sdk/testing';
 import { freePort } from '../../../test/support/free-port';
 import { DAY_MS, makeCertificate, type KeyedCertificate } from '../../../test/support/netmon/certificates';
 import { TlsCertCheckTool } from './tls-cert-check.tool';

@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../../../src/tools/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
 import { isWeakKey, matchesName, summarize, summarizeLeaf, type CertificateSummary, type LeafSummary } from './certificate-summary';
 
 const FLAGS = ['expired', 'not_yet_valid', 'expires_soon', 'self_signed', 'untrusted', 'name_mismatch', 'weak_key'] as const;

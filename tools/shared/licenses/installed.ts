@@ -4,7 +4,7 @@
  * node_modules/.pnpm store) when its version is the locked one.
  */
 import * as path from 'node:path';
-import type { Workspace } from '../../../src/tools/sdk';
+import type { Workspace } from '@tos/sdk';
 import { readOptional, type LockedPackage, type Lockfile } from '../lockfiles';
 
 export type LicenseSource = 'lockfile' | 'installed' | 'registry';

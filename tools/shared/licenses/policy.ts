@@ -6,7 +6,7 @@
  */
 import parseSpdx from 'spdx-expression-parse';
 import satisfies from 'spdx-satisfies';
-import { ToolError } from '../../../src/tools/sdk';
+import { ToolError } from '@tos/sdk';
 
 export const LICENSE_STATUSES = ['allowed', 'denied', 'unapproved', 'unknown', 'invalid'] as const;
 export type LicenseStatus = (typeof LICENSE_STATUSES)[number];

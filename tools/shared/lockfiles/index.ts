@@ -3,7 +3,7 @@
  * license-check and sbom-generate.
  */
 import * as path from 'node:path';
-import { ToolError, type Workspace } from '../../../src/tools/sdk';
+import { ToolError, type Workspace } from '@tos/sdk';
 import { parseGoMod, parseGoSum } from './go-sum';
 import type { Ecosystem, Lockfile, LockfileFormat, Manifest } from './model';
 import { parsePackageLock } from './package-lock';

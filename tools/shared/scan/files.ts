@@ -1,6 +1,6 @@
 /** What the file-reading scanners share: JS/TS source selection, one read loop, their input and output definitions. */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { ToolError, type ToolContext, type ToolInputDefinition, type ToolOutputDefinition, type WorkspaceFile } from '../../../src/tools/sdk';
+import { ToolError, type ToolContext, type ToolInputDefinition, type ToolOutputDefinition, type WorkspaceFile } from '@tos/sdk';
 
 /** Files a walk may meet (node_modules and .git are never walked). */
 const MAX_LISTED_FILES = 20_000;

@@ -1,5 +1,5 @@
 /** Small pieces every scanner of this family shares: output schemas, counts and a stable order. */
-import type { ToolOutputDefinition } from '../../../src/tools/sdk';
+import type { ToolOutputDefinition } from '@tos/sdk';
 import { LOCKFILE_FORMATS } from '../lockfiles/model';
 
 export { compareText } from '../lockfiles/model';
