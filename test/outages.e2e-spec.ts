@@ -130,7 +130,7 @@ describe('Redis persistence, checked at start-up', () => {
     try {
       return await connections.persistenceWarning();
     } finally {
-      connections.onApplicationShutdown();
+      await connections.onApplicationShutdown();
     }
   };
 

@@ -242,8 +242,11 @@ describeEachEngine('roles', (mode) => {
     await cleanup?.();
   });
 
-  /** The service's connections to Redis (RedisConnections names each `tos:…`). */
-  const serviceConnections = async () => ((await admin.client('LIST')) as string).split('\n').filter((line) => / name=tos:/.test(line)).length;
+  /** The service's connections to this Redis: all but the test's own. */
+  const serviceConnections = async () => {
+    const own = `id=${String(await admin.client('ID'))} `;
+    return ((await admin.client('LIST')) as string).split('\n').filter((line) => line.startsWith('id=') && !line.startsWith(own)).length;
+  };
   const routes = (t: TestApp) => {
     const fastify = t.app.getHttpAdapter().getInstance();
     return ['/healthz', '/v1/tools', '/v1/executions', '/v1/mcp', '/v1/openapi.json', '/console'].filter((url) => fastify.hasRoute({ method: 'GET', url }));

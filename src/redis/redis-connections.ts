@@ -1,8 +1,11 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import Redis, { type RedisOptions } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../config/app-config';
 
 const logger = new Logger('Redis');
+/** The longest a connection's QUIT is waited for at shutdown. */
+const QUIT_WAIT_MS = 500;
 
 /**
  * ioredis's retryStrategy: reconnect within half a second of Redis coming back. The defaults back
@@ -56,8 +59,8 @@ export class RedisConnections implements OnApplicationShutdown {
   open(name: string, options: RedisOptions): Redis {
     if (!this.config.REDIS_URL) throw new Error(`Redis connection '${name}' wanted without REDIS_URL`);
     const client = new Redis(this.config.REDIS_URL, { connectionName: `tos:${name}`, ...options });
+    // Kept until shutdown even when it ends: Bull ends its blocking client and connects it again.
     this.opened.add(client);
-    client.once('end', () => this.opened.delete(client));
     return client;
   }
 
@@ -78,9 +81,9 @@ export class RedisConnections implements OnApplicationShutdown {
     await this.commands.publish(channel, message);
   }
 
-  /** Connections open now (tests: none is left after shutdown). */
+  /** Connections not ended (tests: none is left after shutdown). */
   get openCount(): number {
-    return this.opened.size;
+    return [...this.opened].filter((client) => client.status !== 'end').length;
   }
 
   /**
@@ -100,11 +103,12 @@ export class RedisConnections implements OnApplicationShutdown {
         : `Redis has no persistence (appendonly no, save ""): a restart loses every queued execution; ${fix}`;
     } finally {
       client.disconnect();
+      this.opened.delete(client);
     }
   }
 
-  onApplicationShutdown(): void {
-    for (const client of this.opened) client.disconnect();
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([...this.opened].map(closeGracefully));
     this.opened.clear();
   }
 
@@ -119,6 +123,16 @@ export class RedisConnections implements OnApplicationShutdown {
     }
     return this.subscriber;
   }
+}
+
+/**
+ * QUIT lets the commands already sent get their replies (the queue's last ones among them, which
+ * Bull would otherwise see fail); a connection that is not up, or a QUIT that takes over half a
+ * second (a blocked command), is dropped.
+ */
+async function closeGracefully(client: Redis): Promise<void> {
+  if (client.status === 'ready') await Promise.race([client.quit().catch(() => undefined), sleep(QUIT_WAIT_MS, undefined, { ref: false })]);
+  client.disconnect();
 }
 
 /** A Lua script as a function of its keys, then its arguments (sent as EVALSHA, loaded on first use). */
