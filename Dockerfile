@@ -18,6 +18,8 @@ COPY src/tools/sdk/package.json ./src/tools/sdk/
 # No install scripts: the root postinstall prepares the conformance tests, and no dependency needs one.
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
+# The build's last step, run again once the dev dependencies are gone: the name @tos/sdk for the built service.
+COPY scripts/link-sdk.js ./scripts/
 COPY src ./src
 COPY tools ./tools
 # Then only what runs: production dependencies without source maps and type declarations
@@ -25,6 +27,7 @@ COPY tools ./tools
 RUN npm run build \
  && rm -f dist/*.tsbuildinfo \
  && npm prune --omit=dev --ignore-scripts \
+ && node scripts/link-sdk.js \
  && find node_modules ! -path 'node_modules/typescript/lib/*' -type f \( -name '*.map' -o -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' \) -exec rm -f {} + \
  && mkdir -p /volume/data
 

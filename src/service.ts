@@ -6,7 +6,7 @@ import { ConfigError, loadConfig, ROLES, Role } from './config/app-config';
 import { claimDataDir } from './database/data-source-options';
 import { RedisConnections } from './redis/redis-connections';
 import { SecretsService } from './secrets/secrets.service';
-import { ToolCatalogue } from './tools/tool-registry';
+import { ToolCatalogue } from './tools/tool-catalogue';
 import { withinGrace } from './executions/engine/queue/execution-queue';
 
 export interface ServiceOptions {

@@ -86,4 +86,9 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
     expect(total - base).toBeLessThan(APP_LAYERS_BUDGET);
     expect(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')).toMatch(/^ARG BASE_IMAGE=node:20-bookworm-slim$/m);
   }, 60_000);
+
+  it("gives an extension package added to the image the service's own SDK as @tos/sdk", async () => {
+    const script = "const fs = require('fs'); console.log(fs.realpathSync(require.resolve('@tos/sdk', { paths: ['/app/extensions/acme'] })))";
+    expect((await docker(['run', '--rm', ...HARDENED, IMAGE, 'node', '-e', script])).trim()).toBe('/app/dist/src/tools/sdk/index.js');
+  }, 60_000);
 });

@@ -123,8 +123,8 @@ describe('boot', () => {
       category: 'automation',
       description: 'Collides with a built-in tool.',
       version: '1.0.0',
-      inputs: {},
-      outputs: { ok: { type: 'boolean', description: 'ok' } },
+      input: { type: 'object', properties: {} },
+      output: { type: 'object', properties: { ok: { type: 'boolean', description: 'ok' } }, required: ['ok'] },
       examples: [{ name: 'x', input: {}, output: { ok: true } }],
     })
     class ImpostorTool implements ToolHandler {

@@ -9,7 +9,7 @@ import { startRecordingServer, type RecordingServer } from './support/recording-
 import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
 import { useTestApp } from './support/app';
-import { ToolCatalogue } from '../src/tools/tool-registry';
+import { ToolCatalogue } from '../src/tools/tool-catalogue';
 
 const CREDENTIAL = 'Bearer hunter2-in-a-header';
 const HEADERS = { Authorization: CREDENTIAL, 'X-Api-Key': 'hunter2-api-key', Cookie: 'session=hunter2-cookie', 'X-Trace': 'kept-as-given' };
@@ -68,7 +68,7 @@ describeEachEngine('stored inputs', (mode) => {
     const headerInputs = suite.t.app
       .get(ToolCatalogue)
       .all()
-      .flatMap(({ definition }) => Object.entries(definition.inputs).filter(([name]) => /headers$/i.test(name)).map(([name, input]) => [`${definition.id}.${name}`, input.headers] as const));
+      .flatMap(({ definition }) => Object.entries(definition.input.properties).filter(([name]) => /headers$/i.test(name)).map(([name, input]) => [`${definition.id}.${name}`, input['x-request-headers']] as const));
     expect(headerInputs.map(([name]) => name)).toEqual(expect.arrayContaining(['health-check.headers', 'performance-profiling.headers']));
     expect(headerInputs.filter(([, marked]) => marked !== true)).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { Controller, Delete, Param } from '@nestjs/common';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
-import { ToolCatalogue } from '../tools/tool-registry';
+import { ToolCatalogue } from '../tools/tool-catalogue';
 import { cacheScope, ResultCache } from './result-cache';
 
 @Controller()

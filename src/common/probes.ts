@@ -32,8 +32,7 @@ export function addExecutionObserver(observer: ExecutionObserver): () => void {
 export const cacheLookups = channel('tos:cache.lookup');
 /** `{ scope: string }` per request refused by a rate limit or quota. */
 export const rateLimitRefusals = channel('tos:rate-limit.refused');
-/** `{ parameter?: string }` per outbound call refused by the egress policy. */
-export const egressRefusals = channel('tos:egress.refused');
+// Egress refusals (`tos:egress.refused`) are published by the SDK: src/tools/sdk/network-errors.ts.
 /** `{ by: 'sweeper' | 'reconciler' | 'lost-worker' | 'restart', reason: string }` per execution the engine ended for want of a runner. */
 export const executionsAbandoned = channel('tos:execution.abandoned');
 /** `{}` per queued execution whose lost job the reconciler queued again. */

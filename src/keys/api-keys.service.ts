@@ -6,7 +6,7 @@ import { AppException } from '../common/errors';
 import { newKeyId } from '../common/ids';
 import { ApiKey } from './api-key.entity';
 import { generateSecret, hashSecret, KeyType } from '../identity/key-secret';
-import { ToolCatalogue } from '../tools/tool-registry';
+import { ToolCatalogue } from '../tools/tool-catalogue';
 import { KeyRevocations } from './key-revocations';
 
 export const MAX_TEMPORARY_KEY_SECONDS = 86_400;

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { countedIn } from '../common/rate-limit-headers';
 import type { AppException } from '../common/errors';
 import type { Principal } from '../identity/principal';
-import type { ResolvedDefinition } from '../tools/tool-registry';
+import type { ResolvedDefinition } from '../tools/tool-catalogue';
 import { QuotaStore } from './quota-store';
 import { keyWindowKey, rateLimited } from './rate-limit-headers';
 import { WINDOW_MS, WindowHit, WindowStore } from './window-store';

@@ -3,7 +3,7 @@ import type { Principal } from '../identity/principal';
 import { LocalBroadcast } from '../redis/broadcast';
 import type { AppConfig } from '../config/app-config';
 import type { InvocationService } from '../executions/request/invocation.service';
-import type { ToolCatalogue } from '../tools/tool-registry';
+import type { ToolCatalogue } from '../tools/tool-catalogue';
 import { McpCancellations } from './mcp-cancellations';
 import { McpEndpoint } from './mcp-endpoint';
 import { McpLegacyTasks } from './mcp-legacy-tasks';
@@ -36,7 +36,7 @@ describe('McpEndpoint', () => {
   const outages = new HeardOutages();
 
   beforeAll(async () => {
-    const tool = { definition: { id: 'json-transform', examples: [], inputs: {} }, validateInput: (input: unknown) => input };
+    const tool = { definition: { id: 'json-transform', examples: [], input: { type: 'object', properties: {} } }, validateInput: (input: unknown) => input };
     const registry = { all: () => [tool] } as unknown as ToolCatalogue;
     const failing = { invokeSync: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password=hunter2)')) } as unknown as InvocationService;
     const tasks = {

@@ -1,5 +1,4 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
@@ -18,8 +17,9 @@ import {
   type ResourceDefinition,
   type ResourceHandler,
 } from '../tools/sdk';
+import { ProviderExplorer } from '../tools/provider-explorer';
 import { toolDocumentation } from '../tools/tool-docs';
-import { ToolCatalogue } from '../tools/tool-registry';
+import { ToolCatalogue } from '../tools/tool-catalogue';
 import { pageAfter } from './mcp-paging';
 import { askingRound, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, requireScope, type RequestFacts } from './mcp-replies';
@@ -62,7 +62,7 @@ export class McpLibrary implements OnApplicationBootstrap {
   private prompts = new Map<string, Prompt>();
 
   constructor(
-    private readonly discovery: DiscoveryService,
+    private readonly explorer: ProviderExplorer,
     private readonly tools: ToolCatalogue,
     private readonly executions: ExecutionsService,
     private readonly config: AppConfig,
@@ -70,9 +70,8 @@ export class McpLibrary implements OnApplicationBootstrap {
   ) {}
 
   onApplicationBootstrap(): void {
-    for (const wrapper of this.discovery.getProviders({ metadataKey: ResourceMetadata.KEY })) {
-      const definition = this.discovery.getMetadataByDecorator(ResourceMetadata, wrapper)!;
-      const handler = wrapper.instance as ResourceHandler;
+    const { resources, prompts } = this.explorer.providers();
+    for (const { definition, handler } of resources) {
       if (definition.uri) this.fixed.set(definition.uri, { definition, handler });
       else this.templates.push(template(definition, (_, uri, variables) => handler.read(uri, variables)));
     }
@@ -84,10 +83,9 @@ export class McpLibrary implements OnApplicationBootstrap {
     );
     this.templates.sort((a, b) => (a.definition.uriTemplate! < b.definition.uriTemplate! ? -1 : 1));
     for (const prompt of PRODUCT_PROMPTS) this.prompts.set(prompt.definition.name, prompt);
-    for (const wrapper of this.discovery.getProviders({ metadataKey: PromptMetadata.KEY })) {
-      const definition = this.discovery.getMetadataByDecorator(PromptMetadata, wrapper)!;
+    for (const { definition, handler } of prompts) {
       if (this.prompts.has(definition.name)) throw new Error(`Two prompts are named '${definition.name}'`);
-      this.prompts.set(definition.name, { definition, handler: wrapper.instance as PromptHandler });
+      this.prompts.set(definition.name, { definition, handler });
     }
   }
 

@@ -5,7 +5,7 @@ import { dependencyUnavailable, OutageLog, unreachableDependency } from '../comm
 import type { Execution } from '../executions/engine/execution.entity';
 import type { Principal } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
-import type { RegisteredTool } from '../tools/tool-registry';
+import type { RegisteredTool } from '../tools/tool-catalogue';
 
 /** What a request handler knows of the HTTP request it serves. */
 export interface RequestFacts {

@@ -10,7 +10,7 @@ import { pendingInputRequests } from '../executions/request/execution-views';
 import type { InputRequest } from '../tools/sdk';
 import { InvocationService } from '../executions/request/invocation.service';
 import type { Principal } from '../identity/principal';
-import { ToolCatalogue, type RegisteredTool } from '../tools/tool-registry';
+import { ToolCatalogue, type RegisteredTool } from '../tools/tool-catalogue';
 import { missingCapability, requireScope, toolCallResult } from './mcp-replies';
 
 /** The MCP Tasks extension (SEP-2663), as a 2026-07-28 client declares it in a request's capabilities. */

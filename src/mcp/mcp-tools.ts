@@ -8,7 +8,7 @@ import { asksNoCache } from '../executions/request/invoke-request';
 import type { ProgressListener } from '../executions/engine/execution-runner';
 import { InputRounds } from '../executions/request/input-rounds';
 import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
-import { RegisteredTool, ToolCatalogue } from '../tools/tool-registry';
+import { RegisteredTool, ToolCatalogue } from '../tools/tool-catalogue';
 import { pageAfter } from './mcp-paging';
 import { paramHeaderMismatch, type ParamHeader, type ParamHeaderMismatch } from './mcp-param-headers';
 import { askingRound, inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
@@ -78,7 +78,7 @@ export class McpTools implements OnApplicationBootstrap {
       const previous = this.byName.get(name);
       if (previous) throw new Error(`Tools '${previous.definition.id}' and '${tool.definition.id}' have the same MCP name '${name}'`);
       this.byName.set(name, tool);
-      const headers = Object.entries(tool.definition.inputs).flatMap(([input, { type, mcp_header: header }]) => (header ? [{ input, header, type }] : []));
+      const headers = Object.entries(tool.definition.input.properties).flatMap(([input, { type, 'x-mcp-header': header }]) => (header && type ? [{ input, header, type }] : []));
       if (headers.length > 0) this.headersByName.set(name, headers);
     }
     this.catalogue = [...this.byName].map(([name, tool]) => ({ name, tool, view: mcpToolView(name, tool) })).sort((a, b) => (a.name < b.name ? -1 : 1));

@@ -1,6 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { addExecutionObserver, cacheLookups, egressRefusals, executionsAbandoned, executionsReconciled, queueAudits, rateLimitRefusals, workerHeartbeats } from '../common/probes';
+import { addExecutionObserver, cacheLookups, executionsAbandoned, executionsReconciled, queueAudits, rateLimitRefusals, workerHeartbeats } from '../common/probes';
+import { egressRefusals } from '../tools/sdk/network-errors';
 
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const EXECUTION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300];

@@ -3,7 +3,7 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { JsonSnapshot, snapshotJson } from '../common/http-cache';
 import { AppConfig } from '../config/app-config';
-import { ToolCatalogue } from '../tools/tool-registry';
+import { ToolCatalogue } from '../tools/tool-catalogue';
 import { COMPONENT_SCHEMAS, ref, RESPONSE_HEADERS, RETRY_HEADERS, SchemaObject, SUCCESS_MEDIA, SUCCESS_SCHEMAS } from './api-schemas';
 import { INVOKE_HEADER_PARAMETERS, INVOKE_QUERY_PARAMETERS, invokeBody, invokeSuccess, toolOperations } from './tool-operations';
 import { RouteAccess, routeAccess } from './route-access';

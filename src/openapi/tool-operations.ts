@@ -1,4 +1,4 @@
-import type { RegisteredTool } from '../tools/tool-registry';
+import type { RegisteredTool } from '../tools/tool-catalogue';
 import { ref, SchemaObject } from './api-schemas';
 
 /** `json-transform` → `JsonTransform`: a component name per tool. */

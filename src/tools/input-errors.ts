@@ -1,14 +1,14 @@
 import type { ErrorObject } from 'ajv';
 import { AppException } from '../common/errors';
 import { maskApiKeys } from '../common/key-mask';
-import { REDACTED, redactStoredInput, type InputRules, type ToolInputDefinition } from './sdk';
+import { REDACTED, redactStoredInput, type InputRules, type ToolInputProperty } from './sdk';
 import { exactlyOneOfNames, notBothNames } from './sdk/input-rules';
 
 /** Turns the first ajv error into the error of docs/API.md#which-400: missing → INVALID_REQUEST, wrong → INVALID_INPUT. */
 export function inputErrorToException(
   errors: ErrorObject[],
   input: Record<string, unknown>,
-  definitions: Record<string, ToolInputDefinition>,
+  definitions: Readonly<Record<string, ToolInputProperty>>,
   rules: InputRules = {},
 ): AppException {
   const broken = ruleBetweenInputs(errors, input, rules);
@@ -77,10 +77,10 @@ function expectedFromError(error: ErrorObject): string {
   }
 }
 
-function describeExpected(definition: ToolInputDefinition | undefined): string {
+function describeExpected(definition: ToolInputProperty | undefined): string {
   if (!definition) return 'a value';
   if (definition.enum) return `one of ${definition.enum.map((v) => JSON.stringify(v)).join(', ')}`;
-  return definition.type;
+  return definition.type ?? 'any';
 }
 
 function valueAt(root: unknown, pointer: string): unknown {

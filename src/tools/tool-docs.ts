@@ -1,11 +1,13 @@
-import type { ResolvedDefinition } from './tool-registry';
+import type { ResolvedDefinition } from './tool-catalogue';
+import { memberType } from './tool-schema';
 
 /** The page behind a tool's `documentation` URL: Markdown generated from its definition. */
 export function toolDocumentation(d: ResolvedDefinition, publicUrl: string): string {
-  const inputs = Object.entries(d.inputs).map(
-    ([name, i]) => `| \`${name}\` | ${i.type} | ${i.required ? 'yes' : 'no'} | ${i.enum ? i.enum.join(', ') : ''} | ${i.default === undefined ? '' : `\`${JSON.stringify(i.default)}\``} | ${i.description} |`,
+  const required = new Set(d.input.required ?? []);
+  const inputs = Object.entries(d.input.properties).map(
+    ([name, i]) => `| \`${name}\` | ${i.type ?? 'any'} | ${required.has(name) ? 'yes' : 'no'} | ${i.enum ? i.enum.join(', ') : ''} | ${i.default === undefined ? '' : `\`${JSON.stringify(i.default)}\``} | ${i.description} |`,
   );
-  const outputs = Object.entries(d.outputs).map(([name, o]) => `| \`${name}\` | ${o.type} | ${o.description} |`);
+  const outputs = Object.entries(d.output.properties).map(([name, o]) => `| \`${name}\` | ${memberType(o).type} | ${o.description} |`);
   const examples = d.examples.map(
     (e) =>
       `### ${e.name}\n\n\`\`\`sh\ncurl -s -X POST ${publicUrl}/v1/tools/${d.id}/invoke \\\n  -H "Authorization: Bearer $TOS_API_KEY" -H "Content-Type: application/json" \\\n  -d '${JSON.stringify(e.input).replace(/'/g, "'\\''")}'\n\`\`\`\n\nResult:\n\n\`\`\`json\n${JSON.stringify(e.output, null, 2)}\n\`\`\``,

@@ -1,27 +1,37 @@
-import { Module } from '@nestjs/common';
+import { Injectable, Logger, Module, Scope, type Type } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { AppConfig, loadConfig } from '../config/app-config';
 import { AppException } from '../common/errors';
-import { exactlyOneOf, notBoth, Tool, ToolDefinition, ToolHandler } from './sdk';
+import { exactlyOneOf, notBoth, Tool, type InputRules, type ToolDefinition, type ToolHandler, type ToolInputSchema } from './sdk';
 import { thrownBy } from '../../test/support/thrown';
-import { ToolDefinitionError, ToolRegistry } from './tool-registry';
+import { recordToolSource } from './isolation/tool-source';
+import { ProviderExplorer } from './provider-explorer';
+import { ToolCompiler, ToolDefinitionError } from './tool-compiler';
+import { ToolRegistry } from './tool-registry';
 
-const base: ToolDefinition = {
+const base = {
   id: 'echo',
   name: 'Echo',
   category: 'analysis',
   description: 'Echoes its text.',
   version: '1.0.0',
-  inputs: {
-    text: { type: 'string', required: true, maxLength: 10, description: 'Text.' },
-    times: { type: 'integer', minimum: 1, maximum: 3, default: 1, description: 'Repeats.' },
-    mode: { type: 'string', enum: ['plain', 'loud'], default: 'plain', description: 'Mode.' },
-    tags: { type: 'array', maxItems: 2, items: { type: 'string', maxLength: 5 }, description: 'Tags.' },
+  input: {
+    type: 'object',
+    properties: {
+      text: { type: 'string', maxLength: 10, description: 'Text.' },
+      times: { type: 'integer', minimum: 1, maximum: 3, default: 1, description: 'Repeats.' },
+      mode: { type: 'string', enum: ['plain', 'loud'], default: 'plain', description: 'Mode.' },
+      tags: { type: 'array', maxItems: 2, items: { type: 'string', maxLength: 5 }, description: 'Tags.' },
+    },
+    required: ['text'],
   },
-  outputs: { text: { type: 'string', description: 'Echo.' } },
+  output: { type: 'object', properties: { text: { type: 'string', description: 'Echo.' } }, required: ['text'] },
   examples: [{ name: 'hi', input: { text: 'hi' }, output: { text: 'hi' } }],
-};
+} satisfies ToolDefinition;
+
+/** The base tool with these input members (added or replaced) and rules. */
+const withInputs = (properties: ToolInputSchema['properties'], rules: InputRules = {}): Partial<ToolDefinition> => ({ input: { ...base.input, properties: { ...base.input.properties, ...properties }, ...rules } });
 
 function toolClass(definition: ToolDefinition) {
   @Tool(definition)
@@ -34,11 +44,15 @@ function toolClass(definition: ToolDefinition) {
 }
 
 async function boot(...definitions: ToolDefinition[]): Promise<ToolRegistry> {
-  @Module({ providers: definitions.map(toolClass) })
+  return bootProviders(definitions.map(toolClass));
+}
+
+async function bootProviders(providers: Type[]): Promise<ToolRegistry> {
+  @Module({ providers })
   class ExtensionModule {}
   const moduleRef = await Test.createTestingModule({
     imports: [DiscoveryModule, ExtensionModule],
-    providers: [ToolRegistry, { provide: AppConfig, useValue: loadConfig({}) }],
+    providers: [ProviderExplorer, ToolCompiler, ToolRegistry, { provide: AppConfig, useValue: loadConfig({}) }],
   }).compile();
   await moduleRef.init();
   return moduleRef.get(ToolRegistry);
@@ -79,7 +93,7 @@ describe('ToolRegistry', () => {
 
   it('publishes JSON Schema 2020-12 and enforces the rules across inputs', async () => {
     const rules = { if: { properties: { mode: { const: 'loud' } }, required: ['mode'] }, then: { required: ['tags'] } };
-    const tool = (await boot({ ...base, inputs: { ...base.inputs, mode: { ...base.inputs.mode, mcp_header: 'Mode' } }, input_rules: rules })).get('echo');
+    const tool = (await boot({ ...base, ...withInputs({ mode: { ...base.input.properties.mode, 'x-mcp-header': 'Mode' } }, rules) })).get('echo');
     expect(tool.inputSchema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...rules, properties: { mode: { 'x-mcp-header': 'Mode' } } });
     expect(tool.validateInput({ text: 'a', mode: 'loud', tags: ['x'] })).toMatchObject({ mode: 'loud' });
     expect(thrownBy(() => tool.validateInput({ text: 'a', mode: 'loud' }))).toMatchObject({ body: { details: { parameter: 'tags' } } });
@@ -88,7 +102,7 @@ describe('ToolRegistry', () => {
   it('refuses a call breaking exactlyOneOf or notBoth in words naming the inputs, and publishes no top-level oneOf, anyOf or allOf', async () => {
     const text = (description: string) => ({ type: 'string', maxLength: 10, description }) as const;
     const inputs = { content: text('Inline.'), path: text('A file.'), a: text('A.'), b: text('B.') };
-    const tool = (await boot({ ...base, inputs, input_rules: { ...exactlyOneOf('content', 'path'), ...notBoth('a', 'b') }, examples: [{ name: 'inline', input: { content: 'hi' }, output: { text: 'hi' } }] })).get('echo');
+    const tool = (await boot({ ...base, input: { type: 'object', properties: inputs, ...exactlyOneOf('content', 'path'), ...notBoth('a', 'b') }, examples: [{ name: 'inline', input: { content: 'hi' }, output: { text: 'hi' } }] })).get('echo');
     expect(Object.keys(tool.inputSchema).filter((key) => ['oneOf', 'anyOf', 'allOf'].includes(key))).toEqual([]);
     expect(tool.validateInput({ path: 'x.log', a: '1' })).toEqual({ path: 'x.log', a: '1' });
     expect(thrownBy<AppException>(() => tool.validateInput({})).body).toMatchObject({
@@ -130,20 +144,52 @@ describe('ToolRegistry', () => {
     ['no examples', { examples: [] }, /example/],
     ['an unknown effect', { effects: 'delete' as never }, /effects must be one of read, write, destructive/],
     ['a cacheable tool with side effects', { cacheable: true, effects: 'write' }, /cacheable tool must have effects 'read'/],
-    ['an unbounded string', { inputs: { q: { type: 'string', description: 'q' } } }, /maxLength/],
-    ['an unbounded array', { inputs: { q: { type: 'array', description: 'q' } } }, /maxItems/],
-    ['a schema ajv refuses', { inputs: { q: { type: 'string', maxLength: 5, format: 'no-such-format', description: 'q' } } }, /does not compile/],
+    ['an unbounded string', withInputs({ q: { type: 'string', description: 'q' } }), /maxLength/],
+    ['an unbounded array', withInputs({ q: { type: 'array', description: 'q' } }), /maxItems/],
+    ['a schema ajv refuses', withInputs({ q: { type: 'string', maxLength: 5, format: 'no-such-format', description: 'q' } }), /does not compile/],
     ['an example that breaks the inputs', { examples: [{ name: 'bad', input: {}, output: { text: '' } }] }, /example 'bad' input/],
     ['an example that breaks the outputs', { examples: [{ name: 'bad', input: { text: 'a' }, output: { wrong: 1 } }] }, /example 'bad' output/],
     ['an example whose varying member is not in its output', { examples: [{ name: 'bad', input: { text: 'a' }, output: { text: 'a' }, varies: ['latency_ms'] }] }, /example 'bad' varies: 'latency_ms'/],
-    ['an mcp_header that is no HTTP token', { inputs: { ...base.inputs, mode: { ...base.inputs.mode, mcp_header: 'The Mode' } } }, /mcp_header must be an HTTP token/],
-    ['an mcp_header on an array input', { inputs: { ...base.inputs, tags: { ...base.inputs.tags, mcp_header: 'Tags' } } }, /only a string, integer or boolean input/],
-    ['two mcp_headers differing in case only', { inputs: { ...base.inputs, text: { ...base.inputs.text, mcp_header: 'Mode' }, mode: { ...base.inputs.mode, mcp_header: 'mode' } } }, /unique/],
-    ['a rule requiring an input that does not exist', { input_rules: { anyOf: [{ required: ['text'] }, { required: ['txet'] }] } }, /'txet' is required by a rule but is not an input/],
-    ['a rule ajv refuses', { input_rules: { if: { properties: { mode: { constt: 'loud' } } }, then: { required: ['tags'] } } }, /does not compile/],
+    ['an mcp_header that is no HTTP token', withInputs({ mode: { ...base.input.properties.mode, 'x-mcp-header': 'The Mode' } }), /x-mcp-header must be an HTTP token/],
+    ['an mcp_header on an array input', withInputs({ tags: { ...base.input.properties.tags, 'x-mcp-header': 'Tags' } }), /only a string, integer or boolean input/],
+    ['two mcp_headers differing in case only', withInputs({ text: { ...base.input.properties.text, 'x-mcp-header': 'Mode' }, mode: { ...base.input.properties.mode, 'x-mcp-header': 'mode' } }), /unique/],
+    ['a rule requiring an input that does not exist', withInputs({}, { anyOf: [{ required: ['text'] }, { required: ['txet'] }] }), /'txet' is required by a rule but is not an input/],
+    ['a rule ajv refuses', withInputs({}, { if: { properties: { mode: { constt: 'loud' } } }, then: { required: ['tags'] } }), /does not compile/],
+    ['a required member that is not an input', { input: { ...base.input, required: ['text', 'txet'] } }, /'txet' is required but is not an input/],
+    ['a keyword the service would not publish', withInputs({ q: { type: 'integer', description: 'q', exclusiveMaximum: 3 } as never }), /input 'q': unknown keyword 'exclusiveMaximum'/],
+    ['an output member that may be null with an enum without null', { output: { type: 'object', properties: { text: { type: ['string', 'null'], enum: ['a'], description: 'Echo.' } }, required: ['text'] } }, /must list null/],
+    ['an input that is not an object schema', { input: { properties: {} } as never }, /input must be an object schema/],
   ])('stops boot on %s', async (_name, change, message) => {
     await expect(boot({ ...base, ...change })).rejects.toThrow(ToolDefinitionError);
     await expect(boot({ ...base, ...change })).rejects.toThrow(message);
+  });
+
+  it('stops boot on an isolated tool whose constructor needs arguments (a worker thread builds it without any)', async () => {
+    class Clock {}
+    @Tool({ ...base, isolated: true })
+    class InjectingTool implements ToolHandler {
+      constructor(readonly clock: Clock) {}
+      async execute() {
+        return { text: 'x' };
+      }
+    }
+    recordToolSource(InjectingTool, { file: __filename, exportName: 'InjectingTool' });
+    await expect(bootProviders([Clock, InjectingTool])).rejects.toThrow(/'echo' \(InjectingTool\): an isolated tool runs in a worker thread, which builds the class without arguments/);
+  });
+
+  it('skips a request-scoped tool provider, which has no single instance to serve, with a warning naming it', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    @Injectable({ scope: Scope.REQUEST })
+    @Tool({ ...base, id: 'per-request' })
+    class PerRequestTool implements ToolHandler {
+      async execute() {
+        return { text: 'x' };
+      }
+    }
+    const registry = await bootProviders([toolClass(base), PerRequestTool]);
+    expect(registry.all().map((tool) => tool.definition.id)).toEqual(['echo']);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('PerRequestTool is not a static provider'));
+    warn.mockRestore();
   });
 
   it('stops boot on a duplicate id, naming both classes', async () => {

@@ -3,7 +3,10 @@ import { DiscoveryModule } from '@nestjs/core';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { ToolThreads } from './isolation/tool-threads';
-import { ToolCatalogue, ToolRegistry } from './tool-registry';
+import { ProviderExplorer } from './provider-explorer';
+import { ToolCompiler } from './tool-compiler';
+import { ToolRegistry } from './tool-registry';
+import { ToolCatalogue } from './tool-catalogue';
 import { createWorkspace } from './workspace';
 
 /** Injection token of the sandboxed Workspace every tool context receives. */
@@ -12,6 +15,8 @@ export const WORKSPACE = Symbol('WORKSPACE');
 @Module({
   imports: [DiscoveryModule],
   providers: [
+    ProviderExplorer,
+    ToolCompiler,
     ToolRegistry,
     { provide: ToolCatalogue, useExisting: ToolRegistry },
     ToolThreads,
@@ -21,6 +26,6 @@ export const WORKSPACE = Symbol('WORKSPACE');
       useFactory: (config: AppConfig) => createWorkspace(path.resolve(config.WORKSPACE_ROOT)),
     },
   ],
-  exports: [ToolRegistry, ToolCatalogue, ToolThreads, WORKSPACE],
+  exports: [ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, WORKSPACE],
 })
 export class ToolsModule {}

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { ToolError, type Workspace } from './sdk';
-import { createWorkspace, textSource } from './workspace';
+import { textSource, ToolError, type Workspace } from './sdk';
+import { createWorkspace } from './workspace';
 
 /** Expects an INVALID_INPUT ToolError naming `parameter`, with a message matching `message`. */
 async function expectInvalid(promise: Promise<unknown>, parameter: string, message: RegExp): Promise<void> {

@@ -5,11 +5,11 @@
  * and symlinks whose real path leaves the root are refused with INVALID_INPUT, checked on the
  * real path (fs.realpath) of the target and of every file a listing returns.
  */
-import type { ToolInputDefinition } from './sdk/definition';
 import { constants as fsConstants, type Dirent } from 'node:fs';
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Workspace, WorkspaceFile, WorkspaceListOptions } from './sdk/context';
+import { compareText } from './sdk/collections';
 import { ToolError } from './sdk/tool-error';
 
 /** Directories a listing never descends into: VCS metadata and installed dependencies. */
@@ -152,7 +152,7 @@ export function createWorkspace(root: string): Workspace {
         await addTarget(path.posix.join(relativePath, inDirectory), 'files');
       }
     }
-    return [...found.values()].sort((a, b) => compareStrings(a.path, b.path));
+    return [...found.values()].sort((a, b) => compareText(a.path, b.path));
   }
 
   return { root: absoluteRoot, resolve, readText, listFiles };
@@ -181,60 +181,5 @@ function toWorkspacePath(realRoot: string, absolute: string): string {
 }
 
 function byName(a: Dirent, b: Dirent): number {
-  return compareStrings(a.name, b.name);
-}
-
-/** Code-unit order: deterministic whatever the locale. */
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Where a tool's text comes from: inline `content` or a workspace file `path`. */
-/** An uploaded workspace's id: `ws_` + 20 base62 characters. */
-export const WORKSPACE_ID_PATTERN = /^ws_[0-9A-Za-z]{20}$/;
-
-/**
- * The optional `workspace` input of a tool that reads files: an uploaded workspace of the
- * caller's account (POST /v1/workspaces). The service opens it as the tool's ctx.workspace, so
- * `path` and `files` are relative to it; without it they are relative to WORKSPACE_ROOT.
- */
-function workspaceInput(): ToolInputDefinition {
-  return {
-    type: 'string',
-    pattern: WORKSPACE_ID_PATTERN.source,
-    maxLength: 23,
-    description: "An uploaded workspace of your account (ws_…, from POST /v1/workspaces): path and files are read inside it. Without it, the service's shared workspace.",
-  };
-}
-
-/**
- * The optional `ref` input of a tool that reads files: a branch, tag or commit of the git
- * repository at the workspace's root. The service opens the files as they are at that commit
- * (never touching the work tree) as the tool's ctx.workspace. Only a tool that also takes
- * `workspace` (see workspaceInputs) gets this meaning for `ref`.
- */
-export function refInput(): ToolInputDefinition {
-  return {
-    type: 'string',
-    minLength: 1,
-    maxLength: 255,
-    // git's ref syntax plus revision suffixes (HEAD~1, v1.2^{commit}); no leading '-' or spaces.
-    pattern: '^[A-Za-z0-9_./@{}^~][A-Za-z0-9_./@{}^~+-]*$',
-    description: 'A branch, tag or commit (HEAD~1 works) of the git repository at the root of the workspace: files are read as they are at that commit.',
-  };
-}
-
-/** `workspace` and `ref` together: what every tool that reads the workspace declares. */
-export function workspaceInputs(): Record<'workspace' | 'ref', ToolInputDefinition> {
-  return { workspace: workspaceInput(), ref: refInput() };
-}
-
-export type TextSource = { kind: 'content'; content: string } | { kind: 'path'; path: string };
-
-/**
- * For tools that take text either inline (`content`) or from the workspace (`path`); their
- * `input_rules: exactlyOneOf('content', 'path')` has refused a call with neither or both.
- */
-export function textSource(input: { content?: string; path?: string }): TextSource {
-  return input.content !== undefined ? { kind: 'content', content: input.content } : { kind: 'path', path: input.path! };
+  return compareText(a.name, b.name);
 }

@@ -13,7 +13,8 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppException } from '../common/errors';
 import { ToolError } from '../tools/sdk';
-import { EgressRefusedError, type Egress } from '../tools/egress/egress';
+import type { Egress } from '../tools/egress/egress';
+import { EgressRefusedError } from '../tools/sdk/network-errors';
 import type { TreeCache } from './tree-cache';
 import { ArchiveRefused } from './tree-shape';
 

@@ -16,7 +16,7 @@ import { AppConfig } from '../config/app-config';
 import type { Principal } from '../identity/principal';
 import type { TierLimits } from '../identity/tiers';
 import { Account } from '../keys/account.entity';
-import { WORKSPACE_ID_PATTERN } from '../tools/workspace';
+import { WORKSPACE_ID_PATTERN } from '../tools/sdk/workspace-inputs';
 import { ToolError } from '../tools/sdk';
 import { ArchiveRefused, readArchive, type ArchiveFormat } from './archive';
 import { egressFor, egressSettingsOf, type Egress } from '../tools/egress/egress';

@@ -17,7 +17,9 @@ import {
   type PromptHandler,
   type ResourceHandler,
   type ToolContext,
+  type InputRules,
   type ToolDefinition,
+  type ToolInputSchema,
   type InputRequest,
   type ToolHandler,
 } from '@tos/sdk';
@@ -37,8 +39,8 @@ function contentFixture(mcpName: string, description: string, content: Blocks): 
     description,
     version: '1.0.0',
     effects: 'read',
-    inputs: {},
-    outputs: { content: contentBlocksOutput('What the suite expects back.') },
+    input: { type: 'object', properties: {} },
+    output: { type: 'object', properties: { content: contentBlocksOutput('What the suite expects back.') }, required: ['content'] },
     examples: [{ name: 'call', input: {}, output: { content } }],
     mcp: { name: mcpName, content: 'content' },
   };
@@ -107,7 +109,7 @@ export class ProgressFixture implements ToolHandler {
       email: { type: 'string', description: 'An email address.', maxLength: 254 },
     },
     {
-      input_rules: {
+      rules: {
         $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string', maxLength: 200 }, city: { type: 'string', maxLength: 100 } } } },
         allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
         if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
@@ -127,9 +129,9 @@ export class JsonSchema2020Fixture implements ToolHandler {
 /** SEP-2243: inputs mirrored into Mcp-Param-* headers, which must agree with the body. */
 @Tool(
   taskFixture('test_custom_headers', 'Echoes inputs a client mirrors into Mcp-Param-* headers.', {
-    region: { type: 'string', description: 'A region.', maxLength: 100, mcp_header: 'Region' },
-    priority: { type: 'integer', description: 'A priority.', minimum: -1000, maximum: 1000, mcp_header: 'Priority' },
-    verbose: { type: 'boolean', description: 'Say more.', mcp_header: 'Verbose' },
+    region: { type: 'string', description: 'A region.', maxLength: 100, 'x-mcp-header': 'Region' },
+    priority: { type: 'integer', description: 'A priority.', minimum: -1000, maximum: 1000, 'x-mcp-header': 'Priority' },
+    verbose: { type: 'boolean', description: 'Say more.', 'x-mcp-header': 'Verbose' },
     query: { type: 'string', description: 'Not mirrored.', maxLength: 1000 },
   }),
 )
@@ -140,7 +142,7 @@ export class CustomHeadersFixture implements ToolHandler {
 }
 
 /** The Tasks extension's fixtures: a fixture tool of the suite's, by its MCP name, with its inputs and a text answer. */
-function taskFixture(mcpName: string, description: string, inputs: ToolDefinition['inputs'], extra: Partial<ToolDefinition> = {}): ToolDefinition {
+function taskFixture(mcpName: string, description: string, inputs: ToolInputSchema['properties'], { rules, ...extra }: Partial<ToolDefinition> & { rules?: InputRules } = {}): ToolDefinition {
   // The registry wants an example; these fixtures are not in the examples suite (the failing ones never yield it).
   const example = { name: 'call', input: {}, output: { content: [{ type: 'text', text: 'an answer' }] } };
   return {
@@ -149,8 +151,8 @@ function taskFixture(mcpName: string, description: string, inputs: ToolDefinitio
     category: 'automation',
     description,
     version: '1.0.0',
-    inputs,
-    outputs: { content: contentBlocksOutput('A text block.') },
+    input: { type: 'object', properties: inputs, ...rules },
+    output: { type: 'object', properties: { content: contentBlocksOutput('A text block.') }, required: ['content'] },
     examples: [example],
     mcp: { name: mcpName, content: 'content' },
     ...extra,

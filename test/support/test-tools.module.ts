@@ -2,11 +2,11 @@ import { Module } from '@nestjs/common';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Tool, ToolContext, ToolError, ToolHandler } from '@tos/sdk';
+import { defineTool, Tool, ToolError, type ToolContext, type ToolHandler, type ToolInput } from '@tos/sdk';
 
 /** Test-only extension module: proves that a module's own @Tool providers are found without core changes. */
 
-@Tool({
+const sleepDefinition = defineTool({
   id: 'test-sleep',
   name: 'Test Sleep',
   category: 'automation',
@@ -15,15 +15,21 @@ import { Tool, ToolContext, ToolError, ToolHandler } from '@tos/sdk';
   timeout: 30,
   task_support: 'optional',
   effects: 'read',
-  inputs: {
-    ms: { type: 'integer', required: true, minimum: 0, maximum: 60_000, description: 'How long to sleep.' },
-    ignore_signal: { type: 'boolean', default: false, description: 'Keep sleeping when aborted.' },
+  input: {
+    type: 'object',
+    properties: {
+      ms: { type: 'integer', minimum: 0, maximum: 60_000, description: 'How long to sleep.' },
+      ignore_signal: { type: 'boolean', default: false, description: 'Keep sleeping when aborted.' },
+    },
+    required: ['ms'],
   },
-  outputs: { slept_ms: { type: 'integer', description: 'The time slept.' } },
+  output: { type: 'object', properties: { slept_ms: { type: 'integer', description: 'The time slept.' } }, required: ['slept_ms'] },
   examples: [{ name: 'no sleep', input: { ms: 0 }, output: { slept_ms: 0 } }],
-})
-export class SleepTool implements ToolHandler<{ ms: number; ignore_signal: boolean }> {
-  async execute(input: { ms: number; ignore_signal: boolean }, ctx: ToolContext) {
+});
+
+@Tool(sleepDefinition)
+export class SleepTool implements ToolHandler<typeof sleepDefinition> {
+  async execute(input: ToolInput<typeof sleepDefinition>, ctx: ToolContext) {
     // Leaves a mark in the workspace when aborted, so a test can see it happen in another process.
     ctx.signal.addEventListener('abort', () => writeFileSync(path.join(ctx.workspace.root, `aborted-${ctx.executionId}`), String(process.pid)));
     const steps = 10;
@@ -42,14 +48,19 @@ export class SleepTool implements ToolHandler<{ ms: number; ignore_signal: boole
   description: 'Fails in the way it is asked to, to test how the runner reports failures.',
   version: '2.1.0',
   effects: 'read',
-  inputs: {
-    mode: { type: 'string', required: true, enum: ['bad-output', 'crash', 'tool-error', 'ok'], description: 'How to fail.' },
-    token: { type: 'string', maxLength: 200, secret: true, description: 'A credential that must never be stored.' },
+  input: {
+    type: 'object',
+    properties: {
+      mode: { type: 'string', enum: ['bad-output', 'crash', 'tool-error', 'ok'], description: 'How to fail.' },
+      token: { type: 'string', maxLength: 200, writeOnly: true, description: 'A credential that must never be stored.' },
+    },
+    required: ['mode'],
   },
-  outputs: { ok: { type: 'boolean', description: 'Always true.' } },
+  output: { type: 'object', properties: { ok: { type: 'boolean', description: 'Always true.' } }, required: ['ok'] },
   examples: [{ name: 'ok', input: { mode: 'ok' }, output: { ok: true } }],
 })
-export class MisbehaveTool implements ToolHandler<{ mode: string }> {
+// Loosely typed on purpose: 'bad-output' returns a member the definition does not declare.
+export class MisbehaveTool implements ToolHandler {
   async execute(input: { mode: string }) {
     switch (input.mode) {
       case 'bad-output':
@@ -70,8 +81,8 @@ export class MisbehaveTool implements ToolHandler<{ mode: string }> {
   category: 'automation',
   description: 'Records each run as a file in the workspace (runs/<execution>.<pid>.<n>), to count runs across processes; after ms milliseconds when given.',
   version: '1.0.0',
-  inputs: { ms: { type: 'integer', minimum: 0, maximum: 10_000, default: 0, description: 'How long the run takes before it records itself.' } },
-  outputs: { recorded: { type: 'boolean', description: 'Always true; the run file names the process.' } },
+  input: { type: 'object', properties: { ms: { type: 'integer', minimum: 0, maximum: 10_000, default: 0, description: 'How long the run takes before it records itself.' } } },
+  output: { type: 'object', properties: { recorded: { type: 'boolean', description: 'Always true; the run file names the process.' } }, required: ['recorded'] },
   examples: [{ name: 'record', input: {}, output: { recorded: true } }],
 })
 export class RecordTool implements ToolHandler {
@@ -94,8 +105,8 @@ export class RecordTool implements ToolHandler {
   version: '1.0.0',
   rate_limit: 3,
   effects: 'read',
-  inputs: {},
-  outputs: { ok: { type: 'boolean', description: 'Always true.' } },
+  input: { type: 'object', properties: {} },
+  output: { type: 'object', properties: { ok: { type: 'boolean', description: 'Always true.' } }, required: ['ok'] },
   examples: [{ name: 'ok', input: {}, output: { ok: true } }],
 })
 export class LimitedTool implements ToolHandler {

@@ -7,7 +7,7 @@ import { AppException, ErrorBody } from '../../common/errors';
 import { newExecutionId } from '../../common/ids';
 import { credentialInputNames, redactStoredInput, ToolError, ToolLogger, Workspace, type InputRequest } from '../../tools/sdk';
 import { ToolThreads } from '../../tools/isolation/tool-threads';
-import { RegisteredTool, ToolCatalogue } from '../../tools/tool-registry';
+import { RegisteredTool, ToolCatalogue } from '../../tools/tool-catalogue';
 import { WORKSPACE } from '../../tools/tools.module';
 import { createWorkspace } from '../../tools/workspace';
 import { WorkspacesService } from '../../workspaces/workspaces.service';
@@ -285,7 +285,7 @@ export class ExecutionRunner implements OnModuleInit {
     const tool = this.registry.get(job.toolId);
     // A re-run after answers reads its input from the row, where credentials are never kept: a call
     // holding any (redactStoredInput) cannot be asked (the tool is told it cannot, and fails saying so).
-    const asking = job.unaskable || credentialInputNames(tool.definition.inputs, input).length > 0 ? undefined : { answers: started.input_responses ?? {} };
+    const asking = job.unaskable || credentialInputNames(tool.definition.input.properties, input).length > 0 ? undefined : { answers: started.input_responses ?? {} };
     return resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, tool, input, job.timeoutSeconds, { asking }));
   }
 
@@ -315,7 +315,7 @@ export class ExecutionRunner implements OnModuleInit {
   async requeue(execution: Execution, by: 'reconciler' | 'restart'): Promise<boolean> {
     const tool = this.registry.has(execution.tool_id) ? this.registry.get(execution.tool_id) : null;
     // The stored input has credentials redacted: without their sealed copy the call cannot run.
-    if (tool && !execution.sealed_inputs && credentialInputNames(tool.definition.inputs, execution.input).length > 0) {
+    if (tool && !execution.sealed_inputs && credentialInputNames(tool.definition.input.properties, execution.input).length > 0) {
       const ended = await this.finish(execution.id, terminal('error', null, SECRETS_LOST_ERROR), null);
       if (ended.error?.message === SECRETS_LOST_ERROR.message) reportAbandoned(this.logger, execution.id, by, 'secrets_lost');
       return false;
@@ -340,10 +340,10 @@ export class ExecutionRunner implements OnModuleInit {
 
   /** A queued call's input for its job: its credential inputs sealed when SECRETS_KEY is set, so the queue never holds them in clear. */
   private jobInput(executionId: string, tool: RegisteredTool, input: Record<string, unknown>): Pick<ExecutionJob, 'input' | 'sealedInputs'> {
-    const names = credentialInputNames(tool.definition.inputs, input);
+    const names = credentialInputNames(tool.definition.input.properties, input);
     if (names.length === 0) return { input };
     const sealedInputs = this.secrets.sealJobInputs(executionId, Object.fromEntries(names.map((name) => [name, input[name]])));
-    return sealedInputs ? { input: redactStoredInput(tool.definition.inputs, input), sealedInputs } : { input };
+    return sealedInputs ? { input: redactStoredInput(tool.definition.input.properties, input), sealedInputs } : { input };
   }
 
   /**
@@ -409,7 +409,7 @@ export class ExecutionRunner implements OnModuleInit {
       mode,
       progress: 0,
       progress_message: null,
-      input: redactStoredInput(tool.definition.inputs, input),
+      input: redactStoredInput(tool.definition.input.properties, input),
       result: null,
       error: null,
       request_id: requestId,
@@ -449,7 +449,7 @@ export class ExecutionRunner implements OnModuleInit {
    */
   private async workspaceFor(accountId: string, tool: RegisteredTool, input: Record<string, unknown>): Promise<Workspace> {
     const { workspace: id, ref } = input;
-    const { inputs } = tool.definition;
+    const inputs = tool.definition.input.properties;
     let root = this.workspace.root;
     if (typeof id === 'string' && inputs.workspace) {
       root = await this.workspaces.open(accountId, id).catch((error: unknown) => {

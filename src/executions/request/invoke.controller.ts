@@ -2,7 +2,7 @@ import { Body, Controller, Headers, HttpCode, Param, Post, Query, Req, Res, UseI
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators';
 import type { Principal } from '../../identity/principal';
-import { ToolCatalogue } from '../../tools/tool-registry';
+import { ToolCatalogue } from '../../tools/tool-catalogue';
 import { callerGone } from '../../common/caller-gone';
 import { countedIn } from '../../common/rate-limit-headers';
 import type { ToolWindow } from '../../limits/admission-gate';

@@ -1,25 +1,36 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '../sdk';
+import { defineTool, Tool, ToolError, type ToolContext, type ToolHandler, type ToolInput, type ToolOutput } from '../sdk';
 import { runTool } from '../sdk/testing';
 
-@Tool({
+const definition = defineTool({
   id: 'context-probe',
   name: 'Context probe',
   category: 'automation',
   description: 'Runs a command and reads a secret, for the context tests.',
   version: '1.0.0',
-  inputs: {
-    args: { type: 'array', description: 'Arguments to echo', items: { type: 'string' }, maxItems: 5, default: [] },
-    secret: { type: 'string', description: 'Secret name', maxLength: 40, required: true },
-    wait: { type: 'boolean', description: 'Sleep until cancelled', default: false },
+  input: {
+    type: 'object',
+    properties: {
+      args: { type: 'array', description: 'Arguments to echo', items: { type: 'string' }, maxItems: 5, default: [] },
+      secret: { type: 'string', description: 'Secret name', maxLength: 40 },
+      wait: { type: 'boolean', description: 'Sleep until cancelled', default: false },
+    },
+    required: ['secret'],
   },
-  outputs: { stdout: { type: 'string', description: 'Output' }, secret: { type: 'string', description: 'Secret value' }, limit: { type: 'integer', description: 'Setting' } },
+  output: {
+    type: 'object',
+    properties: { stdout: { type: 'string', description: 'Output' }, secret: { type: 'string', description: 'Secret value' }, limit: { type: 'integer', description: 'Setting' } },
+    required: ['stdout', 'secret', 'limit'],
+  },
   config: { PROBE_LIMIT: { type: 'integer', description: 'A limit', default: 3 }, PROBE_TOKEN: { type: 'string', description: 'A token', secret: true } },
   examples: [{ name: 'echo', input: { args: ['hi'], secret: 'PROBE_TOKEN' }, output: { stdout: 'hi\n', secret: 's', limit: 3 } }],
-})
-class ContextProbe implements ToolHandler {
-  async execute(input: { args: string[]; secret: string; wait: boolean }, ctx: ToolContext) {
+});
+
+@Tool(definition)
+class ContextProbe implements ToolHandler<typeof definition> {
+  async execute(input: ToolInput<typeof definition>, ctx: ToolContext<typeof definition>): Promise<ToolOutput<typeof definition>> {
     const run = input.wait ? await ctx.exec('sleep', ['30']) : await ctx.exec('echo', input.args);
-    return { stdout: run.stdout, secret: await ctx.secrets.get(input.secret), limit: ctx.config.PROBE_LIMIT as number };
+    // ctx.config is typed from the declaration: PROBE_LIMIT is a number (it has a default), PROBE_TOKEN a string or undefined.
+    return { stdout: run.stdout, secret: await ctx.secrets.get(input.secret), limit: ctx.config.PROBE_LIMIT };
   }
 }
 

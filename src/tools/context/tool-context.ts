@@ -3,6 +3,7 @@ import { createToolDns, createToolHttp, createToolNet } from '../egress/tool-net
 import type { ToolContext, ToolLogger, ToolSettingValue, Workspace } from '../sdk/context';
 import { createExec } from './exec';
 import { createToolSecrets, type AccountSecretSource } from './secrets';
+import { sleep } from '../sdk/sleep';
 import { ToolError } from '../sdk/tool-error';
 
 export interface ToolContextParts {
@@ -31,6 +32,7 @@ export function createToolContext(parts: ToolContextParts): ToolContext {
   return {
     executionId: parts.executionId,
     signal: parts.signal,
+    sleep: (ms) => sleep(ms, parts.signal),
     progress: parts.progress,
     logger: parts.logger,
     config: parts.config,

@@ -4,7 +4,7 @@ import { createToolHttp, createToolNet } from './tool-network';
 import { Egress, type LookupFunction } from './egress';
 import { refusedClass } from './address-policy';
 import { ToolError } from '../sdk';
-import { egressRefusals } from '../../common/probes';
+import { egressRefusals } from '../sdk/network-errors';
 
 /** A resolver stub: every name resolves to `address`, so refusals are tested without a packet. */
 const answering = (address: string): LookupFunction => (_host, options, callback) =>

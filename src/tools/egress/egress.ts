@@ -6,20 +6,8 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { ConfigError, type AppConfig } from '../../config/app-config';
 import { Agent, buildConnector, EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { EgressRefusedError } from '../sdk/network-errors';
 import { EgressPolicy, unbracket } from './address-policy';
-
-/** A refused destination; the SDK turns it into INVALID_INPUT naming the tool's parameter. */
-export class EgressRefusedError extends Error {
-  override name = 'EgressRefusedError';
-  readonly code = 'EGRESS_REFUSED';
-  constructor(
-    readonly host: string,
-    readonly address: string,
-    readonly label: string,
-  ) {
-    super(`Outbound connection to ${host}${host === address ? '' : ` (${address})`} refused: ${label} address`);
-  }
-}
 
 export type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 /** node:dns lookup's shape; tests pass a stub answering, say, 10.0.0.1, so no packet leaves. */

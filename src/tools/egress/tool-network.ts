@@ -2,55 +2,18 @@ import { promises as dnsPromises } from 'node:dns';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { SERVICE_VERSION } from '../../common/service-version';
-import { egressRefusals, observeOutbound } from '../../common/probes';
+import { observeOutbound } from '../../common/probes';
 import { fetch as undiciFetch, request as undiciRequest, type Dispatcher } from 'undici';
 import type { HttpRequestOptions, HttpResponse, ToolDns, ToolHttp, ToolNet } from '../sdk/context';
+import { EgressRefusedError, egressRefusal, networkError } from '../sdk/network-errors';
 import { ToolError } from '../sdk/tool-error';
-import { EgressRefusedError, type Egress } from './egress';
+import type { Egress } from './egress';
 
 const MAX_REDIRECTS = 5;
 const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const USER_AGENT = `tool-orchestration-service/${SERVICE_VERSION}`;
-
-/** The INVALID_INPUT a refused destination becomes, naming the input it came from. */
-export function egressRefusal(err: EgressRefusedError, parameter: string): ToolError {
-  if (egressRefusals.hasSubscribers) egressRefusals.publish({ parameter });
-  return new ToolError(`Parameter '${parameter}' names a ${err.label} address (${err.address}), which tools may not reach`, {
-    code: 'INVALID_INPUT',
-    details: { parameter, expected: 'a public address', received: err.host },
-    suggestion: 'Use a public host, or ask the operator to add it to EGRESS_ALLOW (hosts, *.suffix patterns or CIDRs)',
-  });
-}
-
-/**
- * A ToolError for a failed connection: refusals are the caller's fault, the rest retryable; a
- * cancelled call answers its abort reason. Exported by the SDK for clients that open connections
- * through ctx.http's agents (their errors are theirs, not ctx.http's).
- */
-export function networkError(err: unknown, target: string, parameter: string, signal: AbortSignal): unknown {
-  if (signal.aborted) return signal.reason;
-  const refusal = findRefusal(err);
-  if (refusal) return egressRefusal(refusal, parameter);
-  if (err instanceof ToolError) return err;
-  const code = (err as { code?: string })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
-  const timeout = code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'ETIMEDOUT' || (err as Error)?.name === 'TimeoutError';
-  return new ToolError(`Could not reach ${target}: ${timeout ? 'timed out' : (code ?? 'connection failed')}`, {
-    retryable: true,
-    details: { target, ...(code && { error: code }) },
-  });
-}
-
-/** The refusal behind an error, through `cause` chains and the `original` that client libraries (Slack's) wrap. */
-function findRefusal(err: unknown): EgressRefusedError | null {
-  for (let current = err, depth = 0; current && depth < 6; depth++) {
-    if (current instanceof EgressRefusedError) return current;
-    const next = current as { cause?: unknown; original?: unknown };
-    current = next.original ?? next.cause;
-  }
-  return null;
-}
 
 /** `scheme://host:port` only: URLs may carry tokens in their path or query, messages must not. */
 function originOf(url: URL): string {

@@ -4,6 +4,7 @@ import type { Agent as HttpsAgent } from 'node:https';
 import type { Socket } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import type { Dispatcher } from 'undici';
+import type { ToolDefinition, ToolInput, ToolOutput, ToolSettingDefinition } from './definition';
 
 type DnsResolver = dnsPromises.Resolver;
 
@@ -64,15 +65,22 @@ export interface AskingContext {
   canAsk(method: InputRequest['method']): boolean;
 }
 
-export interface ToolContext extends AskingContext {
+/** What a running tool gets besides its input; `D` (the tool's definition) types `config`. */
+export type ToolContext<D extends ToolDefinition | undefined = undefined> = ToolContextBase & { readonly config: ConfigOf<D> };
+
+/** The context without its typed settings. */
+export interface ToolContextBase extends AskingContext {
   readonly executionId: string;
   /** Aborts on cancel and on timeout; long work must watch it. */
   readonly signal: AbortSignal;
+  /**
+   * Waits `ms` (a poll's pause, a retry's back-off); rejects with the signal's reason as soon as
+   * the call is cancelled or times out, so a waiting tool stops at once.
+   */
+  sleep(ms: number): Promise<void>;
   /** Reports progress, 0..100; persistence is throttled by the runner. */
   progress(percent: number, message?: string): void;
   readonly logger: ToolLogger;
-  /** The settings the tool declared in `config`, typed (integer → number, boolean → boolean). */
-  readonly config: Readonly<Record<string, ToolSettingValue | undefined>>;
   readonly workspace: Workspace;
   /** Outbound HTTP under the egress policy, bound to `signal`. */
   readonly http: ToolHttp;
@@ -91,6 +99,13 @@ export type InputRequest =
   | { method: 'roots/list'; params?: Record<string, never> };
 
 export type ToolSettingValue = string | number | boolean;
+
+/** The values of declared settings, typed by their declarations. */
+export type ToolSettings<S extends Readonly<Record<string, ToolSettingDefinition>>> = {
+  readonly [Name in keyof S]: SettingValue<S[Name]> | (S[Name] extends { default: ToolSettingValue } ? never : undefined);
+};
+
+type SettingValue<S extends ToolSettingDefinition> = S['type'] extends 'integer' ? number : S['type'] extends 'boolean' ? boolean : string;
 
 export interface ToolHttp {
   /**
@@ -194,7 +209,11 @@ export interface ToolSecrets {
   find(name: string): Promise<string | undefined>;
 }
 
-export interface ToolHandler<I = Record<string, any>, O = Record<string, unknown>> {
+/**
+ * A tool's implementation. `D` is its definition (`defineTool`): input, result and `ctx.config`
+ * are then typed from it; without `D`, loosely (the service's side, which runs any tool).
+ */
+export interface ToolHandler<D extends ToolDefinition | undefined = undefined> {
   /**
    * The questions to settle before the work starts (`ctx.requestInput`), when they do not depend
    * on the work: a call that becomes an MCP task asks them first, round by round, and the task
@@ -202,7 +221,12 @@ export interface ToolHandler<I = Record<string, any>, O = Record<string, unknown
    * run, as `execute` would. Their answers are the run's: `ctx.requestInput` of the same key in
    * `execute` resolves at once. Quick and without effects: it runs in the API process, on every round.
    */
-  ask?(input: I, ctx: AskingContext): Promise<void>;
-  execute(input: I, ctx: ToolContext): Promise<O>;
+  ask?(input: HandlerInput<D>, ctx: AskingContext): Promise<void>;
+  execute(input: HandlerInput<D>, ctx: ToolContext<D>): Promise<HandlerOutput<D>>;
 }
 
+
+/** The settings the tool declared in `config`, typed (integer → number, boolean → boolean; undefined when unset without a default). */
+type ConfigOf<D> = D extends ToolDefinition ? ToolSettings<NonNullable<D['config']>> : Readonly<Record<string, ToolSettingValue | undefined>>;
+type HandlerInput<D> = D extends ToolDefinition ? ToolInput<D> : Record<string, any>;
+type HandlerOutput<D> = D extends ToolDefinition ? ToolOutput<D> : Record<string, unknown>;

@@ -1,6 +1,7 @@
-/** What a tool declares about itself: the `@Tool({...})` definition. */
+/** What a tool declares about itself: its definition (`defineTool`), and the types a handler reads from it. */
 import { applyDecorators, Injectable } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import type { FromSchema } from 'json-schema-to-ts';
 
 export const TOOL_CATEGORIES = ['security', 'analysis', 'automation', 'integration', 'monitoring'] as const;
 export type ToolCategory = (typeof TOOL_CATEGORIES)[number];
@@ -26,78 +27,104 @@ export type TaskSupport = (typeof TASK_SUPPORT)[number];
 export const TOOL_STATUSES = ['ready', 'beta', 'deprecated'] as const;
 export type ToolStatus = (typeof TOOL_STATUSES)[number];
 
-/** `any` accepts any JSON value (e.g. the document json-transform evaluates). */
-export const INPUT_TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array', 'any'] as const;
-export type InputType = (typeof INPUT_TYPES)[number];
+/** The JSON types an input or output member may have (JSON Schema's `type`); no `type` accepts any JSON value. */
+export const MEMBER_TYPES = ['string', 'number', 'integer', 'boolean', 'object', 'array'] as const;
+export type MemberType = (typeof MEMBER_TYPES)[number];
 
-/** JSON Schema keywords a definition may add to bound or shape a value. */
+/** The keywords beside `type` and `description` a member may use, in the order the published schema lists them. */
+export const BOUND_KEYWORDS = [
+  'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum',
+  'minItems', 'maxItems', 'maxProperties', 'items', 'properties', 'required', 'additionalProperties', '$ref',
+] as const;
+
+/** JSON Schema keywords a member may add to bound or shape its value. */
 export interface SchemaBounds {
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  format?: string;
-  minimum?: number;
-  maximum?: number;
-  minItems?: number;
-  maxItems?: number;
-  maxProperties?: number;
+  readonly minLength?: number;
+  readonly maxLength?: number;
+  readonly pattern?: string;
+  readonly format?: string;
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly minItems?: number;
+  readonly maxItems?: number;
+  readonly maxProperties?: number;
   /** JSON Schema of array items. */
-  items?: Record<string, unknown>;
-  /** JSON Schema of object members. */
-  properties?: Record<string, unknown>;
-  additionalProperties?: boolean | Record<string, unknown>;
-  /** A definition of the tool's `input_rules.$defs` (`#/$defs/<name>`), for an object input shaped as it says. */
-  $ref?: string;
+  readonly items?: JsonSchemaObject;
+  /** JSON Schema of object members, and which of them are always present. */
+  readonly properties?: Readonly<Record<string, JsonSchemaObject>>;
+  readonly required?: readonly string[];
+  readonly additionalProperties?: boolean | JsonSchemaObject;
+  /** A definition of the input's `$defs` (`#/$defs/<name>`), for an object input shaped as it says. */
+  readonly $ref?: string;
+}
+
+/** Any JSON Schema 2020-12 object (nested shapes: array items, object members, rules). */
+export type JsonSchemaObject = { readonly [keyword: string]: unknown };
+
+/**
+ * One input of a tool: a JSON Schema 2020-12 property, with two annotations of its own
+ * (`x-mcp-header`, `x-request-headers`) that the service acts on.
+ */
+export interface ToolInputProperty extends SchemaBounds {
+  /** No `type`: any JSON value (e.g. the document json-transform evaluates). */
+  readonly type?: MemberType;
+  readonly description: string;
+  readonly enum?: readonly (string | number)[];
+  readonly default?: unknown;
+  /** A credential (JSON Schema's "sent, never read back"): redacted from logs and from the stored execution input. */
+  readonly writeOnly?: boolean;
+  /**
+   * A map of HTTP request headers: the values of credential headers in it (Authorization, Cookie,
+   * X-Api-Key, …) are redacted like `writeOnly` inputs (`redactStoredInput`). Set by `requestHeadersInput`.
+   */
+  readonly 'x-request-headers'?: boolean;
+  /**
+   * MCP 2026-07-28 clients mirror this input into an `Mcp-Param-{name}` HTTP header (SEP-2243), so
+   * gateways can route or police on it without reading bodies; the service checks the two agree.
+   * A string, integer or boolean input; an RFC 9110 token.
+   */
+  readonly 'x-mcp-header'?: string;
 }
 
 /**
- * Rules across a tool's inputs, JSON Schema 2020-12 applied to the whole input object and
- * published with it: inputs that go together (`dependentRequired`, `if`/`then`/`else`),
- * alternatives (`anyOf`, `oneOf`, `allOf` of them), and `$defs` an input's `$ref` names.
+ * A tool's input object as JSON Schema 2020-12: its members (`properties`), the ones a call must
+ * give (`required`), and rules across them (which go together, which exclude each other:
+ * `dependentRequired`, `if`/`then`/`else`, `not`, `anyOf`, `oneOf`, `allOf`; `exactlyOneOf` and
+ * `notBoth` write the common ones), with `$defs` a member's `$ref` names. Unknown members of a
+ * call are dropped; members with a `default` reach the tool filled in.
  */
+export interface ToolInputSchema extends InputRules {
+  readonly type: 'object';
+  readonly properties: Readonly<Record<string, ToolInputProperty>>;
+  readonly required?: readonly string[];
+}
+
 export interface InputRules {
-  $defs?: Record<string, Record<string, unknown>>;
-  allOf?: Record<string, unknown>[];
-  anyOf?: Record<string, unknown>[];
-  oneOf?: Record<string, unknown>[];
-  not?: Record<string, unknown>;
-  if?: Record<string, unknown>;
-  then?: Record<string, unknown>;
-  else?: Record<string, unknown>;
-  dependentRequired?: Record<string, string[]>;
+  readonly $defs?: Readonly<Record<string, JsonSchemaObject>>;
+  readonly allOf?: readonly JsonSchemaObject[];
+  readonly anyOf?: readonly JsonSchemaObject[];
+  readonly oneOf?: readonly JsonSchemaObject[];
+  readonly not?: JsonSchemaObject;
+  readonly if?: JsonSchemaObject;
+  readonly then?: JsonSchemaObject;
+  readonly else?: JsonSchemaObject;
+  readonly dependentRequired?: Readonly<Record<string, readonly string[]>>;
 }
 
-/** One tool input, as GET /v1/tools/{id} shows it, plus bounds. */
-export interface ToolInputDefinition extends SchemaBounds {
-  type: InputType;
-  description: string;
-  required?: boolean;
-  enum?: readonly (string | number)[];
-  default?: unknown;
-  /** The value is a credential: redacted from logs and from the stored execution input. */
-  secret?: boolean;
-  /**
-   * The value is a map of HTTP request headers: the values of credential headers in it
-   * (Authorization, Cookie, X-Api-Key, …) are redacted like `secret` inputs (`redactStoredInput`).
-   */
-  headers?: boolean;
-  /**
-   * MCP 2026-07-28 clients mirror this input into an `Mcp-Param-{mcp_header}` HTTP header (SEP-2243,
-   * published as `x-mcp-header`), so gateways can route or police on it without reading bodies;
-   * the service checks the two agree. A string, integer or boolean input; an RFC 9110 token.
-   */
-  mcp_header?: string;
+/** One member of a tool's result: a JSON Schema 2020-12 property; `type: ['string', 'null']` allows null. */
+export interface ToolOutputProperty extends SchemaBounds {
+  /** No `type`: any JSON value. */
+  readonly type?: MemberType | 'null' | readonly [MemberType, 'null'];
+  readonly description: string;
+  /** The only values it takes (with `null` when the type allows it). */
+  readonly enum?: readonly (string | number | null)[];
 }
 
-/** One tool output member. Every output is present in a result unless `optional`. */
-export interface ToolOutputDefinition extends SchemaBounds {
-  type: InputType | 'null';
-  description: string;
-  optional?: boolean;
-  /** Allows `null` besides `type`. */
-  nullable?: boolean;
-  /** The only values it takes. */
-  enum?: readonly (string | number)[];
+/** A tool's result object as JSON Schema 2020-12: its members, and those every result has (`required`). */
+export interface ToolOutputSchema {
+  readonly type: 'object';
+  readonly properties: Readonly<Record<string, ToolOutputProperty>>;
+  readonly required?: readonly string[];
 }
 
 export interface ToolExample {
@@ -121,10 +148,10 @@ export interface ToolDefinition {
   status?: ToolStatus;
   /** Semver of the tool's behaviour; part of the cache key. */
   version: string;
-  inputs: Record<string, ToolInputDefinition>;
-  /** Rules across inputs (which go together, which exclude each other); each input alone is described in `inputs`. */
-  input_rules?: InputRules;
-  outputs: Record<string, ToolOutputDefinition>;
+  /** The input object's JSON Schema; handlers get its type (`ToolInput`). */
+  input: ToolInputSchema;
+  /** The result object's JSON Schema; handlers return its type (`ToolOutput`). */
+  output: ToolOutputSchema;
   /** Calls per minute per API key for this tool. */
   rate_limit?: number;
   /** Default timeout in seconds (max 300). */
@@ -174,14 +201,30 @@ export interface ToolSettingDefinition {
 /** Metadata marker the registry discovers providers by. */
 export const ToolMetadata = DiscoveryService.createDecorator<ToolDefinition>();
 
+/**
+ * A tool's definition, kept as written (a `const` type), so that `ToolInput`, `ToolOutput` and
+ * `ToolContext` of it type the handler: the definition is the only place a tool states its shape.
+ */
+export function defineTool<const D extends ToolDefinition>(definition: D): D {
+  return definition;
+}
+
 /** Declares a tool: an injectable provider that the registry finds at boot. */
 export function Tool(definition: ToolDefinition): ClassDecorator {
   return applyDecorators(Injectable(), ToolMetadata(definition));
 }
 
+/** The input a tool's handler gets: defaults filled in, unknown members dropped (the published schema closes the object). */
+export type ToolInput<D extends Pick<ToolDefinition, 'input'>> = FromSchema<Closed<D['input']>>;
+
+/** The result a tool's handler returns: its members and no others (the published schema closes the object). */
+export type ToolOutput<D extends Pick<ToolDefinition, 'output'>> = FromSchema<Closed<D['output']>>;
+
+type Closed<S> = S & { readonly additionalProperties: false };
+
 /** An output member of MCP content blocks: `{type:'text',text}`, `{type:'image'|'audio',data,mimeType}` (base64) or `{type:'resource',resource:{uri,mimeType?,text|blob}}`. */
-export function contentBlocksOutput(description: string): ToolOutputDefinition {
-  const base64 = { type: 'string', contentEncoding: 'base64' };
+export function contentBlocksOutput<const Description extends string>(description: Description) {
+  const base64 = { type: 'string', contentEncoding: 'base64' } as const;
   return {
     type: 'array',
     description,
@@ -203,10 +246,10 @@ export function contentBlocksOutput(description: string): ToolOutputDefinition {
         },
       ],
     },
-  };
+  } as const satisfies ToolOutputProperty;
 }
 
 /** The input of extra HTTP request headers a tool sends upstream: at most 20, values bounded, never logged. */
-export function requestHeadersInput(description: string): ToolInputDefinition {
-  return { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 }, headers: true, description };
+export function requestHeadersInput<const Description extends string>(description: Description) {
+  return { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 }, 'x-request-headers': true, description } as const satisfies ToolInputProperty;
 }

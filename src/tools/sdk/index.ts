@@ -14,5 +14,6 @@ export { exactlyOneOf, notBoth } from './input-rules';
 export { isCredentialHeader, redactStoredInput, credentialInputNames, REDACTED } from './stored-input';
 export { importEsm } from './import-esm';
 export { boundedRegexExec, boundedRegexTest, compileRegex } from './bounded-regex';
-export { refInput, textSource, workspaceInputs, type TextSource } from '../workspace';
-export { networkError } from '../egress/tool-network';
+export { compareText, countBy, tally } from './collections';
+export { refInput, textSource, workspaceInputs, type TextSource } from './workspace-inputs';
+export { networkError } from './network-errors';

@@ -1,20 +1,20 @@
 import type { InputRules } from './definition';
 
 /**
- * Rules between inputs that a tool declares in `input_rules`, so that a call breaking them is
+ * Rules between inputs that a tool declares in its input schema, so that a call breaking them is
  * refused before an execution exists (a clear INVALID_REQUEST or INVALID_INPUT naming the inputs),
  * like any other invalid input. They are written with `if`/`then`/`else` and `not` only: several
  * model APIs refuse a tool whose published input schema has `oneOf`, `anyOf` or `allOf` at its top.
  */
 
 /** Exactly one of the two inputs must be given (e.g. inline `content` or a workspace `path`). */
-export function exactlyOneOf(first: string, second: string): Pick<InputRules, 'if' | 'then' | 'else'> {
-  return { if: { required: [first] }, then: { not: { required: [second] } }, else: { required: [second] } };
+export function exactlyOneOf<const A extends string, const B extends string>(first: A, second: B) {
+  return { if: { required: [first] }, then: { not: { required: [second] } }, else: { required: [second] } } as const satisfies InputRules;
 }
 
 /** At most one of the two inputs may be given. */
-export function notBoth(first: string, second: string): Pick<InputRules, 'not'> {
-  return { not: { required: [first, second] } };
+export function notBoth<const A extends string, const B extends string>(first: A, second: B) {
+  return { not: { required: [first, second] } } as const satisfies InputRules;
 }
 
 /** The two inputs of an exactlyOneOf rule, or null when the rules are not one. */
@@ -32,6 +32,6 @@ export function notBothNames(rules: InputRules): [string, string] | null {
   return names.length === 2 && JSON.stringify(rules.not) === JSON.stringify(notBoth(names[0], names[1]).not) ? [names[0], names[1]] : null;
 }
 
-function requiredOf(schema: Record<string, unknown> | undefined): string[] {
+function requiredOf(schema: { readonly [keyword: string]: unknown } | undefined): string[] {
   return Array.isArray(schema?.required) ? schema.required.map(String) : [];
 }

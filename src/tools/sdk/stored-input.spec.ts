@@ -1,9 +1,9 @@
-import { requestHeadersInput, type ToolInputDefinition } from './definition';
+import { requestHeadersInput, type ToolInputProperty } from './definition';
 import { credentialInputNames, isCredentialHeader, REDACTED, redactStoredInput } from './stored-input';
 
-const inputs: Record<string, ToolInputDefinition> = {
+const inputs: Record<string, ToolInputProperty> = {
   url: { type: 'string', description: 'u' },
-  token: { type: 'string', secret: true, description: 't' },
+  token: { type: 'string', writeOnly: true, description: 't' },
   headers: requestHeadersInput('h'),
 };
 

@@ -1,4 +1,4 @@
-import type { ToolInputDefinition } from './definition';
+import type { ToolInputProperty } from './definition';
 
 /** What a credential reads as wherever a call's input is kept or shown again. */
 export const REDACTED = '[REDACTED]';
@@ -16,28 +16,28 @@ export function isCredentialHeader(name: string): boolean {
 
 /**
  * The input as it may be stored (the execution row, a queued job held in clear) and echoed (REST,
- * MCP, the console, validation errors): `secret` inputs and the values of credential headers in
- * `headers` inputs replaced by REDACTED. The one rule for every place a call's input is kept;
+ * MCP, the console, validation errors): `writeOnly` inputs and the values of credential headers in
+ * `x-request-headers` inputs replaced by REDACTED. The one rule for every place a call's input is kept;
  * the tool itself gets the real values.
  */
-export function redactStoredInput(inputs: Record<string, ToolInputDefinition>, input: Record<string, unknown>): Record<string, unknown> {
+export function redactStoredInput(inputs: Readonly<Record<string, ToolInputProperty>>, input: Record<string, unknown>): Record<string, unknown> {
   const names = credentialInputNames(inputs, input);
   if (names.length === 0) return input;
   return { ...input, ...Object.fromEntries(names.map((name) => [name, redactedValue(inputs[name], input[name])])) };
 }
 
 /** The inputs of this call that `redactStoredInput` changes: what a stored copy of it lacks. */
-export function credentialInputNames(inputs: Record<string, ToolInputDefinition>, input: Record<string, unknown>): string[] {
+export function credentialInputNames(inputs: Readonly<Record<string, ToolInputProperty>>, input: Record<string, unknown>): string[] {
   return Object.keys(input).filter((name) => {
     const definition = inputs[name];
     if (!definition || input[name] === undefined) return false;
-    if (definition.secret) return true;
-    return definition.headers === true && redactedValue(definition, input[name]) !== input[name];
+    if (definition.writeOnly) return true;
+    return definition['x-request-headers'] === true && redactedValue(definition, input[name]) !== input[name];
   });
 }
 
-function redactedValue(definition: ToolInputDefinition, value: unknown): unknown {
-  if (definition.secret) return REDACTED;
+function redactedValue(definition: ToolInputProperty, value: unknown): unknown {
+  if (definition.writeOnly) return REDACTED;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return REDACTED; // not a header map: nothing to tell apart
   const entries = Object.entries(value);
   if (!entries.some(([name]) => isCredentialHeader(name))) return value;

@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import 'reflect-metadata';
 import { AppException } from '../../common/errors';
-import type { AppConfig } from '../../config/app-config';
 import { createToolContext, type ToolContextParts } from '../context/tool-context';
 import { askThenExecute } from '../caller-questions';
 import { readToolSettings } from '../tool-settings';
-import { ToolRegistry } from '../tool-registry';
+import type { RegisteredTool } from '../tool-catalogue';
+import { ToolCompiler } from '../tool-compiler';
 import { createWorkspace } from '../workspace';
 import type { ToolHandler, ToolLogger, ToolSettingValue } from './context';
 import { ToolMetadata, type ToolDefinition } from './definition';
@@ -45,15 +45,15 @@ export interface RunToolOverrides {
   answers?: Record<string, Record<string, unknown>>;
 }
 
-type ToolClass = new (...args: never[]) => ToolHandler<any, any>;
+type ToolClass = new (...args: never[]) => ToolHandler;
 
 const silentLogger: ToolLogger = { debug() {}, info() {}, warn() {}, error() {} };
-const kitRegistry = new ToolRegistry(undefined as never, { publicUrl: 'http://127.0.0.1' } as AppConfig);
-/** Schemas compiled once per definition, as the service does at boot. */
-const compiled = new WeakMap<ToolDefinition, ReturnType<ToolRegistry['register']>>();
+const compiler = new ToolCompiler();
+/** Compiled once per definition, as the service does at boot (settings are read per run, from the overrides). */
+const compiled = new WeakMap<ToolDefinition, RegisteredTool>();
 
 /** The `@Tool({...})` definition of a tool class or instance. */
-export function definitionOf(tool: ToolClass | ToolHandler<any, any>): ToolDefinition {
+export function definitionOf(tool: ToolClass | ToolHandler): ToolDefinition {
   const target = typeof tool === 'function' ? tool : tool.constructor;
   const definition = Reflect.getMetadata(ToolMetadata.KEY, target) as ToolDefinition | undefined;
   if (!definition) throw new Error(`${target.name} is not decorated with @Tool`);
@@ -65,10 +65,10 @@ export function definitionOf(tool: ToolClass | ToolHandler<any, any>): ToolDefin
  * ToolError-shaped error), runs the tool with a real context, checks the output.
  * A class is constructed without arguments; pass an instance when it injects clients.
  */
-export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler<any, any>, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
+export async function runTool<O = Record<string, unknown>>(tool: ToolClass | ToolHandler, input: Record<string, unknown>, overrides: RunToolOverrides = {}): Promise<O> {
   const definition = definitionOf(tool);
   const handler = typeof tool === 'function' ? new tool() : tool;
-  const registered = compiled.get(definition) ?? compiled.set(definition, kitRegistry.register(definition, handler, handler.constructor.name)).get(definition)!;
+  const registered = compiled.get(definition) ?? compiled.set(definition, compiler.compile(definition, handler, { className: handler.constructor.name, isolate: false, environment: {}, publicUrl: 'http://127.0.0.1' })).get(definition)!;
   const validInput = validated(() => registered.validateInput(structuredClone(input)));
   const ownRoot = overrides.workspaceRoot ? null : mkdtempSync(path.join(tmpdir(), 'run-tool-'));
   const config: Readonly<Record<string, ToolSettingValue | undefined>> = readToolSettings(definition.id, definition.config ?? {}, overrides.config ?? {});

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { runTool } from '@tos/sdk/testing';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { CodeQualityTool } from './code-quality.tool';
-import type { CodeQualityOutput } from './quality';
+import type { CodeQualityOutput } from './code-quality.tool';
 
 let root: string;
 beforeAll(() => (root = buildCodeWorkspace(mkdtempSync(path.join(tmpdir(), 'code-quality-')))));
@@ -49,7 +49,7 @@ describe('CodeQualityTool', () => {
     const grades = Object.fromEntries(output.files.map((file) => [path.posix.basename(file.file), [file.grade, file.duplicated_lines]]));
     expect(grades).toEqual({ 'export-csv.ts': ['C', 9], 'export-tsv.ts': ['C', 9], 'primes.ts': ['B', 0], 'shipping.ts': ['B', 0], 'format.js': ['A', 0] });
     expect(output.summary).toMatchObject({ files: 5, functions: 10, duplicated_lines: 18, grade: 'C', grades: { A: 1, B: 2, C: 2, D: 0, F: 0 } });
-    expect(output.summary.duplication_percent).toBeCloseTo((18 / output.summary.sloc) * 100, 1);
+    expect(output.summary.duplication_percent).toBeCloseTo((18 / output.summary.sloc!) * 100, 1);
 
     const alone = await measure({ path: 'code/quality/src/orders', files: ['export-csv.ts'] });
     expect(alone).toMatchObject({ clones: [], files: [{ grade: 'B', duplicated_lines: 0 }] });
@@ -88,9 +88,9 @@ describe('CodeQualityTool', () => {
     expect(output.summary.files).toBeGreaterThan(100);
     expect(output.summary.functions).toBeGreaterThan(500);
     expect(output.files).toHaveLength(50);
-    expect(output.files_truncated).toBe(output.summary.files - 50);
+    expect(output.files_truncated).toBe(output.summary.files! - 50);
     expect(output.functions).toHaveLength(20);
-    expect(Object.values(output.summary.grades).reduce((sum, value) => sum + value, 0)).toBe(output.summary.files);
+    expect(Object.values(output.summary.grades!).reduce((sum, value) => sum + value, 0)).toBe(output.summary.files);
     expect(output.errors).toEqual([]);
   }, 60_000);
 

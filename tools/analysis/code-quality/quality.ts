@@ -4,6 +4,7 @@ import { ToolError, type ToolContext } from '@tos/sdk';
 import { eachFileText, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { fileMetrics, type CodeUnit, type FunctionMetrics } from './complexity';
 import { CloneFinder, type Clone, type CloneFormat } from './duplication';
+import type { CodeQualityInput, CodeQualityOutput } from './code-quality.tool';
 
 export const MAX_SOURCE_FILES = 2_000;
 export const MAX_SOURCE_BYTES = 1024 * 1024;
@@ -19,16 +20,6 @@ export const CYCLOMATIC_LIMIT = 20;
 /** Duplicated lines past this share of the code cost one grade. */
 export const DUPLICATION_LIMIT = 10;
 
-export interface CodeQualityInput {
-  path: string;
-  files?: string[];
-  max_files: number;
-  max_functions: number;
-  max_clones: number;
-  min_clone_lines: number;
-  min_clone_tokens: number;
-}
-
 interface FileReport {
   file: string;
   grade: Grade;
@@ -39,17 +30,6 @@ interface FileReport {
   cognitive: { total: number; max: number };
   duplicated_lines: number;
 }
-
-export type CodeQualityOutput = {
-  summary: { files: number; functions: number; sloc: number; maintainability: number; grade: Grade; duplicated_lines: number; duplication_percent: number; grades: Record<Grade, number> };
-  files: FileReport[];
-  files_truncated: number;
-  functions: Array<FunctionMetrics & { file: string }>;
-  functions_truncated: number;
-  clones: Clone[];
-  clones_truncated: number;
-  errors: FileErrors;
-};
 
 interface Measured {
   file: string;

@@ -1,28 +1,20 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource } from '@tos/sdk';
+import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { FORMATS, LEVELS, parseLine, type LogFormat } from './entries';
-import { LogStats, MAX_ANOMALIES, SPIKE_FACTOR, SPIKE_MIN_ERRORS, type LogAnalysisOutput } from './stats';
+import { LogStats, MAX_ANOMALIES, SPIKE_FACTOR, SPIKE_MIN_ERRORS } from './stats';
 
 const MAX_FILE_BYTES = 20 * 1024 * 1024;
 /** Lines between cancellation checkpoints (which also yield to the event loop). */
 const CHUNK_LINES = 5_000;
 
-interface LogAnalysisInput {
-  content?: string;
-  path?: string;
-  format: 'auto' | LogFormat;
-  max_groups: number;
-}
+type LogAnalysisInput = ToolInput<typeof definition>;
+export type LogAnalysisOutput = ToolOutput<typeof definition>;
 
-const isoOrNull = { type: ['string', 'null'] };
-/** Top-level object outputs cannot list `required` members (the SDK has no field for it). */
-const countsOf = (keys: readonly string[]) => ({
-  type: 'object' as const,
-  properties: Object.fromEntries(keys.map((key) => [key, { type: 'integer' }])),
-  additionalProperties: false,
-});
+const isoOrNull = { type: ['string', 'null'] } as const;
+const countsOf = <const K extends string>(keys: readonly K[]) =>
+  ({ type: 'object', properties: Object.fromEntries(keys.map((key) => [key, { type: 'integer' }])) as Record<K, { readonly type: 'integer' }>, additionalProperties: false }) as const;
 
-@Tool({
+const definition = defineTool({
   id: 'log-analysis',
   name: 'Log Analysis',
   category: 'analysis',
@@ -33,71 +25,77 @@ const countsOf = (keys: readonly string[]) => ({
   cacheable: true,
   timeout: 60,
   rate_limit: 100,
-  inputs: {
-    content: { type: 'string', maxLength: 1_000_000, description: 'Inline log text; give this or path.' },
-    path: { type: 'string', maxLength: 1024, description: 'A log file in the workspace (up to 20 MiB); give this or content.' },
-    format: {
-      type: 'string',
-      enum: ['auto', ...FORMATS],
-      default: 'auto',
-      description: 'Log format; auto detects it per line.',
+  input: {
+    type: 'object',
+    properties: {
+      content: { type: 'string', maxLength: 1_000_000, description: 'Inline log text; give this or path.' },
+      path: { type: 'string', maxLength: 1024, description: 'A log file in the workspace (up to 20 MiB); give this or content.' },
+      format: {
+        type: 'string',
+        enum: ['auto', ...FORMATS],
+        default: 'auto',
+        description: 'Log format; auto detects it per line.',
+      },
+      max_groups: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 200,
+        default: 20,
+        description: 'Maximum number of error groups returned, most frequent first.',
+      },
     },
-    max_groups: {
-      type: 'integer',
-      minimum: 1,
-      maximum: 200,
-      default: 20,
-      description: 'Maximum number of error groups returned, most frequent first.',
-    },
+    ...exactlyOneOf('content', 'path'),
   },
-  input_rules: exactlyOneOf('content', 'path'),
-  outputs: {
-    total_lines: { type: 'integer', description: 'Lines in the log.' },
-    parsed_lines: { type: 'integer', description: 'Non-blank lines parsed in the requested (or a detected) format.' },
-    formats: { ...countsOf(FORMATS), description: 'Parsed lines per detected format.' },
-    levels: { ...countsOf(LEVELS), description: 'Parsed lines per normalised level.' },
-    error_groups: {
-      type: 'array',
-      description: 'Error and fatal messages grouped by template (variable tokens masked as <*>), most frequent first.',
-      items: {
-        type: 'object',
-        required: ['signature', 'count', 'level', 'first_seen', 'last_seen', 'example'],
-        additionalProperties: false,
-        properties: {
-          signature: { type: 'string' },
-          count: { type: 'integer' },
-          level: { enum: ['error', 'fatal'] },
-          first_seen: isoOrNull,
-          last_seen: isoOrNull,
-          example: { type: 'string' },
+  output: {
+    type: 'object',
+    properties: {
+      total_lines: { type: 'integer', description: 'Lines in the log.' },
+      parsed_lines: { type: 'integer', description: 'Non-blank lines parsed in the requested (or a detected) format.' },
+      formats: { ...countsOf(FORMATS), description: 'Parsed lines per detected format.' },
+      levels: { ...countsOf(LEVELS), description: 'Parsed lines per normalised level.' },
+      error_groups: {
+        type: 'array',
+        description: 'Error and fatal messages grouped by template (variable tokens masked as <*>), most frequent first.',
+        items: {
+          type: 'object',
+          required: ['signature', 'count', 'level', 'first_seen', 'last_seen', 'example'],
+          additionalProperties: false,
+          properties: {
+            signature: { type: 'string' },
+            count: { type: 'integer' },
+            level: { enum: ['error', 'fatal'] },
+            first_seen: isoOrNull,
+            last_seen: isoOrNull,
+            example: { type: 'string' },
+          },
         },
       },
-    },
-    time_range: {
-      type: 'object',
-      nullable: true,
-      description: 'Earliest and latest timestamp in the log (ISO 8601), or null when no line has one.',
-      additionalProperties: false,
-      properties: { start: { type: 'string' }, end: { type: 'string' } },
-    },
-    anomalies: {
-      type: 'array',
-      description: `Error spikes (a minute with at least ${SPIKE_MIN_ERRORS} errors and ${SPIKE_FACTOR}x the median per active minute) and error templates seen only once.`,
-      items: {
-        type: 'object',
-        required: ['type', 'description', 'count'],
+      time_range: {
+        type: ['object', 'null'],
+        description: 'Earliest and latest timestamp in the log (ISO 8601), or null when no line has one.',
         additionalProperties: false,
-        properties: {
-          type: { enum: ['error_spike', 'rare_error'] },
-          description: { type: 'string' },
-          minute: { type: 'string' },
-          count: { type: 'integer' },
-          median: { type: 'number' },
-          signature: { type: 'string' },
+        properties: { start: { type: 'string' }, end: { type: 'string' } },
+      },
+      anomalies: {
+        type: 'array',
+        description: `Error spikes (a minute with at least ${SPIKE_MIN_ERRORS} errors and ${SPIKE_FACTOR}x the median per active minute) and error templates seen only once.`,
+        items: {
+          type: 'object',
+          required: ['type', 'description', 'count'],
+          additionalProperties: false,
+          properties: {
+            type: { enum: ['error_spike', 'rare_error'] },
+            description: { type: 'string' },
+            minute: { type: 'string' },
+            count: { type: 'integer' },
+            median: { type: 'number' },
+            signature: { type: 'string' },
+          },
         },
       },
+      truncated: { type: 'boolean', description: `True when error groups were cut to max_groups or anomalies to ${MAX_ANOMALIES}.` },
     },
-    truncated: { type: 'boolean', description: `True when error groups were cut to max_groups or anomalies to ${MAX_ANOMALIES}.` },
+    required: ['total_lines', 'parsed_lines', 'formats', 'levels', 'error_groups', 'time_range', 'anomalies', 'truncated'],
   },
   examples: [
     {
@@ -163,9 +161,11 @@ const countsOf = (keys: readonly string[]) => ({
       },
     },
   ],
-})
-export class LogAnalysisTool implements ToolHandler<LogAnalysisInput, LogAnalysisOutput> {
-  async execute(input: LogAnalysisInput, ctx: ToolContext): Promise<LogAnalysisOutput> {
+});
+
+@Tool(definition)
+export class LogAnalysisTool implements ToolHandler<typeof definition> {
+  async execute(input: LogAnalysisInput, ctx: ToolContext<typeof definition>): Promise<LogAnalysisOutput> {
     const source = textSource(input);
     ctx.signal.throwIfAborted();
     const text = source.kind === 'content' ? source.content : await ctx.workspace.readText(source.path, MAX_FILE_BYTES, 'path');

@@ -1,6 +1,7 @@
 /** The statistics of a log: counts per format and level, error groups by signature, spikes and rare errors. */
-import { compareText } from '../../shared/scan';
+import { compareText } from '@tos/sdk';
 import { FORMATS, LEVELS, type Level, type LogEntry, type LogFormat } from './entries';
+import type { LogAnalysisOutput } from './log-analysis.tool';
 import { templateOf } from './templates';
 
 const MAX_EXAMPLE_CHARS = 500;
@@ -15,34 +16,10 @@ const SPIKE_MIN_MINUTES = 3;
 export const SPIKE_FACTOR = 3;
 export const SPIKE_MIN_ERRORS = 5;
 
-export interface ErrorGroup {
-  signature: string;
-  count: number;
-  level: 'error' | 'fatal';
-  first_seen: string | null;
-  last_seen: string | null;
-  example: string;
-}
+export type ErrorGroup = LogAnalysisOutput['error_groups'][number];
 
-export interface Anomaly {
-  type: 'error_spike' | 'rare_error';
-  description: string;
-  minute?: string;
-  count: number;
-  median?: number;
-  signature?: string;
-}
+export type Anomaly = LogAnalysisOutput['anomalies'][number];
 
-export interface LogAnalysisOutput {
-  total_lines: number;
-  parsed_lines: number;
-  formats: Record<LogFormat, number>;
-  levels: Record<Level, number>;
-  error_groups: ErrorGroup[];
-  time_range: { start: string; end: string } | null;
-  anomalies: Anomaly[];
-  truncated: boolean;
-}
 
 interface GroupState {
   count: number;

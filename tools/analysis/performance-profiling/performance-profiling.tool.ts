@@ -1,16 +1,7 @@
 import autocannon from 'autocannon';
-import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
-interface ProfilingInput {
-  url: string;
-  method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  headers?: Record<string, string>;
-  body?: string;
-  connections: number;
-  duration_seconds: number;
-  rate?: number;
-  timeout_ms: number;
-}
+type ProfilingInput = ToolInput<typeof definition>;
 
 interface LatencySummary {
   [member: string]: unknown;
@@ -21,22 +12,11 @@ interface LatencySummary {
   mean: number;
 }
 
-interface ProfilingOutput {
-  [member: string]: unknown;
-  requests_total: number;
-  requests_per_second: number;
-  latency_ms: LatencySummary;
-  status_counts: Record<string, number>;
-  non_2xx: number;
-  errors: number;
-  timeouts: number;
-  throughput_bytes_per_second: number;
-  duration_seconds: number;
-}
+type ProfilingOutput = ToolOutput<typeof definition>;
 
 const NUMBER = { type: 'number' } as const;
 
-@Tool({
+const definition = defineTool({
   id: 'performance-profiling',
   name: 'Performance Profiling',
   category: 'analysis',
@@ -52,30 +32,38 @@ const NUMBER = { type: 'number' } as const;
   task_support: 'optional',
   // It generates load: few runs per key and minute.
   rate_limit: 5,
-  inputs: {
-    url: { type: 'string', format: 'uri', required: true, maxLength: 2048, description: 'The http(s) URL to load.' },
-    method: { type: 'string', enum: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'GET', description: 'HTTP method.' },
-    headers: requestHeadersInput('Request headers of every request (an Authorization); never logged.'),
-    body: { type: 'string', maxLength: 100_000, description: 'Request body of every request.' },
-    connections: { type: 'integer', minimum: 1, maximum: 100, default: 10, description: 'Concurrent connections.' },
-    duration_seconds: { type: 'integer', minimum: 1, maximum: 60, default: 10, description: 'How long to load.' },
-    rate: { type: 'integer', minimum: 1, maximum: 10_000, description: 'At most this many requests per second in all; unbounded when omitted.' },
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'A request with no answer by then counts as a timeout.' },
-  },
-  outputs: {
-    requests_total: { type: 'integer', description: 'Requests answered.' },
-    requests_per_second: { type: 'number', description: 'Mean answered requests per second.' },
-    latency_ms: {
-      type: 'object',
-      description: 'Latency percentiles (p50, p90, p99), max and mean.',
-      properties: { p50: NUMBER, p90: NUMBER, p99: NUMBER, max: NUMBER, mean: NUMBER },
+  input: {
+    type: 'object',
+    properties: {
+      url: { type: 'string', format: 'uri', maxLength: 2048, description: 'The http(s) URL to load.' },
+      method: { type: 'string', enum: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], default: 'GET', description: 'HTTP method.' },
+      headers: requestHeadersInput('Request headers of every request (an Authorization); never logged.'),
+      body: { type: 'string', maxLength: 100_000, description: 'Request body of every request.' },
+      connections: { type: 'integer', minimum: 1, maximum: 100, default: 10, description: 'Concurrent connections.' },
+      duration_seconds: { type: 'integer', minimum: 1, maximum: 60, default: 10, description: 'How long to load.' },
+      rate: { type: 'integer', minimum: 1, maximum: 10_000, description: 'At most this many requests per second in all; unbounded when omitted.' },
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'A request with no answer by then counts as a timeout.' },
     },
-    status_counts: { type: 'object', description: 'Answers per status class (1xx … 5xx).' },
-    non_2xx: { type: 'integer', description: 'Answers that were not 2xx.' },
-    errors: { type: 'integer', description: 'Connection errors (refused, reset).' },
-    timeouts: { type: 'integer', description: 'Requests with no answer within timeout_ms.' },
-    throughput_bytes_per_second: { type: 'number', description: 'Mean response bytes per second.' },
-    duration_seconds: { type: 'number', description: 'How long the load ran.' },
+    required: ['url'],
+  },
+  output: {
+    type: 'object',
+    properties: {
+      requests_total: { type: 'integer', description: 'Requests answered.' },
+      requests_per_second: { type: 'number', description: 'Mean answered requests per second.' },
+      latency_ms: {
+        type: 'object',
+        description: 'Latency percentiles (p50, p90, p99), max and mean.',
+        properties: { p50: NUMBER, p90: NUMBER, p99: NUMBER, max: NUMBER, mean: NUMBER },
+      },
+      status_counts: { type: 'object', description: 'Answers per status class (1xx … 5xx).' },
+      non_2xx: { type: 'integer', description: 'Answers that were not 2xx.' },
+      errors: { type: 'integer', description: 'Connection errors (refused, reset).' },
+      timeouts: { type: 'integer', description: 'Requests with no answer within timeout_ms.' },
+      throughput_bytes_per_second: { type: 'number', description: 'Mean response bytes per second.' },
+      duration_seconds: { type: 'number', description: 'How long the load ran.' },
+    },
+    required: ['requests_total', 'requests_per_second', 'latency_ms', 'status_counts', 'non_2xx', 'errors', 'timeouts', 'throughput_bytes_per_second', 'duration_seconds'],
   },
   examples: [
     {
@@ -95,9 +83,11 @@ const NUMBER = { type: 'number' } as const;
       varies: ['requests_total', 'requests_per_second', 'latency_ms', 'status_counts.2xx', 'throughput_bytes_per_second', 'duration_seconds'],
     },
   ],
-})
-export class PerformanceProfilingTool implements ToolHandler<ProfilingInput, ProfilingOutput> {
-  async execute(input: ProfilingInput, ctx: ToolContext): Promise<ProfilingOutput> {
+});
+
+@Tool(definition)
+export class PerformanceProfilingTool implements ToolHandler<typeof definition> {
+  async execute(input: ProfilingInput, ctx: ToolContext<typeof definition>): Promise<ProfilingOutput> {
     let target: URL;
     try {
       target = new URL(input.url);

@@ -3,21 +3,7 @@ import type { ToolContext } from '@tos/sdk';
 import { installedLicenses } from '../../shared/licenses/installed';
 import { findLockfiles, readLockfile, type LockfileFormat } from '../../shared/lockfiles';
 import { buildBom, projectDirectoryName, type BomSource, type SpecVersion } from './build';
-
-export interface SbomGenerateInput {
-  path: string;
-  spec_version: SpecVersion;
-  include_dev: boolean;
-}
-
-/** A type, not an interface: outputs must be assignable to a plain record. */
-export type SbomGenerateOutput = {
-  bom: Record<string, unknown>;
-  spec_version: SpecVersion;
-  component_count: number;
-  licensed_components: number;
-  lockfiles: Array<{ file: string; format: LockfileFormat; ecosystem: string; packages: number }>;
-};
+import type { SbomGenerateInput, SbomGenerateOutput } from './sbom-generate.tool';
 
 export async function generateSbom(input: SbomGenerateInput, ctx: ToolContext, tool: { name: string; version: string }): Promise<SbomGenerateOutput> {
   const files = await findLockfiles(ctx.workspace, input.path);

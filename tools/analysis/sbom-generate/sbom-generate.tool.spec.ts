@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { runTool } from '@tos/sdk/testing';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { SbomGenerateTool } from './sbom-generate.tool';
-import type { SbomGenerateOutput } from './generate';
+import type { SbomGenerateOutput } from './sbom-generate.tool';
 
 interface CdxComponent {
   'bom-ref': string;
@@ -36,7 +36,7 @@ const dependsOn = (document: CdxDocument, ref: string) => document.dependencies.
 /** Validates against the CycloneDX JSON schema of the version, as shipped by the CycloneDX library. */
 async function schemaErrors(output: SbomGenerateOutput): Promise<unknown> {
   const versions = { '1.5': Spec.Version.v1dot5, '1.6': Spec.Version.v1dot6, '1.7': Spec.Version.v1dot7 } as const;
-  return new Validation.JsonStrictValidator(versions[output.spec_version]).validate(JSON.stringify(output.bom));
+  return new Validation.JsonStrictValidator(versions[output.spec_version as keyof typeof versions]).validate(JSON.stringify(output.bom));
 }
 
 describe('SbomGenerateTool', () => {

@@ -1,13 +1,16 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../../shared/lockfiles';
 import { lockfilesOutput } from '../../shared/scan';
 import { SPEC_VERSIONS } from './build';
 import { SBOM_GENERATE_EXAMPLES } from './examples';
-import { generateSbom, type SbomGenerateInput, type SbomGenerateOutput } from './generate';
+import { generateSbom } from './generate';
+
+export type SbomGenerateInput = ToolInput<typeof definition>;
+export type SbomGenerateOutput = ToolOutput<typeof definition>;
 
 const VERSION = '1.0.0';
 
-@Tool({
+const definition = defineTool({
   id: 'sbom-generate',
   name: 'SBOM Generate',
   category: 'analysis',
@@ -19,31 +22,40 @@ const VERSION = '1.0.0';
   isolated: true,
   timeout: 120,
   rate_limit: 30,
-  inputs: {
-    ...workspaceInputs(),
-    path: {
-      type: 'string',
-      maxLength: 1024,
-      default: '.',
-      description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory whose lockfiles (up to ${MAX_LOCKFILES}) all go into one BOM.`,
+  input: {
+    type: 'object',
+    properties: {
+      ...workspaceInputs(),
+      path: {
+        type: 'string',
+        maxLength: 1024,
+        default: '.',
+        description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory whose lockfiles (up to ${MAX_LOCKFILES}) all go into one BOM.`,
+      },
+      spec_version: { type: 'string', enum: [...SPEC_VERSIONS], default: '1.6', description: 'CycloneDX specification version of the document.' },
+      include_dev: { type: 'boolean', default: true, description: 'Include packages installed only for development (as scope "excluded").' },
     },
-    spec_version: { type: 'string', enum: [...SPEC_VERSIONS], default: '1.6', description: 'CycloneDX specification version of the document.' },
-    include_dev: { type: 'boolean', default: true, description: 'Include packages installed only for development (as scope "excluded").' },
   },
-  outputs: {
-    bom: {
-      type: 'object',
-      description: 'The CycloneDX document (bomFormat, specVersion, serialNumber, metadata, components, dependencies); serialNumber and metadata.timestamp differ per call.',
+  output: {
+    type: 'object',
+    properties: {
+      bom: {
+        type: 'object',
+        description: 'The CycloneDX document (bomFormat, specVersion, serialNumber, metadata, components, dependencies); serialNumber and metadata.timestamp differ per call.',
+      },
+      spec_version: { type: 'string', description: 'CycloneDX version of the document.' },
+      component_count: { type: 'integer', description: 'Components (distinct package versions) in the BOM.' },
+      licensed_components: { type: 'integer', description: 'Components whose licence the lockfile or the installed package.json states.' },
+      lockfiles: lockfilesOutput(),
     },
-    spec_version: { type: 'string', description: 'CycloneDX version of the document.' },
-    component_count: { type: 'integer', description: 'Components (distinct package versions) in the BOM.' },
-    licensed_components: { type: 'integer', description: 'Components whose licence the lockfile or the installed package.json states.' },
-    lockfiles: lockfilesOutput(),
+    required: ['bom', 'spec_version', 'component_count', 'licensed_components', 'lockfiles'],
   },
   examples: SBOM_GENERATE_EXAMPLES,
-})
-export class SbomGenerateTool implements ToolHandler<SbomGenerateInput, SbomGenerateOutput> {
-  execute(input: SbomGenerateInput, ctx: ToolContext): Promise<SbomGenerateOutput> {
+});
+
+@Tool(definition)
+export class SbomGenerateTool implements ToolHandler<typeof definition> {
+  execute(input: SbomGenerateInput, ctx: ToolContext<typeof definition>): Promise<SbomGenerateOutput> {
     return generateSbom(input, ctx, { name: 'tool-orchestration-service sbom-generate', version: VERSION });
   }
 }

@@ -5,6 +5,7 @@ import { eachFileText, type FileErrors } from '../../shared/scan';
 import { COBERTURA_LIST_ELEMENTS, coberturaCoverage, lcovCoverage, looksLikeLcov, type Counter, type FileCoverage } from './coverage';
 import { JUNIT_LIST_ELEMENTS, junitSuites, MAX_MESSAGE_CHARS, MAX_TRACE_CHARS, type JunitCase, type JunitSuite } from './junit';
 import { parseXml } from './xml';
+import type { TestReportInput, TestReportOutput } from './test-report.tool';
 
 export const MAX_REPORT_FILES = 500;
 export const MAX_REPORT_BYTES = 20 * 1024 * 1024;
@@ -13,38 +14,10 @@ const MAX_ERRORS_LISTED = 50;
 const REPORT_FILE = /\.(?:xml|info|lcov)$/i;
 const INLINE = '(content)';
 
-export interface TestReportInput {
-  path?: string;
-  content?: string;
-  files?: string[];
-  max_failures: number;
-  slowest: number;
-  trace_lines: number;
-  max_coverage_files: number;
-}
-
 interface TestEntry { suite: string; name: string; report: string }
 type Failure = TestEntry & { kind: 'failure' | 'error'; type: string | null; message: string; trace: string; duration_ms: number; file: string | null; line: number | null };
 type Flaky = TestEntry & { attempts: number; failed_attempts: number; outcome: 'passed' | 'failed' };
 type Percent = Counter & { percent: number | null };
-
-export type TestReportOutput = {
-  reports: Array<{ file: string; format: 'junit' | 'lcov' | 'cobertura'; entries: number }>;
-  totals: { tests: number; passed: number; failed: number; errors: number; skipped: number; flaky: number; suites: number; duration_ms: number };
-  failures: Failure[];
-  failures_truncated: number;
-  skipped: Array<TestEntry & { message: string | null }>;
-  slowest: Array<TestEntry & { duration_ms: number }>;
-  flaky: Flaky[];
-  coverage: null | {
-    lines: Percent;
-    branches: Percent;
-    functions: Percent | null;
-    files: Array<{ file: string; lines: Percent; branches: Percent; functions: Percent | null; uncovered_lines: string }>;
-    files_truncated: number;
-  };
-  errors: FileErrors;
-};
 
 interface Collected {
   reports: TestReportOutput['reports'];

@@ -6,7 +6,7 @@ import { runInNewContext } from 'node:vm';
 import { runTool } from '@tos/sdk/testing';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { TestReportTool } from './test-report.tool';
-import type { TestReportOutput } from './report';
+import type { TestReportOutput } from './test-report.tool';
 
 let root: string;
 beforeAll(() => (root = buildCodeWorkspace(mkdtempSync(path.join(tmpdir(), 'test-report-')))));
@@ -75,7 +75,7 @@ describe('TestReportTool', () => {
       branches: { covered: 2, total: 6, percent: 33.33 },
       functions: { covered: 3, total: 4, percent: 75 }, // Cobertura's methods are empty: only lcov counts
     });
-    expect(output.coverage?.files.map((entry) => [entry.file, entry.lines.percent, entry.uncovered_lines])).toEqual([
+    expect(output.coverage?.files?.map((entry) => [entry.file, entry.lines.percent, entry.uncovered_lines])).toEqual([
       ['inventory/csv_import.py', 50, '6-7'],
       ['src/cart/cart.ts', 70, '25-27'],
       ['inventory/stock.py', 80, '7'],

@@ -1,28 +1,15 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { countBy, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { type Cluster, connect, KUBERNETES_SETTINGS, type KubernetesObject } from '../../integrations/kubernetes';
 import { MAX_OBJECTS, parseManifest, type ManifestObject } from './manifest';
 
-interface ClusterApplyInput {
-  manifest: string;
-  namespace?: string;
-  dry_run: boolean;
-  force_conflicts: boolean;
-  field_manager: string;
-  confirm: boolean;
-}
+type ClusterApplyInput = ToolInput<typeof definition>;
+type ClusterApplyOutput = ToolOutput<typeof definition>;
 
 type ApplyResult = 'created' | 'configured' | 'unchanged';
 
-interface AppliedObject {
-  kind: string;
-  api_version: string;
-  name: string;
-  namespace: string | null;
-  result: ApplyResult;
-  resource_version: string;
-}
+type AppliedObject = ToolOutput<typeof definition>['objects'][number];
 
 interface Conflict {
   object: string;
@@ -33,7 +20,7 @@ interface Conflict {
 const APPLY_PATCH = 'application/apply-patch+yaml';
 const NAMESPACE_PATTERN = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$';
 
-@Tool({
+const definition = defineTool({
   id: 'cluster-apply',
   name: 'Cluster Apply',
   category: 'automation',
@@ -47,48 +34,56 @@ const NAMESPACE_PATTERN = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$';
   task_support: 'optional',
   rate_limit: 30,
   config: KUBERNETES_SETTINGS,
-  inputs: {
-    manifest: { type: 'string', required: true, minLength: 1, maxLength: 1_048_576, description: `Kubernetes objects as YAML (or JSON), documents separated by ---; at most ${MAX_OBJECTS} objects.` },
-    namespace: {
-      type: 'string',
-      maxLength: 63,
-      pattern: NAMESPACE_PATTERN,
-      description: "Namespace of namespaced objects that name none (default: the kubeconfig context's, else 'default'). When given, an object naming another namespace is refused.",
+  input: {
+    type: 'object',
+    properties: {
+      manifest: { type: 'string', minLength: 1, maxLength: 1_048_576, description: `Kubernetes objects as YAML (or JSON), documents separated by ---; at most ${MAX_OBJECTS} objects.` },
+      namespace: {
+        type: 'string',
+        maxLength: 63,
+        pattern: NAMESPACE_PATTERN,
+        description: "Namespace of namespaced objects that name none (default: the kubeconfig context's, else 'default'). When given, an object naming another namespace is refused.",
+      },
+      dry_run: { type: 'boolean', default: false, description: 'Server-side dry run (dryRun=All): validated, defaulted and checked for conflicts by the apiserver, nothing persisted.' },
+      force_conflicts: { type: 'boolean', default: false, description: 'Take over fields other field managers own instead of failing on them.' },
+      confirm: {
+        type: 'boolean',
+        default: false,
+        description:
+          'Ask the caller to confirm before changing anything: the call first dry-runs the manifest, then asks (an elicitation naming what would be created and configured) and applies only on an accepted answer. A sync call can be asked: MCP 2026-07-28 tools/call, or REST invoke (answer with input_responses and request_state). Ignored with dry_run, and when nothing would change.',
+      },
+      field_manager: { type: 'string', default: 'tool-orchestration-service', minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$', description: 'The field manager the applied fields are recorded under.' },
     },
-    dry_run: { type: 'boolean', default: false, description: 'Server-side dry run (dryRun=All): validated, defaulted and checked for conflicts by the apiserver, nothing persisted.' },
-    force_conflicts: { type: 'boolean', default: false, description: 'Take over fields other field managers own instead of failing on them.' },
-    confirm: {
-      type: 'boolean',
-      default: false,
-      description:
-        'Ask the caller to confirm before changing anything: the call first dry-runs the manifest, then asks (an elicitation naming what would be created and configured) and applies only on an accepted answer. A sync call can be asked: MCP 2026-07-28 tools/call, or REST invoke (answer with input_responses and request_state). Ignored with dry_run, and when nothing would change.',
-    },
-    field_manager: { type: 'string', default: 'tool-orchestration-service', minLength: 1, maxLength: 128, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$', description: 'The field manager the applied fields are recorded under.' },
+    required: ['manifest'],
   },
-  outputs: {
-    dry_run: { type: 'boolean', description: 'Whether nothing was persisted.' },
-    field_manager: { type: 'string', description: 'The field manager used.' },
-    objects: {
-      type: 'array',
-      description: 'Per object, in manifest order: kind, api_version, name, namespace (null when cluster-scoped), result (created, configured, unchanged) and the resource_version after the apply.',
-      items: {
-        type: 'object',
-        properties: {
-          kind: { type: 'string' },
-          api_version: { type: 'string' },
-          name: { type: 'string' },
-          namespace: { type: ['string', 'null'] },
-          result: { type: 'string', enum: ['created', 'configured', 'unchanged'] },
-          resource_version: { type: 'string' },
+  output: {
+    type: 'object',
+    properties: {
+      dry_run: { type: 'boolean', description: 'Whether nothing was persisted.' },
+      field_manager: { type: 'string', description: 'The field manager used.' },
+      objects: {
+        type: 'array',
+        description: 'Per object, in manifest order: kind, api_version, name, namespace (null when cluster-scoped), result (created, configured, unchanged) and the resource_version after the apply.',
+        items: {
+          type: 'object',
+          properties: {
+            kind: { type: 'string' },
+            api_version: { type: 'string' },
+            name: { type: 'string' },
+            namespace: { type: ['string', 'null'] },
+            result: { type: 'string', enum: ['created', 'configured', 'unchanged'] },
+            resource_version: { type: 'string' },
+          },
+          required: ['kind', 'api_version', 'name', 'namespace', 'result', 'resource_version'],
         },
-        required: ['kind', 'api_version', 'name', 'namespace', 'result', 'resource_version'],
+      },
+      counts: {
+        type: 'object',
+        description: 'How many objects were created, configured and unchanged.',
+        properties: { created: { type: 'integer' }, configured: { type: 'integer' }, unchanged: { type: 'integer' } },
       },
     },
-    counts: {
-      type: 'object',
-      description: 'How many objects were created, configured and unchanged.',
-      properties: { created: { type: 'integer' }, configured: { type: 'integer' }, unchanged: { type: 'integer' } },
-    },
+    required: ['dry_run', 'field_manager', 'objects', 'counts'],
   },
   examples: [
     {
@@ -107,9 +102,11 @@ const NAMESPACE_PATTERN = '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$';
       varies: ['objects.0.resource_version'],
     },
   ],
-})
-export class ClusterApplyTool implements ToolHandler<ClusterApplyInput> {
-  async execute(input: ClusterApplyInput, ctx: ToolContext) {
+});
+
+@Tool(definition)
+export class ClusterApplyTool implements ToolHandler<typeof definition> {
+  async execute(input: ClusterApplyInput, ctx: ToolContext<typeof definition>): Promise<ClusterApplyOutput> {
     const manifest = parseManifest(input.manifest);
     const cluster = await connect(ctx);
     if (input.confirm && !input.dry_run) {
@@ -118,8 +115,7 @@ export class ClusterApplyTool implements ToolHandler<ClusterApplyInput> {
       if (plan.some(({ result }) => result !== 'unchanged')) await confirmPlan(plan, ctx);
     }
     const objects = await applyAll(cluster, manifest, input, ctx, input.dry_run ? 'would be' : '');
-    const counts = { created: 0, configured: 0, unchanged: 0 };
-    for (const { result } of objects) counts[result]++;
+    const counts = countBy(['created', 'configured', 'unchanged'], objects, ({ result }) => result);
     return { dry_run: input.dry_run, field_manager: input.field_manager, objects, counts };
   }
 }

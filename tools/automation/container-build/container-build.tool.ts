@@ -1,28 +1,18 @@
 import type Docker from 'dockerode';
-import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { buildContext } from './build-context';
 import { followBuild, pushImage } from './engine-streams';
 import { checkBuildEgress, checkRegistry, DockerClients, DOCKER_SETTINGS, engineCall } from '../../integrations/docker';
 
-interface ContainerBuildInput {
-  dockerfile: string;
-  image: string;
-  tag: string;
-  context: string;
-  build_args?: Record<string, string>;
-  target?: string;
-  labels?: Record<string, string>;
-  platform?: string;
-  no_cache: boolean;
-  push: boolean;
-}
+type ContainerBuildInput = ToolInput<typeof definition>;
+type ContainerBuildOutput = ToolOutput<typeof definition>;
 
 /** Of the build's progress, the share left for the push. */
 const PUSH_SHARE = 20;
 /** A repository name as Docker takes it: an optional registry host[:port], then lower-case path components. */
 const IMAGE_PATTERN = '^([a-zA-Z0-9.-]+(:[0-9]{1,5})?/)?[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$';
 
-@Tool({
+const definition = defineTool({
   id: 'container-build',
   name: 'Container Build',
   category: 'automation',
@@ -35,29 +25,37 @@ const IMAGE_PATTERN = '^([a-zA-Z0-9.-]+(:[0-9]{1,5})?/)?[a-z0-9]+([._-][a-z0-9]+
   task_support: 'optional',
   rate_limit: 10,
   config: DOCKER_SETTINGS,
-  inputs: {
-    ...workspaceInputs(),
-    context: { type: 'string', default: '.', maxLength: 1024, description: 'The build context: a folder of the workspace.' },
-    dockerfile: { type: 'string', default: 'Dockerfile', maxLength: 255, pattern: '^[^/].*$', description: 'The Dockerfile, relative to the context folder.' },
-    image: { type: 'string', required: true, maxLength: 255, pattern: IMAGE_PATTERN, description: 'Repository to tag (and push): name, or registry-host[:port]/name.' },
-    tag: { type: 'string', default: 'latest', maxLength: 128, pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$', description: 'The tag.' },
-    build_args: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4096 }, description: 'ARG values for the build, by ARG name.' },
-    target: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'The stage of a multi-stage Dockerfile to build.' },
-    labels: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4096 }, description: 'Labels added to the image.' },
-    platform: { type: 'string', enum: ['linux/amd64', 'linux/arm64'], description: "Target platform (the engine's own when omitted; another needs its emulation installed)." },
-    no_cache: { type: 'boolean', default: false, description: 'Build every step again instead of reusing cached layers.' },
-    push: { type: 'boolean', default: false, description: "Push image:tag to the image's registry after the build." },
+  input: {
+    type: 'object',
+    properties: {
+      ...workspaceInputs(),
+      context: { type: 'string', default: '.', maxLength: 1024, description: 'The build context: a folder of the workspace.' },
+      dockerfile: { type: 'string', default: 'Dockerfile', maxLength: 255, pattern: '^[^/].*$', description: 'The Dockerfile, relative to the context folder.' },
+      image: { type: 'string', maxLength: 255, pattern: IMAGE_PATTERN, description: 'Repository to tag (and push): name, or registry-host[:port]/name.' },
+      tag: { type: 'string', default: 'latest', maxLength: 128, pattern: '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$', description: 'The tag.' },
+      build_args: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4096 }, description: 'ARG values for the build, by ARG name.' },
+      target: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'The stage of a multi-stage Dockerfile to build.' },
+      labels: { type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4096 }, description: 'Labels added to the image.' },
+      platform: { type: 'string', enum: ['linux/amd64', 'linux/arm64'], description: "Target platform (the engine's own when omitted; another needs its emulation installed)." },
+      no_cache: { type: 'boolean', default: false, description: 'Build every step again instead of reusing cached layers.' },
+      push: { type: 'boolean', default: false, description: "Push image:tag to the image's registry after the build." },
+    },
+    required: ['image'],
   },
-  outputs: {
-    image: { type: 'string', description: 'The full reference built: image:tag.' },
-    image_id: { type: 'string', description: 'The image id (sha256:…).' },
-    size_bytes: { type: 'integer', description: 'Size of the image.' },
-    layers: { type: 'integer', description: 'Number of filesystem layers.' },
-    steps: { type: 'array', items: { type: 'string' }, description: 'The Dockerfile steps run, as the engine printed them.' },
-    context_files: { type: 'integer', description: 'Files sent as the build context (after .dockerignore).' },
-    duration_ms: { type: 'integer', description: 'Time the build (and push) took.' },
-    pushed: { type: 'boolean', description: 'Whether the image was pushed.' },
-    digest: { type: 'string', nullable: true, description: 'The registry digest of the pushed manifest (sha256:…), null when not pushed.' },
+  output: {
+    type: 'object',
+    properties: {
+      image: { type: 'string', description: 'The full reference built: image:tag.' },
+      image_id: { type: 'string', description: 'The image id (sha256:…).' },
+      size_bytes: { type: 'integer', description: 'Size of the image.' },
+      layers: { type: 'integer', description: 'Number of filesystem layers.' },
+      steps: { type: 'array', items: { type: 'string' }, description: 'The Dockerfile steps run, as the engine printed them.' },
+      context_files: { type: 'integer', description: 'Files sent as the build context (after .dockerignore).' },
+      duration_ms: { type: 'integer', description: 'Time the build (and push) took.' },
+      pushed: { type: 'boolean', description: 'Whether the image was pushed.' },
+      digest: { type: ['string', 'null'], description: 'The registry digest of the pushed manifest (sha256:…), null when not pushed.' },
+    },
+    required: ['image', 'image_id', 'size_bytes', 'layers', 'steps', 'context_files', 'duration_ms', 'pushed', 'digest'],
   },
   examples: [
     {
@@ -77,11 +75,13 @@ const IMAGE_PATTERN = '^([a-zA-Z0-9.-]+(:[0-9]{1,5})?/)?[a-z0-9]+([._-][a-z0-9]+
       varies: ['image_id', 'size_bytes', 'duration_ms'],
     },
   ],
-})
-export class ContainerBuildTool implements ToolHandler<ContainerBuildInput> {
+});
+
+@Tool(definition)
+export class ContainerBuildTool implements ToolHandler<typeof definition> {
   constructor(private readonly engines: DockerClients) {}
 
-  async execute(input: ContainerBuildInput, ctx: ToolContext) {
+  async execute(input: ContainerBuildInput, ctx: ToolContext<typeof definition>): Promise<ContainerBuildOutput> {
     const started = Date.now();
     const reference = `${input.image}:${input.tag}`;
     // The push's registry first: a refused one should cost no build.

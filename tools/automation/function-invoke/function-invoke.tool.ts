@@ -1,32 +1,13 @@
-import { exactlyOneOf, notBoth, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { exactlyOneOf, notBoth, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
-interface FunctionInvokeInput {
-  function?: string;
-  url?: string;
-  routing: 'path' | 'host';
-  namespace: string;
-  method: 'POST' | 'GET' | 'PUT';
-  payload?: unknown;
-  payload_text?: string;
-  headers?: Record<string, string>;
-  timeout_ms: number;
-  max_response_bytes: number;
-}
+type FunctionInvokeInput = ToolInput<typeof definition>;
 
-interface FunctionInvokeOutput {
-  [member: string]: unknown;
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  body_json: unknown;
-  truncated: boolean;
-  duration_ms: number;
-}
+type FunctionInvokeOutput = ToolOutput<typeof definition>;
 
 /** Response headers a caller may see: the ones gateways use to describe a call, not whatever a function leaks. */
 const SHOWN_HEADERS = ['content-type', 'content-length', 'x-call-id', 'x-duration-seconds', 'x-start-time', 'x-amzn-requestid', 'x-request-id', 'ce-id', 'ce-type', 'ce-source'];
 
-@Tool({
+const definition = defineTool({
   id: 'function-invoke',
   name: 'Function Invoke',
   category: 'automation',
@@ -39,26 +20,34 @@ const SHOWN_HEADERS = ['content-type', 'content-length', 'x-call-id', 'x-duratio
   open_world: true,
   timeout: 90,
   rate_limit: 60,
-  inputs: {
-    function: { type: 'string', pattern: '^[a-z0-9]([a-z0-9-_.]{0,61}[a-z0-9])?$', maxLength: 63, description: 'The function name at the gateway; give this or url.' },
-    url: { type: 'string', format: 'uri', maxLength: 2048, description: 'A full function URL instead of a name.' },
-    routing: { type: 'string', enum: ['path', 'host'], default: 'path', description: 'How the gateway finds a named function: path (OpenFaaS) or host (Knative).' },
-    namespace: { type: 'string', pattern: '^[a-z0-9-]{1,63}$', maxLength: 63, default: 'default', description: 'Knative namespace (host routing).' },
-    method: { type: 'string', enum: ['POST', 'GET', 'PUT'], default: 'POST', description: 'HTTP method.' },
-    payload: { type: 'any', description: 'A JSON payload (sent as application/json); give this or payload_text, or neither.' },
-    payload_text: { type: 'string', maxLength: 1_000_000, description: 'A text payload (sent as text/plain).' },
-    headers: requestHeadersInput('Extra request headers (a function key, a tenant header); never logged.'),
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 60_000, default: 30_000, description: 'How long the call may take.' },
-    max_response_bytes: { type: 'integer', minimum: 1024, maximum: 5 * 1024 * 1024, default: 1024 * 1024, description: 'The body is cut at this many bytes (truncated: true).' },
+  input: {
+    type: 'object',
+    properties: {
+      function: { type: 'string', pattern: '^[a-z0-9]([a-z0-9-_.]{0,61}[a-z0-9])?$', maxLength: 63, description: 'The function name at the gateway; give this or url.' },
+      url: { type: 'string', format: 'uri', maxLength: 2048, description: 'A full function URL instead of a name.' },
+      routing: { type: 'string', enum: ['path', 'host'], default: 'path', description: 'How the gateway finds a named function: path (OpenFaaS) or host (Knative).' },
+      namespace: { type: 'string', pattern: '^[a-z0-9-]{1,63}$', maxLength: 63, default: 'default', description: 'Knative namespace (host routing).' },
+      method: { type: 'string', enum: ['POST', 'GET', 'PUT'], default: 'POST', description: 'HTTP method.' },
+      payload: { description: 'A JSON payload (sent as application/json); give this or payload_text, or neither.' },
+      payload_text: { type: 'string', maxLength: 1_000_000, description: 'A text payload (sent as text/plain).' },
+      headers: requestHeadersInput('Extra request headers (a function key, a tenant header); never logged.'),
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 60_000, default: 30_000, description: 'How long the call may take.' },
+      max_response_bytes: { type: 'integer', minimum: 1024, maximum: 5 * 1024 * 1024, default: 1024 * 1024, description: 'The body is cut at this many bytes (truncated: true).' },
+    },
+    ...exactlyOneOf('function', 'url'),
+    ...notBoth('payload', 'payload_text'),
   },
-  input_rules: { ...exactlyOneOf('function', 'url'), ...notBoth('payload', 'payload_text') },
-  outputs: {
-    status: { type: 'integer', description: "The function's HTTP status (2xx–4xx; 5xx and an unknown function are errors)." },
-    headers: { type: 'object', description: 'The call headers (content type, call id, duration) of the answer.' },
-    body: { type: 'string', description: 'The body as text, up to max_response_bytes.' },
-    body_json: { type: 'any', nullable: true, description: 'The body parsed, when it is complete JSON; else null.' },
-    truncated: { type: 'boolean', description: 'True when the body was cut.' },
-    duration_ms: { type: 'number', description: 'Wall time of the call.' },
+  output: {
+    type: 'object',
+    properties: {
+      status: { type: 'integer', description: "The function's HTTP status (2xx–4xx; 5xx and an unknown function are errors)." },
+      headers: { type: 'object', description: 'The call headers (content type, call id, duration) of the answer.' },
+      body: { type: 'string', description: 'The body as text, up to max_response_bytes.' },
+      body_json: { description: 'The body parsed, when it is complete JSON; else null.' },
+      truncated: { type: 'boolean', description: 'True when the body was cut.' },
+      duration_ms: { type: 'number', description: 'Wall time of the call.' },
+    },
+    required: ['status', 'headers', 'body', 'body_json', 'truncated', 'duration_ms'],
   },
   config: {
     FUNCTIONS_GATEWAY_URL: { type: 'url', default: 'http://127.0.0.1:8080', description: 'The function gateway (OpenFaaS gateway, Knative ingress).' },
@@ -79,9 +68,11 @@ const SHOWN_HEADERS = ['content-type', 'content-length', 'x-call-id', 'x-duratio
       varies: ['duration_ms'],
     },
   ],
-})
-export class FunctionInvokeTool implements ToolHandler<FunctionInvokeInput, FunctionInvokeOutput> {
-  async execute(input: FunctionInvokeInput, ctx: ToolContext): Promise<FunctionInvokeOutput> {
+});
+
+@Tool(definition)
+export class FunctionInvokeTool implements ToolHandler<typeof definition> {
+  async execute(input: FunctionInvokeInput, ctx: ToolContext<typeof definition>): Promise<FunctionInvokeOutput> {
     const target = targetOf(input, ctx);
     const text = input.payload_text !== undefined && input.payload === undefined;
     const response = await ctx.http.request(target.url, {

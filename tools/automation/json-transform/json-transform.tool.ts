@@ -2,7 +2,7 @@ import jsonata from 'jsonata';
 import { LRUCache } from 'lru-cache';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
-import { boundedRegexExec, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { boundedRegexExec, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 /** Nested evaluation steps; a non-tail recursive function uses about 3 per call. */
 const MAX_DEPTH = 1_000;
@@ -34,15 +34,9 @@ const HEAP_SHARE = 0.25;
 const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
 const EVALUATE_EXIT = Symbol.for('jsonata.__evaluate_exit');
 
-interface JsonTransformInput {
-  expression: string;
-  data: unknown;
-  bindings?: Record<string, unknown>;
-}
+type JsonTransformInput = ToolInput<typeof definition>;
 
-interface JsonTransformOutput {
-  result: unknown;
-}
+type JsonTransformOutput = ToolOutput<typeof definition>;
 
 /** The shape of the errors jsonata throws (plain objects, not Error instances). */
 interface JsonataFailure {
@@ -59,7 +53,7 @@ const orders = {
   ],
 };
 
-@Tool({
+const definition = defineTool({
   id: 'json-transform',
   name: 'JSON Transform',
   category: 'automation',
@@ -74,31 +68,34 @@ const orders = {
   isolated: true,
   timeout: 10,
   rate_limit: 100,
-  inputs: {
-    expression: {
-      type: 'string',
-      required: true,
-      minLength: 1,
-      maxLength: 10_000,
-      description: 'The JSONata expression to evaluate (https://docs.jsonata.org).',
+  input: {
+    type: 'object',
+    properties: {
+      expression: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 10_000,
+        description: 'The JSONata expression to evaluate (https://docs.jsonata.org).',
+      },
+      data: {
+        description: 'The JSON document the expression is evaluated against.',
+      },
+      bindings: {
+        type: 'object',
+        maxProperties: 50,
+        description: 'Extra variables for the expression: a member `name` is available as `$name`.',
+      },
     },
-    data: {
-      type: 'any',
-      required: true,
-      description: 'The JSON document the expression is evaluated against.',
-    },
-    bindings: {
-      type: 'object',
-      maxProperties: 50,
-      description: 'Extra variables for the expression: a member `name` is available as `$name`.',
-    },
+    required: ['expression', 'data'],
   },
-  outputs: {
-    result: {
-      type: 'any',
-      nullable: true,
-      description: 'The value of the expression, or null when it matches nothing.',
+  output: {
+    type: 'object',
+    properties: {
+      result: {
+        description: 'The value of the expression, or null when it matches nothing.',
+      },
     },
+    required: ['result'],
   },
   examples: [
     {
@@ -124,11 +121,13 @@ const orders = {
       output: { result: null },
     },
   ],
-})
-export class JsonTransformTool implements ToolHandler<JsonTransformInput, JsonTransformOutput> {
+});
+
+@Tool(definition)
+export class JsonTransformTool implements ToolHandler<typeof definition> {
   private readonly compiled = new CompiledExpressions();
 
-  async execute(input: JsonTransformInput, ctx: ToolContext): Promise<JsonTransformOutput> {
+  async execute(input: JsonTransformInput, ctx: ToolContext<typeof definition>): Promise<JsonTransformOutput> {
     const compiled = this.compiled.take(input.expression);
     const { expression } = compiled;
     guard(compiled, ctx.signal, Number(ctx.config.JSON_TRANSFORM_TIME_LIMIT_SECONDS) * 1000);

@@ -1,6 +1,5 @@
-import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { FORGE_SETTINGS, type ForgeClient, ForgeClients, OWNER_INPUT, REF_PATTERN, REPO_INPUT, RUN_SCHEMA, runSummary, WORKFLOW_INPUT, type WorkflowRun } from '../../integrations/forge';
-import { wait } from '../../shared/wait';
 
 /** github.com takes up to 25 dispatch inputs (an Enterprise Server 10). */
 const MAX_INPUTS = 25;
@@ -13,16 +12,10 @@ const RUNS_PER_LOOK = 30;
 /** A run just started has no duration or end yet: what identifies it and where to follow it. */
 const STARTED_RUN_MEMBERS = ['id', 'run_number', 'status', 'conclusion', 'event', 'branch', 'head_sha', 'actor', 'html_url', 'created_at'] as const;
 
-interface WorkflowInput {
-  owner: string;
-  repo: string;
-  workflow: string;
-  ref?: string;
-  workflow_inputs?: Record<string, string | number | boolean>;
-  wait_seconds: number;
-}
+type WorkflowInput = ToolInput<typeof definition>;
+type WorkflowOutput = ToolOutput<typeof definition>;
 
-@Tool({
+const definition = defineTool({
   id: 'vcs-workflow',
   name: 'Dispatch Workflow',
   category: 'automation',
@@ -35,31 +28,38 @@ interface WorkflowInput {
   timeout: 180,
   rate_limit: 30,
   config: FORGE_SETTINGS,
-  inputs: {
-    owner: OWNER_INPUT,
-    repo: REPO_INPUT,
-    workflow: WORKFLOW_INPUT,
-    ref: { type: 'string', minLength: 1, maxLength: 255, pattern: REF_PATTERN, description: "Branch or tag to run the workflow on (refs/heads/… and refs/tags/… accepted); the repository's default branch when omitted." },
-    // Not `inputs`: a flat REST body with an `inputs` object is read as the invoke envelope (docs/API.md#request-bodies).
-    workflow_inputs: {
-      type: 'object',
-      maxProperties: MAX_INPUTS,
-      additionalProperties: { type: ['string', 'number', 'boolean'], maxLength: 1024 },
-      description: `The workflow_dispatch inputs the workflow declares (at most ${MAX_INPUTS}; strings up to 1024 characters, numbers, booleans).`,
+  input: {
+    type: 'object',
+    properties: {
+      owner: OWNER_INPUT,
+      repo: REPO_INPUT,
+      workflow: WORKFLOW_INPUT,
+      ref: { type: 'string', minLength: 1, maxLength: 255, pattern: REF_PATTERN, description: "Branch or tag to run the workflow on (refs/heads/… and refs/tags/… accepted); the repository's default branch when omitted." },
+      // Not `inputs`: a flat REST body with an `inputs` object is read as the invoke envelope (docs/API.md#request-bodies).
+      workflow_inputs: {
+        type: 'object',
+        maxProperties: MAX_INPUTS,
+        additionalProperties: { type: ['string', 'number', 'boolean'], maxLength: 1024 },
+        description: `The workflow_dispatch inputs the workflow declares (at most ${MAX_INPUTS}; strings up to 1024 characters, numbers, booleans).`,
+      },
+      wait_seconds: { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 30, description: `How long to look for the started run (0: dispatch only; at most ${MAX_WAIT_SECONDS}).` },
     },
-    wait_seconds: { type: 'integer', minimum: 0, maximum: MAX_WAIT_SECONDS, default: 30, description: `How long to look for the started run (0: dispatch only; at most ${MAX_WAIT_SECONDS}).` },
+    required: ['owner', 'repo', 'workflow'],
   },
-  outputs: {
-    dispatched: { type: 'boolean', description: 'The forge accepted the dispatch (always true in a result; a refusal is an error).' },
-    workflow: { type: 'string', description: 'The workflow dispatched.' },
-    ref: { type: 'string', description: 'The ref it runs on.' },
-    found: { type: 'boolean', description: 'The started run was identified.' },
-    run: {
-      type: 'object',
-      nullable: true,
-      properties: pick(RUN_SCHEMA.properties, STARTED_RUN_MEMBERS),
-      description: 'The started run: id, run_number, status, conclusion, event, branch, head_sha, actor, html_url, created_at; null when it did not appear within wait_seconds. vcs-workflow-status follows it.',
+  output: {
+    type: 'object',
+    properties: {
+      dispatched: { type: 'boolean', description: 'The forge accepted the dispatch (always true in a result; a refusal is an error).' },
+      workflow: { type: 'string', description: 'The workflow dispatched.' },
+      ref: { type: 'string', description: 'The ref it runs on.' },
+      found: { type: 'boolean', description: 'The started run was identified.' },
+      run: {
+        type: ['object', 'null'],
+        properties: pick(RUN_SCHEMA.properties, STARTED_RUN_MEMBERS),
+        description: 'The started run: id, run_number, status, conclusion, event, branch, head_sha, actor, html_url, created_at; null when it did not appear within wait_seconds. vcs-workflow-status follows it.',
+      },
     },
+    required: ['dispatched', 'workflow', 'ref', 'found', 'run'],
   },
   examples: [
     {
@@ -86,11 +86,13 @@ interface WorkflowInput {
       varies: ['run.id', 'run.run_number', 'run.html_url', 'run.created_at'],
     },
   ],
-})
-export class VcsWorkflowTool implements ToolHandler<WorkflowInput> {
+});
+
+@Tool(definition)
+export class VcsWorkflowTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: WorkflowInput, ctx: ToolContext) {
+  async execute(input: WorkflowInput, ctx: ToolContext<typeof definition>): Promise<WorkflowOutput> {
     const forge = await this.forges.connect(ctx, { requireToken: true });
     const where = { owner: input.owner, repo: input.repo };
     const subject = { ...where, parameter: 'workflow', value: input.workflow };
@@ -124,7 +126,7 @@ export class VcsWorkflowTool implements ToolHandler<WorkflowInput> {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return null;
       // The last look happens at the deadline, not a back-off step before it.
-      await wait(Math.min(pause, remaining), ctx.signal);
+      await ctx.sleep(Math.min(pause, remaining));
       const fresh = (await this.dispatchedRuns(forge, input)).filter((run) => !earlier.has(run.id) && run.head_branch === branch);
       // The earliest new run is the closest to this dispatch.
       if (fresh.length) return fresh.reduce((first, run) => (run.id < first.id ? run : first));

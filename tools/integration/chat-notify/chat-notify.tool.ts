@@ -1,34 +1,16 @@
 import { IncomingWebhook } from '@slack/webhook';
 import { WebClient, type WebAPICallResult } from '@slack/web-api';
-import { networkError, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { networkError, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 type Provider = 'slack_webhook' | 'slack_api' | 'teams_webhook' | 'discord_webhook';
 
-interface ChatNotifyInput {
-  provider: Provider;
-  text: string;
-  webhook_url?: string;
-  webhook_secret?: string;
-  channel?: string;
-  thread_ts?: string;
-  blocks?: Record<string, unknown>[];
-  username?: string;
-  timeout_ms: number;
-  headers?: Record<string, string>;
-}
+type ChatNotifyInput = ToolInput<typeof definition>;
 
-interface ChatNotifyOutput {
-  [member: string]: unknown;
-  delivered: boolean;
-  provider: Provider;
-  channel: string | null;
-  ts: string | null;
-  duration_ms: number;
-}
+type ChatNotifyOutput = ToolOutput<typeof definition>;
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-@Tool({
+const definition = defineTool({
   id: 'chat-notify',
   name: 'Chat Notify',
   category: 'integration',
@@ -40,34 +22,42 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
   open_world: true,
   timeout: 60,
   rate_limit: 60,
-  inputs: {
-    provider: {
-      type: 'string',
-      enum: ['slack_webhook', 'slack_api', 'teams_webhook', 'discord_webhook'],
-      default: 'slack_webhook',
-      description: 'Where the message goes.',
+  input: {
+    type: 'object',
+    properties: {
+      provider: {
+        type: 'string',
+        enum: ['slack_webhook', 'slack_api', 'teams_webhook', 'discord_webhook'],
+        default: 'slack_webhook',
+        description: 'Where the message goes.',
+      },
+      text: { type: 'string', minLength: 1, maxLength: 4000, description: 'The message (Slack mrkdwn, Teams and Discord markdown).' },
+      webhook_url: { type: 'string', format: 'uri', maxLength: 2048, writeOnly: true, description: 'The incoming webhook URL (webhook providers), given inline.' },
+      webhook_secret: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', maxLength: 64, description: 'Name of an account secret holding the webhook URL (webhook providers).' },
+      channel: { type: 'string', maxLength: 80, description: 'Channel id or name (slack_api; required there).' },
+      thread_ts: { type: 'string', pattern: '^\\d{10}\\.\\d{6}$', maxLength: 17, description: 'Reply in this thread (slack_api).' },
+      blocks: {
+        type: 'array',
+        maxItems: 50,
+        items: { type: 'object', maxProperties: 20 },
+        description: 'Slack Block Kit blocks (Slack providers); `text` stays the notification fallback.',
+      },
+      username: { type: 'string', maxLength: 80, description: 'Display name to post as (Slack webhook and Discord, where the app allows it).' },
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'How long the delivery may take.' },
+      headers: requestHeadersInput('Extra request headers (webhook providers); never logged.'),
     },
-    text: { type: 'string', required: true, minLength: 1, maxLength: 4000, description: 'The message (Slack mrkdwn, Teams and Discord markdown).' },
-    webhook_url: { type: 'string', format: 'uri', maxLength: 2048, secret: true, description: 'The incoming webhook URL (webhook providers), given inline.' },
-    webhook_secret: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', maxLength: 64, description: 'Name of an account secret holding the webhook URL (webhook providers).' },
-    channel: { type: 'string', maxLength: 80, description: 'Channel id or name (slack_api; required there).' },
-    thread_ts: { type: 'string', pattern: '^\\d{10}\\.\\d{6}$', maxLength: 17, description: 'Reply in this thread (slack_api).' },
-    blocks: {
-      type: 'array',
-      maxItems: 50,
-      items: { type: 'object', maxProperties: 20 },
-      description: 'Slack Block Kit blocks (Slack providers); `text` stays the notification fallback.',
-    },
-    username: { type: 'string', maxLength: 80, description: 'Display name to post as (Slack webhook and Discord, where the app allows it).' },
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'How long the delivery may take.' },
-    headers: requestHeadersInput('Extra request headers (webhook providers); never logged.'),
+    required: ['text'],
   },
-  outputs: {
-    delivered: { type: 'boolean', description: 'True when the service accepted the message.' },
-    provider: { type: 'string', enum: ['slack_webhook', 'slack_api', 'teams_webhook', 'discord_webhook'], description: 'Where it went.' },
-    channel: { type: 'string', nullable: true, description: 'The channel the Slack Web API posted to; null for webhooks.' },
-    ts: { type: 'string', nullable: true, description: "The message's Slack timestamp (its id, for threads and edits); null for webhooks." },
-    duration_ms: { type: 'number', description: 'Wall time of the delivery.' },
+  output: {
+    type: 'object',
+    properties: {
+      delivered: { type: 'boolean', description: 'True when the service accepted the message.' },
+      provider: { type: 'string', enum: ['slack_webhook', 'slack_api', 'teams_webhook', 'discord_webhook'], description: 'Where it went.' },
+      channel: { type: ['string', 'null'], description: 'The channel the Slack Web API posted to; null for webhooks.' },
+      ts: { type: ['string', 'null'], description: "The message's Slack timestamp (its id, for threads and edits); null for webhooks." },
+      duration_ms: { type: 'number', description: 'Wall time of the delivery.' },
+    },
+    required: ['delivered', 'provider', 'channel', 'ts', 'duration_ms'],
   },
   config: {
     SLACK_API_URL: { type: 'url', default: 'https://slack.com/api/', description: 'Base URL of the Slack Web API.' },
@@ -87,9 +77,11 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
       varies: ['duration_ms'],
     },
   ],
-})
-export class ChatNotifyTool implements ToolHandler<ChatNotifyInput, ChatNotifyOutput> {
-  async execute(input: ChatNotifyInput, ctx: ToolContext): Promise<ChatNotifyOutput> {
+});
+
+@Tool(definition)
+export class ChatNotifyTool implements ToolHandler<typeof definition> {
+  async execute(input: ChatNotifyInput, ctx: ToolContext<typeof definition>): Promise<ChatNotifyOutput> {
     const started = performance.now();
     const done = (fields: Pick<ChatNotifyOutput, 'channel' | 'ts'>): ChatNotifyOutput => ({
       delivered: true,

@@ -1,38 +1,16 @@
 import { createTransport } from 'nodemailer';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
-interface EmailSendInput {
-  to: string[];
-  cc?: string[];
-  bcc?: string[];
-  subject: string;
-  text?: string;
-  html?: string;
-  from?: string;
-  reply_to?: string;
-  timeout_ms: number;
-}
+type EmailSendInput = ToolInput<typeof definition>;
 
-interface EmailSendOutput {
-  [member: string]: unknown;
-  message_id: string;
-  accepted: string[];
-  rejected: string[];
-  response: string;
-  duration_ms: number;
-}
+type EmailSendOutput = ToolOutput<typeof definition>;
 
-const ADDRESSES = (description: string) => ({
-  type: 'array' as const,
-  maxItems: 50,
-  items: { type: 'string', format: 'email', maxLength: 254 },
-  description,
-});
+const ADDRESSES = (description: string) => ({ type: 'array', maxItems: 50, items: { type: 'string', format: 'email', maxLength: 254 }, description }) as const;
 
 /** SMTP reply codes a caller can act on by changing the message (mailbox or syntax). */
 const CALLERS_FAULT = new Set([501, 550, 551, 552, 553, 554]);
 
-@Tool({
+const definition = defineTool({
   id: 'email-send',
   name: 'Email Send',
   category: 'integration',
@@ -44,23 +22,31 @@ const CALLERS_FAULT = new Set([501, 550, 551, 552, 553, 554]);
   open_world: true,
   timeout: 60,
   rate_limit: 30,
-  inputs: {
-    to: { ...ADDRESSES('Recipients (1 to 50).'), minItems: 1, required: true },
-    cc: ADDRESSES('Copy recipients.'),
-    bcc: ADDRESSES('Blind copy recipients (not shown in the message).'),
-    subject: { type: 'string', required: true, minLength: 1, maxLength: 998, description: 'The subject line.' },
-    text: { type: 'string', maxLength: 100_000, description: 'Plain-text body; give text, html or both.' },
-    html: { type: 'string', maxLength: 500_000, description: 'HTML body.' },
-    from: { type: 'string', format: 'email', maxLength: 254, description: 'Sender address; SMTP_FROM when omitted.' },
-    reply_to: { type: 'string', format: 'email', maxLength: 254, description: 'Reply-To address.' },
-    timeout_ms: { type: 'integer', minimum: 1000, maximum: 30_000, default: 15_000, description: 'How long the SMTP conversation may take.' },
+  input: {
+    type: 'object',
+    properties: {
+      to: { ...ADDRESSES('Recipients (1 to 50).'), minItems: 1 },
+      cc: ADDRESSES('Copy recipients.'),
+      bcc: ADDRESSES('Blind copy recipients (not shown in the message).'),
+      subject: { type: 'string', minLength: 1, maxLength: 998, description: 'The subject line.' },
+      text: { type: 'string', maxLength: 100_000, description: 'Plain-text body; give text, html or both.' },
+      html: { type: 'string', maxLength: 500_000, description: 'HTML body.' },
+      from: { type: 'string', format: 'email', maxLength: 254, description: 'Sender address; SMTP_FROM when omitted.' },
+      reply_to: { type: 'string', format: 'email', maxLength: 254, description: 'Reply-To address.' },
+      timeout_ms: { type: 'integer', minimum: 1000, maximum: 30_000, default: 15_000, description: 'How long the SMTP conversation may take.' },
+    },
+    required: ['to', 'subject'],
   },
-  outputs: {
-    message_id: { type: 'string', description: 'The Message-ID header of the sent message.' },
-    accepted: { type: 'array', items: { type: 'string' }, description: 'Recipients the server accepted.' },
-    rejected: { type: 'array', items: { type: 'string' }, description: 'Recipients the server refused (the message went to the others).' },
-    response: { type: 'string', description: "The server's final reply." },
-    duration_ms: { type: 'number', description: 'Wall time of the SMTP conversation.' },
+  output: {
+    type: 'object',
+    properties: {
+      message_id: { type: 'string', description: 'The Message-ID header of the sent message.' },
+      accepted: { type: 'array', items: { type: 'string' }, description: 'Recipients the server accepted.' },
+      rejected: { type: 'array', items: { type: 'string' }, description: 'Recipients the server refused (the message went to the others).' },
+      response: { type: 'string', description: "The server's final reply." },
+      duration_ms: { type: 'number', description: 'Wall time of the SMTP conversation.' },
+    },
+    required: ['message_id', 'accepted', 'rejected', 'response', 'duration_ms'],
   },
   config: {
     SMTP_URL: { type: 'string', secret: true, description: "smtp://user:pass@host:587 or smtps://…:465; an account's own secret of that name wins." },
@@ -74,9 +60,11 @@ const CALLERS_FAULT = new Set([501, 550, 551, 552, 553, 554]);
       varies: ['message_id', 'duration_ms'],
     },
   ],
-})
-export class EmailSendTool implements ToolHandler<EmailSendInput, EmailSendOutput> {
-  async execute(input: EmailSendInput, ctx: ToolContext): Promise<EmailSendOutput> {
+});
+
+@Tool(definition)
+export class EmailSendTool implements ToolHandler<typeof definition> {
+  async execute(input: EmailSendInput, ctx: ToolContext<typeof definition>): Promise<EmailSendOutput> {
     if (input.text === undefined && input.html === undefined) throw ToolError.invalidInput('text', "a body: 'text', 'html' or both");
     const server = parseSmtpUrl(await ctx.secrets.get('SMTP_URL'));
     // The policy checks the server's address, and the connection is pinned to it (no second lookup to rebind).

@@ -1,4 +1,4 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { FORGE_SETTINGS, type ForgeClient, ForgeClients, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT } from '../../integrations/forge';
 
 /** GitHub's limit on a comment body is 65536 characters; the hidden marker line takes the rest. */
@@ -6,20 +6,15 @@ const MAX_BODY = 65_000;
 /** Comments searched for the marker (30 pages); a thread longer than that is refused, not duplicated. */
 const MAX_SCANNED = 3000;
 
-interface CommentInput {
-  owner: string;
-  repo: string;
-  pull_number: number;
-  body: string;
-  marker?: string;
-}
+type CommentInput = ToolInput<typeof definition>;
+type CommentOutput = ToolOutput<typeof definition>;
 
 /** The hidden line that identifies the tool's comment: an HTML comment GitHub does not render. */
 export function markerLine(marker: string): string {
   return `<!-- tos-comment-marker: ${marker} -->`;
 }
 
-@Tool({
+const definition = defineTool({
   id: 'vcs-comment-pr',
   name: 'Comment on Pull Request',
   category: 'integration',
@@ -33,24 +28,32 @@ export function markerLine(marker: string): string {
   timeout: 60,
   rate_limit: 30,
   config: FORGE_SETTINGS,
-  inputs: {
-    owner: OWNER_INPUT,
-    repo: REPO_INPUT,
-    pull_number: PULL_NUMBER_INPUT,
-    body: { type: 'string', required: true, minLength: 1, maxLength: MAX_BODY, description: 'The comment, in GitHub-flavoured Markdown.' },
-    marker: {
-      type: 'string',
-      minLength: 1,
-      maxLength: 64,
-      pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$',
-      description: 'Identifies this comment across calls: the earlier comment carrying the same marker is edited instead of posting a new one (letters, digits, . _ : -).',
+  input: {
+    type: 'object',
+    properties: {
+      owner: OWNER_INPUT,
+      repo: REPO_INPUT,
+      pull_number: PULL_NUMBER_INPUT,
+      body: { type: 'string', minLength: 1, maxLength: MAX_BODY, description: 'The comment, in GitHub-flavoured Markdown.' },
+      marker: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$',
+        description: 'Identifies this comment across calls: the earlier comment carrying the same marker is edited instead of posting a new one (letters, digits, . _ : -).',
+      },
     },
+    required: ['owner', 'repo', 'pull_number', 'body'],
   },
-  outputs: {
-    action: { type: 'string', enum: ['created', 'updated'], description: 'Whether a comment was created or the marked one updated.' },
-    comment_id: { type: 'integer', description: 'The comment id.' },
-    html_url: { type: 'string', description: 'Link to the comment.' },
-    marker: { type: 'string', nullable: true, description: 'The marker the comment carries, if any.' },
+  output: {
+    type: 'object',
+    properties: {
+      action: { type: 'string', enum: ['created', 'updated'], description: 'Whether a comment was created or the marked one updated.' },
+      comment_id: { type: 'integer', description: 'The comment id.' },
+      html_url: { type: 'string', description: 'Link to the comment.' },
+      marker: { type: ['string', 'null'], description: 'The marker the comment carries, if any.' },
+    },
+    required: ['action', 'comment_id', 'html_url', 'marker'],
   },
   examples: [
     {
@@ -64,11 +67,13 @@ export function markerLine(marker: string): string {
       },
     },
   ],
-})
-export class VcsCommentPrTool implements ToolHandler<CommentInput> {
+});
+
+@Tool(definition)
+export class VcsCommentPrTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: CommentInput, ctx: ToolContext) {
+  async execute(input: CommentInput, ctx: ToolContext<typeof definition>): Promise<CommentOutput> {
     const forge = await this.forges.connect(ctx, { requireToken: true });
     const where = { owner: input.owner, repo: input.repo };
     const subject = { ...where, parameter: 'pull_number', value: input.pull_number };

@@ -1,7 +1,6 @@
 import type { RestEndpointMethodTypes } from '@octokit/rest';
-import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { checksState, FORGE_READ_CACHE_TTL, FORGE_SETTINGS, type ForgeClient, ForgeClients, loginOf, OWNER_INPUT, PULL_NUMBER_INPUT, REPO_INPUT, type Subject, summarizeReviews, utc, utcOrNull } from '../../integrations/forge';
-import { wait } from '../../shared/wait';
 
 /** GitHub lists at most 3000 files of a pull request. */
 const MAX_FILES = 3000;
@@ -14,18 +13,14 @@ const MERGEABILITY_WAIT_MS = 1000;
 
 type PullRequest = RestEndpointMethodTypes['pulls']['get']['response']['data'];
 
-interface GetPrInput {
-  owner: string;
-  repo: string;
-  pull_number: number;
-  max_files: number;
-}
+type GetPrInput = ToolInput<typeof definition>;
+type GetPrOutput = ToolOutput<typeof definition>;
 
-const strings = { type: 'array', items: { type: 'string' } };
-const dateTime = { type: 'string', format: 'date-time' };
-const nullableDateTime = { type: ['string', 'null'], format: 'date-time' };
+const strings = { type: 'array', items: { type: 'string' } } as const;
+const dateTime = { type: 'string', format: 'date-time' } as const;
+const nullableDateTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
-@Tool({
+const definition = defineTool({
   id: 'vcs-get-pr',
   name: 'Get Pull Request',
   category: 'integration',
@@ -38,70 +33,78 @@ const nullableDateTime = { type: ['string', 'null'], format: 'date-time' };
   timeout: 60,
   rate_limit: 100,
   config: FORGE_SETTINGS,
-  inputs: {
-    owner: OWNER_INPUT,
-    repo: REPO_INPUT,
-    pull_number: PULL_NUMBER_INPUT,
-    max_files: { type: 'integer', minimum: 0, maximum: MAX_FILES, default: 300, description: `Most changed files listed (0 for none, at most ${MAX_FILES}, the forge's own cap).` },
+  input: {
+    type: 'object',
+    properties: {
+      owner: OWNER_INPUT,
+      repo: REPO_INPUT,
+      pull_number: PULL_NUMBER_INPUT,
+      max_files: { type: 'integer', minimum: 0, maximum: MAX_FILES, default: 300, description: `Most changed files listed (0 for none, at most ${MAX_FILES}, the forge's own cap).` },
+    },
+    required: ['owner', 'repo', 'pull_number'],
   },
-  outputs: {
-    pr: {
-      type: 'object',
-      description: 'The pull request: id, number, title, body, author, state, draft, merged, merged_by, mergeable (null while the forge still computes it), mergeable_state, html_url, times (ISO 8601 UTC), head and base, labels, requested reviewers, counts.',
-      properties: {
-        id: { type: 'integer' },
-        number: { type: 'integer' },
-        title: { type: 'string' },
-        body: { type: ['string', 'null'] },
-        author: { type: 'string' },
-        state: { type: 'string', enum: ['open', 'closed'] },
-        draft: { type: 'boolean' },
-        merged: { type: 'boolean' },
-        merged_by: { type: ['string', 'null'] },
-        mergeable: { type: ['boolean', 'null'] },
-        mergeable_state: { type: 'string' },
-        html_url: { type: 'string' },
-        created_at: dateTime,
-        updated_at: dateTime,
-        closed_at: nullableDateTime,
-        merged_at: nullableDateTime,
-        head: { type: 'object', properties: { ref: { type: 'string' }, sha: { type: 'string' }, repo: { type: ['string', 'null'] } } },
-        base: { type: 'object', properties: { ref: { type: 'string' }, sha: { type: 'string' } } },
-        labels: strings,
-        requested_reviewers: strings,
-        commits: { type: 'integer' },
-        additions: { type: 'integer' },
-        deletions: { type: 'integer' },
-        changed_files: { type: 'integer' },
-        comments: { type: 'integer' },
-        review_comments: { type: 'integer' },
+  output: {
+    type: 'object',
+    properties: {
+      pr: {
+        type: 'object',
+        description: 'The pull request: id, number, title, body, author, state, draft, merged, merged_by, mergeable (null while the forge still computes it), mergeable_state, html_url, times (ISO 8601 UTC), head and base, labels, requested reviewers, counts.',
+        properties: {
+          id: { type: 'integer' },
+          number: { type: 'integer' },
+          title: { type: 'string' },
+          body: { type: ['string', 'null'] },
+          author: { type: 'string' },
+          state: { type: 'string', enum: ['open', 'closed'] },
+          draft: { type: 'boolean' },
+          merged: { type: 'boolean' },
+          merged_by: { type: ['string', 'null'] },
+          mergeable: { type: ['boolean', 'null'] },
+          mergeable_state: { type: 'string' },
+          html_url: { type: 'string' },
+          created_at: dateTime,
+          updated_at: dateTime,
+          closed_at: nullableDateTime,
+          merged_at: nullableDateTime,
+          head: { type: 'object', properties: { ref: { type: 'string' }, sha: { type: 'string' }, repo: { type: ['string', 'null'] } } },
+          base: { type: 'object', properties: { ref: { type: 'string' }, sha: { type: 'string' } } },
+          labels: strings,
+          requested_reviewers: strings,
+          commits: { type: 'integer' },
+          additions: { type: 'integer' },
+          deletions: { type: 'integer' },
+          changed_files: { type: 'integer' },
+          comments: { type: 'integer' },
+          review_comments: { type: 'integer' },
+        },
+      },
+      files: {
+        type: 'array',
+        description: 'Changed files: filename, status (added, removed, modified, renamed, …), additions, deletions, changes, previous_filename for renames.',
+        items: { type: 'object', required: ['filename', 'status', 'additions', 'deletions', 'changes'], properties: { filename: { type: 'string' }, status: { type: 'string' }, additions: { type: 'integer' }, deletions: { type: 'integer' }, changes: { type: 'integer' }, previous_filename: { type: 'string' } } },
+      },
+      files_truncated: { type: 'boolean', description: 'More files changed than listed (max_files).' },
+      reviews: {
+        type: 'array',
+        description: 'Submitted reviews in the order given: author, state (APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED), submitted_at.',
+        items: { type: 'object', properties: { id: { type: 'integer' }, author: { type: 'string' }, state: { type: 'string' }, submitted_at: nullableDateTime } },
+      },
+      review_summary: {
+        type: 'object',
+        description: "Each reviewer's standing decision (latest approval or change request, cleared by a dismissal), and who is still asked to review.",
+        properties: { approved: strings, changes_requested: strings, requested: strings },
+      },
+      checks: {
+        type: 'object',
+        description: 'The head commit: overall state (success, failure, pending, none), check runs (name, status, conclusion, times) and commit statuses (context, state, description).',
+        properties: {
+          state: { type: 'string', enum: ['success', 'failure', 'pending', 'none'] },
+          runs: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, status: { type: 'string' }, conclusion: { type: ['string', 'null'] }, started_at: nullableDateTime, completed_at: nullableDateTime } } },
+          statuses: { type: 'array', items: { type: 'object', properties: { context: { type: 'string' }, state: { type: 'string' }, description: { type: ['string', 'null'] } } } },
+        },
       },
     },
-    files: {
-      type: 'array',
-      description: 'Changed files: filename, status (added, removed, modified, renamed, …), additions, deletions, changes, previous_filename for renames.',
-      items: { type: 'object', required: ['filename', 'status', 'additions', 'deletions', 'changes'], properties: { filename: { type: 'string' }, status: { type: 'string' }, additions: { type: 'integer' }, deletions: { type: 'integer' }, changes: { type: 'integer' }, previous_filename: { type: 'string' } } },
-    },
-    files_truncated: { type: 'boolean', description: 'More files changed than listed (max_files).' },
-    reviews: {
-      type: 'array',
-      description: 'Submitted reviews in the order given: author, state (APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED), submitted_at.',
-      items: { type: 'object', properties: { id: { type: 'integer' }, author: { type: 'string' }, state: { type: 'string' }, submitted_at: nullableDateTime } },
-    },
-    review_summary: {
-      type: 'object',
-      description: "Each reviewer's standing decision (latest approval or change request, cleared by a dismissal), and who is still asked to review.",
-      properties: { approved: strings, changes_requested: strings, requested: strings },
-    },
-    checks: {
-      type: 'object',
-      description: 'The head commit: overall state (success, failure, pending, none), check runs (name, status, conclusion, times) and commit statuses (context, state, description).',
-      properties: {
-        state: { type: 'string', enum: ['success', 'failure', 'pending', 'none'] },
-        runs: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, status: { type: 'string' }, conclusion: { type: ['string', 'null'] }, started_at: nullableDateTime, completed_at: nullableDateTime } } },
-        statuses: { type: 'array', items: { type: 'object', properties: { context: { type: 'string' }, state: { type: 'string' }, description: { type: ['string', 'null'] } } } },
-      },
-    },
+    required: ['pr', 'files', 'files_truncated', 'reviews', 'review_summary', 'checks'],
   },
   examples: [
     {
@@ -171,15 +174,17 @@ const nullableDateTime = { type: ['string', 'null'], format: 'date-time' };
       },
     },
   ],
-})
-export class VcsGetPrTool implements ToolHandler<GetPrInput> {
+});
+
+@Tool(definition)
+export class VcsGetPrTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: GetPrInput, ctx: ToolContext) {
+  async execute(input: GetPrInput, ctx: ToolContext<typeof definition>): Promise<GetPrOutput> {
     const forge = await this.forges.connect(ctx);
     const subject: Subject = { owner: input.owner, repo: input.repo, parameter: 'pull_number', value: input.pull_number };
     const where = { owner: input.owner, repo: input.repo };
-    const pull = await readSettled(forge, { ...where, pull_number: input.pull_number }, subject, ctx.signal);
+    const pull = await readSettled(forge, { ...where, pull_number: input.pull_number }, subject, ctx);
     ctx.progress(25, 'pull request read');
 
     const [files, reviews, runs, combined] = await Promise.all([
@@ -205,11 +210,11 @@ export class VcsGetPrTool implements ToolHandler<GetPrInput> {
 }
 
 /** The pull request, read again while the forge still computes its mergeability (open ones only). */
-async function readSettled(forge: ForgeClient, params: { owner: string; repo: string; pull_number: number }, subject: Subject, signal: AbortSignal): Promise<PullRequest> {
+async function readSettled(forge: ForgeClient, params: { owner: string; repo: string; pull_number: number }, subject: Subject, ctx: ToolContext): Promise<PullRequest> {
   for (let read = 1; ; read++) {
     const pull = await forge.read(forge.rest.pulls.get, params, subject);
     if (pull.mergeable !== null || pull.state !== 'open' || read >= MERGEABILITY_READS) return pull;
-    await wait(MERGEABILITY_WAIT_MS, signal);
+    await ctx.sleep(MERGEABILITY_WAIT_MS);
   }
 }
 

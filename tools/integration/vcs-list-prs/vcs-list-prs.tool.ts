@@ -1,5 +1,5 @@
 import type { RestEndpointMethodTypes } from '@octokit/rest';
-import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, ForgeClients, loginOf, OWNER_INPUT, REF_PATTERN, REPO_INPUT, utc } from '../../integrations/forge';
 
 /** Most pull requests one call returns (ten pages of GitHub's largest). */
@@ -7,16 +7,8 @@ const MAX_LIMIT = 1000;
 
 type PullSimple = RestEndpointMethodTypes['pulls']['list']['response']['data'][number];
 
-interface ListPrsInput {
-  owner: string;
-  repo: string;
-  state: 'open' | 'closed' | 'all';
-  base?: string;
-  head?: string;
-  sort: 'created' | 'updated' | 'popularity' | 'long-running';
-  direction?: 'asc' | 'desc';
-  limit: number;
-}
+type ListPrsInput = ToolInput<typeof definition>;
+type ListPrsOutput = ToolOutput<typeof definition>;
 
 const PR_ITEM = {
   type: 'object',
@@ -36,9 +28,9 @@ const PR_ITEM = {
     base: { type: 'string' },
     labels: { type: 'array', items: { type: 'string' } },
   },
-};
+} as const;
 
-@Tool({
+const definition = defineTool({
   id: 'vcs-list-prs',
   name: 'List Pull Requests',
   category: 'integration',
@@ -51,20 +43,28 @@ const PR_ITEM = {
   timeout: 30,
   rate_limit: 100,
   config: FORGE_SETTINGS,
-  inputs: {
-    owner: OWNER_INPUT,
-    repo: REPO_INPUT,
-    state: { type: 'string', enum: ['open', 'closed', 'all'], default: 'open', description: 'Which pull requests: open, closed (merged ones included) or all.' },
-    base: { type: 'string', maxLength: 255, pattern: REF_PATTERN, description: 'Only pull requests into this base branch.' },
-    head: { type: 'string', maxLength: 300, pattern: '^(?:[A-Za-z0-9][A-Za-z0-9_.-]*:)?[^\\s:~^?*\\[\\\\]+$', description: 'Only pull requests from this head branch: `branch`, or `user:branch` for a fork.' },
-    sort: { type: 'string', enum: ['created', 'updated', 'popularity', 'long-running'], default: 'created', description: 'Order: by creation, last update, comment count (popularity) or age of open pull requests (long-running).' },
-    direction: { type: 'string', enum: ['asc', 'desc'], description: 'Sort direction; desc for created, asc otherwise (the forge default).' },
-    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 30, description: `Most pull requests returned (at most ${MAX_LIMIT}); pages are followed up to it.` },
+  input: {
+    type: 'object',
+    properties: {
+      owner: OWNER_INPUT,
+      repo: REPO_INPUT,
+      state: { type: 'string', enum: ['open', 'closed', 'all'], default: 'open', description: 'Which pull requests: open, closed (merged ones included) or all.' },
+      base: { type: 'string', maxLength: 255, pattern: REF_PATTERN, description: 'Only pull requests into this base branch.' },
+      head: { type: 'string', maxLength: 300, pattern: '^(?:[A-Za-z0-9][A-Za-z0-9_.-]*:)?[^\\s:~^?*\\[\\\\]+$', description: 'Only pull requests from this head branch: `branch`, or `user:branch` for a fork.' },
+      sort: { type: 'string', enum: ['created', 'updated', 'popularity', 'long-running'], default: 'created', description: 'Order: by creation, last update, comment count (popularity) or age of open pull requests (long-running).' },
+      direction: { type: 'string', enum: ['asc', 'desc'], description: 'Sort direction; desc for created, asc otherwise (the forge default).' },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: 30, description: `Most pull requests returned (at most ${MAX_LIMIT}); pages are followed up to it.` },
+    },
+    required: ['owner', 'repo'],
   },
-  outputs: {
-    prs: { type: 'array', items: PR_ITEM, description: 'The pull requests: id (the forge id), number, title, author, state (open/closed), draft, merged, created_at and updated_at (ISO 8601 UTC), html_url, head and base branch, labels.' },
-    count: { type: 'integer', description: 'How many pull requests are listed.' },
-    has_more: { type: 'boolean', description: 'More pull requests match beyond the limit.' },
+  output: {
+    type: 'object',
+    properties: {
+      prs: { type: 'array', items: PR_ITEM, description: 'The pull requests: id (the forge id), number, title, author, state (open/closed), draft, merged, created_at and updated_at (ISO 8601 UTC), html_url, head and base branch, labels.' },
+      count: { type: 'integer', description: 'How many pull requests are listed.' },
+      has_more: { type: 'boolean', description: 'More pull requests match beyond the limit.' },
+    },
+    required: ['prs', 'count', 'has_more'],
   },
   examples: [
     {
@@ -108,11 +108,13 @@ const PR_ITEM = {
       },
     },
   ],
-})
-export class VcsListPrsTool implements ToolHandler<ListPrsInput> {
+});
+
+@Tool(definition)
+export class VcsListPrsTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: ListPrsInput, ctx: ToolContext) {
+  async execute(input: ListPrsInput, ctx: ToolContext<typeof definition>): Promise<ListPrsOutput> {
     const forge = await this.forges.connect(ctx);
     const { items, more } = await forge.list(
       forge.rest.pulls.list,

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { FORGE_READ_CACHE_TTL, FORGE_SETTINGS, ForgeClients, OWNER_INPUT, REF_PATTERN, REPO_INPUT, RUN_SCHEMA, runSummary, utc, WORKFLOW_INPUT } from '../../integrations/forge';
 
 /** GitHub's largest page: the latest runs, one request. */
@@ -6,17 +6,10 @@ const MAX_RUNS = 100;
 /** The `status` filter GitHub's list-workflow-runs accepts (statuses and conclusions). */
 const STATUS_FILTERS = ['completed', 'action_required', 'cancelled', 'failure', 'neutral', 'skipped', 'stale', 'success', 'timed_out', 'in_progress', 'queued', 'requested', 'waiting', 'pending'] as const;
 
-interface WorkflowStatusInput {
-  owner: string;
-  repo: string;
-  workflow: string;
-  branch?: string;
-  status?: (typeof STATUS_FILTERS)[number];
-  event?: string;
-  limit: number;
-}
+type WorkflowStatusInput = ToolInput<typeof definition>;
+type WorkflowStatusOutput = ToolOutput<typeof definition>;
 
-@Tool({
+const definition = defineTool({
   id: 'vcs-workflow-status',
   name: 'Workflow Status',
   category: 'integration',
@@ -29,26 +22,34 @@ interface WorkflowStatusInput {
   timeout: 30,
   rate_limit: 100,
   config: FORGE_SETTINGS,
-  inputs: {
-    owner: OWNER_INPUT,
-    repo: REPO_INPUT,
-    workflow: WORKFLOW_INPUT,
-    branch: { type: 'string', maxLength: 255, pattern: REF_PATTERN, description: 'Only runs on this branch.' },
-    status: { type: 'string', enum: STATUS_FILTERS, description: 'Only runs with this status or conclusion (completed, in_progress, queued, success, failure, cancelled, …).' },
-    event: { type: 'string', maxLength: 64, pattern: '^[a-z_]+$', description: 'Only runs triggered by this event (push, pull_request, workflow_dispatch, schedule, …).' },
-    limit: { type: 'integer', minimum: 1, maximum: MAX_RUNS, default: 10, description: `How many of the latest runs (at most ${MAX_RUNS}).` },
-  },
-  outputs: {
-    workflow: {
-      type: 'object',
-      description: 'The workflow: id, name, path, state (active, disabled_manually, …), html_url.',
-      properties: { id: { type: 'integer' }, name: { type: 'string' }, path: { type: 'string' }, state: { type: 'string' }, html_url: { type: 'string' } },
+  input: {
+    type: 'object',
+    properties: {
+      owner: OWNER_INPUT,
+      repo: REPO_INPUT,
+      workflow: WORKFLOW_INPUT,
+      branch: { type: 'string', maxLength: 255, pattern: REF_PATTERN, description: 'Only runs on this branch.' },
+      status: { type: 'string', enum: STATUS_FILTERS, description: 'Only runs with this status or conclusion (completed, in_progress, queued, success, failure, cancelled, …).' },
+      event: { type: 'string', maxLength: 64, pattern: '^[a-z_]+$', description: 'Only runs triggered by this event (push, pull_request, workflow_dispatch, schedule, …).' },
+      limit: { type: 'integer', minimum: 1, maximum: MAX_RUNS, default: 10, description: `How many of the latest runs (at most ${MAX_RUNS}).` },
     },
-    runs: { type: 'array', items: RUN_SCHEMA, description: 'The latest matching runs, newest first: id, run_number, run_attempt, title, status, conclusion, event, branch, head_sha, actor, html_url, created_at, run_started_at, updated_at (ISO 8601 UTC), duration_seconds (null until completed).' },
-    count: { type: 'integer', description: 'Runs listed.' },
-    total_count: { type: 'integer', description: 'Runs matching the filters on the forge.' },
-    latest_conclusion: { type: 'string', nullable: true, description: 'Conclusion of the newest completed run listed (success, failure, …), null when none completed.' },
-    latest_completed_at: { type: 'string', nullable: true, description: 'When that run last changed (its end), ISO 8601 UTC.' },
+    required: ['owner', 'repo', 'workflow'],
+  },
+  output: {
+    type: 'object',
+    properties: {
+      workflow: {
+        type: 'object',
+        description: 'The workflow: id, name, path, state (active, disabled_manually, …), html_url.',
+        properties: { id: { type: 'integer' }, name: { type: 'string' }, path: { type: 'string' }, state: { type: 'string' }, html_url: { type: 'string' } },
+      },
+      runs: { type: 'array', items: RUN_SCHEMA, description: 'The latest matching runs, newest first: id, run_number, run_attempt, title, status, conclusion, event, branch, head_sha, actor, html_url, created_at, run_started_at, updated_at (ISO 8601 UTC), duration_seconds (null until completed).' },
+      count: { type: 'integer', description: 'Runs listed.' },
+      total_count: { type: 'integer', description: 'Runs matching the filters on the forge.' },
+      latest_conclusion: { type: ['string', 'null'], description: 'Conclusion of the newest completed run listed (success, failure, …), null when none completed.' },
+      latest_completed_at: { type: ['string', 'null'], description: 'When that run last changed (its end), ISO 8601 UTC.' },
+    },
+    required: ['workflow', 'runs', 'count', 'total_count', 'latest_conclusion', 'latest_completed_at'],
   },
   examples: [
     {
@@ -105,11 +106,13 @@ interface WorkflowStatusInput {
       },
     },
   ],
-})
-export class VcsWorkflowStatusTool implements ToolHandler<WorkflowStatusInput> {
+});
+
+@Tool(definition)
+export class VcsWorkflowStatusTool implements ToolHandler<typeof definition> {
   constructor(private readonly forges: ForgeClients) {}
 
-  async execute(input: WorkflowStatusInput, ctx: ToolContext) {
+  async execute(input: WorkflowStatusInput, ctx: ToolContext<typeof definition>): Promise<WorkflowStatusOutput> {
     const forge = await this.forges.connect(ctx);
     const subject = { owner: input.owner, repo: input.repo, parameter: 'workflow', value: input.workflow };
     const where = { owner: input.owner, repo: input.repo, workflow_id: input.workflow };

@@ -1,22 +1,14 @@
 import { createHmac } from 'node:crypto';
-import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
-import { wait as abortableWait } from '../../shared/wait';
+import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
-interface WebhookInput {
-  url: string;
-  payload: Record<string, unknown>;
-  secret?: string;
-  secret_name?: string;
-  headers?: Record<string, string>;
-  max_attempts: number;
-  timeout_ms: number;
-}
+type WebhookInput = ToolInput<typeof definition>;
+type WebhookOutput = ToolOutput<typeof definition>;
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const BASE_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 10_000;
 
-@Tool({
+const definition = defineTool({
   id: 'webhook-trigger',
   name: 'Webhook Trigger',
   category: 'integration',
@@ -26,22 +18,30 @@ const MAX_BACKOFF_MS = 10_000;
   idempotent: false,
   open_world: true,
   timeout: 120,
-  inputs: {
-    url: { type: 'string', format: 'uri', maxLength: 2048, required: true, description: 'The http(s) URL to POST to.' },
-    payload: { type: 'object', maxProperties: 200, required: true, description: 'The JSON object to send.' },
-    secret: { type: 'string', minLength: 8, maxLength: 256, secret: true, description: 'Signing secret given inline.' },
-    secret_name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', maxLength: 64, description: 'Name of an account secret to sign with (PUT /v1/secrets/{name}).' },
-    headers: requestHeadersInput('Extra request headers (the signature and content-type headers cannot be overridden); never logged.'),
-    max_attempts: { type: 'integer', minimum: 1, maximum: 5, default: 3, description: 'Attempts in all, retries included.' },
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'Timeout of each attempt.' },
+  input: {
+    type: 'object',
+    properties: {
+      url: { type: 'string', format: 'uri', maxLength: 2048, description: 'The http(s) URL to POST to.' },
+      payload: { type: 'object', maxProperties: 200, description: 'The JSON object to send.' },
+      secret: { type: 'string', minLength: 8, maxLength: 256, writeOnly: true, description: 'Signing secret given inline.' },
+      secret_name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$', maxLength: 64, description: 'Name of an account secret to sign with (PUT /v1/secrets/{name}).' },
+      headers: requestHeadersInput('Extra request headers (the signature and content-type headers cannot be overridden); never logged.'),
+      max_attempts: { type: 'integer', minimum: 1, maximum: 5, default: 3, description: 'Attempts in all, retries included.' },
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'Timeout of each attempt.' },
+    },
+    required: ['url', 'payload'],
   },
-  outputs: {
-    status: { type: 'integer', description: 'HTTP status of the last attempt.' },
-    attempts: { type: 'integer', description: 'Attempts made.' },
-    delivered: { type: 'boolean', description: 'True when the last answer was 2xx.' },
-    response_body: { type: 'string', description: 'Body of the last answer (first 64 KiB).' },
-    signed: { type: 'boolean', description: 'Whether the request was signed.' },
-    duration_ms: { type: 'number', description: 'Wall time of all attempts.' },
+  output: {
+    type: 'object',
+    properties: {
+      status: { type: 'integer', description: 'HTTP status of the last attempt.' },
+      attempts: { type: 'integer', description: 'Attempts made.' },
+      delivered: { type: 'boolean', description: 'True when the last answer was 2xx.' },
+      response_body: { type: 'string', description: 'Body of the last answer (first 64 KiB).' },
+      signed: { type: 'boolean', description: 'Whether the request was signed.' },
+      duration_ms: { type: 'number', description: 'Wall time of all attempts.' },
+    },
+    required: ['status', 'attempts', 'delivered', 'response_body', 'signed', 'duration_ms'],
   },
   examples: [
     {
@@ -57,9 +57,11 @@ const MAX_BACKOFF_MS = 10_000;
       varies: ['duration_ms'],
     },
   ],
-})
-export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
-  async execute(input: WebhookInput, ctx: ToolContext) {
+});
+
+@Tool(definition)
+export class WebhookTriggerTool implements ToolHandler<typeof definition> {
+  async execute(input: WebhookInput, ctx: ToolContext<typeof definition>): Promise<WebhookOutput> {
     if (input.secret !== undefined && input.secret_name !== undefined) throw ToolError.invalidInput('secret_name', "only one of 'secret' or 'secret_name'");
     const secret = input.secret ?? (input.secret_name !== undefined ? await ctx.secrets.get(input.secret_name) : undefined);
     const body = JSON.stringify(input.payload);
@@ -89,7 +91,7 @@ export class WebhookTriggerTool implements ToolHandler<WebhookInput> {
         if (!(err instanceof ToolError) || !err.retryable || attempt >= input.max_attempts) throw err;
         wait = backoff(attempt);
       }
-      await abortableWait(Math.min(wait, MAX_BACKOFF_MS), ctx.signal);
+      await ctx.sleep(Math.min(wait, MAX_BACKOFF_MS));
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { ToolInputDefinition, ToolSettingDefinition } from '@tos/sdk';
+import type { ToolInputProperty, ToolSettingDefinition } from '@tos/sdk';
 
 /** The settings every forge tool declares; an account's FORGE_TOKEN secret overrides the operator's. */
 export const FORGE_SETTINGS = {
@@ -21,43 +21,39 @@ export const FORGE_READ_CACHE_TTL = 30;
  * Owner and repository names as GitHub allows them. The patterns also keep each one a single,
  * non-dot path segment, so an input can never step elsewhere in the API (`..`, `/`).
  */
-export const OWNER_INPUT: ToolInputDefinition = {
+export const OWNER_INPUT = {
   type: 'string',
-  required: true,
   minLength: 1,
   maxLength: 100,
   pattern: '^[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9_-])?$',
   description: 'Owner of the repository: a user or organisation login.',
   // Gateways in front of the MCP door can route or police by repository without reading bodies.
-  mcp_header: 'Owner',
-};
+  'x-mcp-header': 'Owner',
+} as const satisfies ToolInputProperty;
 
-export const REPO_INPUT: ToolInputDefinition = {
+export const REPO_INPUT = {
   type: 'string',
-  required: true,
   minLength: 1,
   maxLength: 100,
   pattern: '^(?!\\.{1,2}$)[A-Za-z0-9_.-]+$',
   description: 'Repository name (without the owner).',
-  mcp_header: 'Repo',
-};
+  'x-mcp-header': 'Repo',
+} as const satisfies ToolInputProperty;
 
-export const PULL_NUMBER_INPUT: ToolInputDefinition = {
+export const PULL_NUMBER_INPUT = {
   type: 'integer',
-  required: true,
   minimum: 1,
   maximum: 2_147_483_647,
   description: 'Pull request number (the #number, not its id).',
-};
+} as const satisfies ToolInputProperty;
 
-export const WORKFLOW_INPUT: ToolInputDefinition = {
+export const WORKFLOW_INPUT = {
   type: 'string',
-  required: true,
   minLength: 1,
   maxLength: 255,
   pattern: '^(?:[0-9]+|[A-Za-z0-9_.-]+\\.ya?ml)$',
   description: 'The workflow: its file name under .github/workflows (ci.yml) or its numeric id.',
-};
+} as const satisfies ToolInputProperty;
 
 /** A branch or tag name as git allows it (no `..`, no leading `-`, no spaces or control characters). */
 export const REF_PATTERN = '^(?!-)(?!.*\\.\\.)(?!.*//)[^\\s~^:?*\\[\\\\\\x00-\\x1f\\x7f]+$';

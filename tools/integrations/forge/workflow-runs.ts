@@ -26,8 +26,8 @@ export function runSummary(run: WorkflowRun) {
   };
 }
 
-const nullableString = { type: ['string', 'null'] };
-const dateTime = { type: 'string', format: 'date-time' };
+const nullableString = { type: ['string', 'null'] } as const;
+const dateTime = { type: 'string', format: 'date-time' } as const;
 
 /** JSON schema of `runSummary`'s result, for the tools' declared outputs. */
 export const RUN_SCHEMA = {
@@ -50,4 +50,4 @@ export const RUN_SCHEMA = {
     updated_at: dateTime,
     duration_seconds: { type: ['integer', 'null'] },
   },
-};
+} as const;

@@ -4,6 +4,7 @@
  * its `ranges`. SEMVER ranges use SemVer precedence whatever the ecosystem, ECOSYSTEM ranges the
  * ecosystem's own ordering; GIT ranges need the repository and are left out.
  */
+import { compareText } from '@tos/sdk';
 import type { OsvAffected, OsvEvent, OsvRange, OsvRecord, PackageQuery } from './record';
 import { semverOrdering, type VersionOrdering } from './version-ordering';
 
@@ -118,5 +119,5 @@ function fixedVersions(entries: OsvAffected[], version: string, ecosystemOrderin
       }
     }
   }
-  return [...fixes].sort((a, b) => ecosystemOrdering.compare(a, b) ?? semverOrdering.compare(a, b) ?? (a < b ? -1 : a > b ? 1 : 0));
+  return [...fixes].sort((a, b) => ecosystemOrdering.compare(a, b) ?? semverOrdering.compare(a, b) ?? compareText(a, b));
 }

@@ -2,8 +2,7 @@
  * What the vulnerability scanners (dependency-check, image-scan) share around the matcher: where
  * the advisories come from, how a finding is described, and the order findings are listed in.
  */
-import { ToolError, type ToolContext, type ToolInputDefinition, type ToolSettingDefinition } from '@tos/sdk';
-import { compareText } from '../../shared/scan';
+import { compareText, ToolError, type ToolContext, type ToolInputProperty, type ToolSettingDefinition } from '@tos/sdk';
 import type { AdvisorySource } from './advisories';
 import { OsvApiClient } from './api-client';
 import type { OsvAffected, OsvRecord } from './record';
@@ -27,7 +26,7 @@ export const OSV_SETTINGS: Record<'OSV_DATA_DIR' | 'OSV_API_URL', ToolSettingDef
 };
 
 /** The inputs that filter and bound the findings listed. */
-export const SEVERITY_FILTER_INPUTS: Record<'min_severity' | 'max_results', ToolInputDefinition> = {
+export const SEVERITY_FILTER_INPUTS = {
   min_severity: {
     type: 'string',
     enum: [...MIN_SEVERITIES],
@@ -35,7 +34,7 @@ export const SEVERITY_FILTER_INPUTS: Record<'min_severity' | 'max_results', Tool
     description: 'Report advisories of at least this severity; advisories of unknown severity are always reported.',
   },
   max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most vulnerabilities returned, worst first.' },
-};
+} as const satisfies Record<string, ToolInputProperty>;
 
 /** OSV_DATA_DIR when the operator set one (offline), else the OSV API. */
 export function advisorySource(ctx: ToolContext): AdvisorySource {

@@ -1,45 +1,18 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { badLabelName, findAlert, fingerprintOf, postAlert, type PostableAlert } from './alertmanager';
 import { sendEvent, type EventAction } from './pagerduty';
 
 type Provider = 'alertmanager' | 'pagerduty';
 type Severity = 'critical' | 'error' | 'warning' | 'info';
 
-interface AlertTriggerInput {
-  provider: Provider;
-  action: EventAction;
-  alert_name?: string;
-  summary?: string;
-  description?: string;
-  severity: Severity;
-  source: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  dedup_key?: string;
-  starts_at?: string;
-  ends_at?: string;
-  generator_url?: string;
-  url?: string;
-  timeout_ms: number;
-}
+type AlertTriggerInput = ToolInput<typeof definition>;
 
-interface AlertTriggerOutput {
-  [member: string]: unknown;
-  provider: Provider;
-  action: EventAction;
-  accepted: boolean;
-  dedup_key: string;
-  state: string | null;
-  starts_at: string | null;
-  ends_at: string | null;
-  receivers: string[];
-  message: string | null;
-}
+type AlertTriggerOutput = ToolOutput<typeof definition>;
 
 const TIME_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$';
 const DEFAULT_SOURCE = 'tool-orchestration-service';
 
-@Tool({
+const definition = defineTool({
   id: 'alert-trigger',
   name: 'Alert Trigger',
   category: 'monitoring',
@@ -56,38 +29,45 @@ const DEFAULT_SOURCE = 'tool-orchestration-service';
     PAGERDUTY_EVENTS_URL: { type: 'url', default: 'https://events.pagerduty.com/v2/enqueue', description: 'PagerDuty Events API v2 endpoint (the EU service: https://events.eu.pagerduty.com/v2/enqueue).' },
     PAGERDUTY_ROUTING_KEY: { type: 'string', secret: true, description: "Integration (routing) key of a PagerDuty service; an account's secret of the same name wins." },
   },
-  inputs: {
-    provider: { type: 'string', enum: ['alertmanager', 'pagerduty'], default: 'alertmanager', description: 'Where the alert goes.' },
-    action: { type: 'string', enum: ['trigger', 'resolve', 'acknowledge'], default: 'trigger', description: 'trigger (fire), resolve, or acknowledge (PagerDuty only).' },
-    alert_name: { type: 'string', maxLength: 200, description: "The alertname label (Alertmanager, required there); PagerDuty's class, and its summary when summary is omitted." },
-    summary: { type: 'string', maxLength: 1024, description: 'One-line summary: the summary annotation (Alertmanager), payload.summary (PagerDuty trigger).' },
-    description: { type: 'string', maxLength: 4096, description: 'Longer text: the description annotation (Alertmanager), custom_details.description (PagerDuty).' },
-    severity: { type: 'string', enum: ['critical', 'error', 'warning', 'info'], default: 'error', description: 'The severity label (Alertmanager), payload.severity (PagerDuty).' },
-    source: { type: 'string', maxLength: 255, default: DEFAULT_SOURCE, description: 'PagerDuty payload.source: the system the problem is on.' },
-    labels: {
-      type: 'object',
-      maxProperties: 30,
-      additionalProperties: { type: 'string', maxLength: 1024 },
-      description: 'More labels (Alertmanager: they identify the alert, so resolve with the same ones); PagerDuty custom_details.',
+  input: {
+    type: 'object',
+    properties: {
+      provider: { type: 'string', enum: ['alertmanager', 'pagerduty'], default: 'alertmanager', description: 'Where the alert goes.' },
+      action: { type: 'string', enum: ['trigger', 'resolve', 'acknowledge'], default: 'trigger', description: 'trigger (fire), resolve, or acknowledge (PagerDuty only).' },
+      alert_name: { type: 'string', maxLength: 200, description: "The alertname label (Alertmanager, required there); PagerDuty's class, and its summary when summary is omitted." },
+      summary: { type: 'string', maxLength: 1024, description: 'One-line summary: the summary annotation (Alertmanager), payload.summary (PagerDuty trigger).' },
+      description: { type: 'string', maxLength: 4096, description: 'Longer text: the description annotation (Alertmanager), custom_details.description (PagerDuty).' },
+      severity: { type: 'string', enum: ['critical', 'error', 'warning', 'info'], default: 'error', description: 'The severity label (Alertmanager), payload.severity (PagerDuty).' },
+      source: { type: 'string', maxLength: 255, default: DEFAULT_SOURCE, description: 'PagerDuty payload.source: the system the problem is on.' },
+      labels: {
+        type: 'object',
+        maxProperties: 30,
+        additionalProperties: { type: 'string', maxLength: 1024 },
+        description: 'More labels (Alertmanager: they identify the alert, so resolve with the same ones); PagerDuty custom_details.',
+      },
+      annotations: { type: 'object', maxProperties: 30, additionalProperties: { type: 'string', maxLength: 4096 }, description: 'More annotations (Alertmanager); PagerDuty custom_details.' },
+      dedup_key: { type: 'string', minLength: 1, maxLength: 255, description: 'PagerDuty: the incident key (required to acknowledge or resolve; PagerDuty makes one on trigger when omitted). Alertmanager identifies alerts by labels instead.' },
+      starts_at: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: 'When the problem began (RFC 3339): startsAt (Alertmanager), payload.timestamp (PagerDuty); now when omitted.' },
+      ends_at: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: "Alertmanager endsAt: when the alert stops firing unless sent again (default: Alertmanager's resolve_timeout); a resolve sets it to now when omitted." },
+      generator_url: { type: 'string', maxLength: 2048, pattern: '^https?://', description: 'Link back to what raised the alert: generatorURL (Alertmanager), client_url (PagerDuty).' },
+      url: { type: 'string', maxLength: 2048, pattern: '^https?://', description: 'Alertmanager base URL (ALERTMANAGER_URL when omitted). PagerDuty always goes to PAGERDUTY_EVENTS_URL.' },
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 25_000, default: 10_000, description: 'Time allowed for each request.' },
     },
-    annotations: { type: 'object', maxProperties: 30, additionalProperties: { type: 'string', maxLength: 4096 }, description: 'More annotations (Alertmanager); PagerDuty custom_details.' },
-    dedup_key: { type: 'string', minLength: 1, maxLength: 255, description: 'PagerDuty: the incident key (required to acknowledge or resolve; PagerDuty makes one on trigger when omitted). Alertmanager identifies alerts by labels instead.' },
-    starts_at: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: 'When the problem began (RFC 3339): startsAt (Alertmanager), payload.timestamp (PagerDuty); now when omitted.' },
-    ends_at: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: "Alertmanager endsAt: when the alert stops firing unless sent again (default: Alertmanager's resolve_timeout); a resolve sets it to now when omitted." },
-    generator_url: { type: 'string', maxLength: 2048, pattern: '^https?://', description: 'Link back to what raised the alert: generatorURL (Alertmanager), client_url (PagerDuty).' },
-    url: { type: 'string', maxLength: 2048, pattern: '^https?://', description: 'Alertmanager base URL (ALERTMANAGER_URL when omitted). PagerDuty always goes to PAGERDUTY_EVENTS_URL.' },
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 25_000, default: 10_000, description: 'Time allowed for each request.' },
   },
-  outputs: {
-    provider: { type: 'string', enum: ['alertmanager', 'pagerduty'], description: 'Where the alert went.' },
-    action: { type: 'string', enum: ['trigger', 'resolve', 'acknowledge'], description: 'What was done.' },
-    accepted: { type: 'boolean', description: 'The receiver took the alert (a refusal is an error).' },
-    dedup_key: { type: 'string', description: "The alert's identity: Alertmanager's fingerprint of its labels, or PagerDuty's dedup_key." },
-    state: { type: 'string', nullable: true, description: 'Alertmanager: active, suppressed or unprocessed as it now holds the alert, resolved after a resolve; null for PagerDuty.' },
-    starts_at: { type: 'string', nullable: true, description: "Alertmanager's startsAt of the alert; null for PagerDuty and after a resolve." },
-    ends_at: { type: 'string', nullable: true, description: "Alertmanager's endsAt (when it resolves unless sent again); the resolve time after a resolve; null for PagerDuty." },
-    receivers: { type: 'array', items: { type: 'string' }, description: 'Alertmanager receivers the alert routes to; empty for PagerDuty and after a resolve.' },
-    message: { type: 'string', nullable: true, description: "PagerDuty's answer (Event processed); null for Alertmanager." },
+  output: {
+    type: 'object',
+    properties: {
+      provider: { type: 'string', enum: ['alertmanager', 'pagerduty'], description: 'Where the alert went.' },
+      action: { type: 'string', enum: ['trigger', 'resolve', 'acknowledge'], description: 'What was done.' },
+      accepted: { type: 'boolean', description: 'The receiver took the alert (a refusal is an error).' },
+      dedup_key: { type: 'string', description: "The alert's identity: Alertmanager's fingerprint of its labels, or PagerDuty's dedup_key." },
+      state: { type: ['string', 'null'], description: 'Alertmanager: active, suppressed or unprocessed as it now holds the alert, resolved after a resolve; null for PagerDuty.' },
+      starts_at: { type: ['string', 'null'], description: "Alertmanager's startsAt of the alert; null for PagerDuty and after a resolve." },
+      ends_at: { type: ['string', 'null'], description: "Alertmanager's endsAt (when it resolves unless sent again); the resolve time after a resolve; null for PagerDuty." },
+      receivers: { type: 'array', items: { type: 'string' }, description: 'Alertmanager receivers the alert routes to; empty for PagerDuty and after a resolve.' },
+      message: { type: ['string', 'null'], description: "PagerDuty's answer (Event processed); null for Alertmanager." },
+    },
+    required: ['provider', 'action', 'accepted', 'dedup_key', 'state', 'starts_at', 'ends_at', 'receivers', 'message'],
   },
   examples: [
     {
@@ -112,9 +92,11 @@ const DEFAULT_SOURCE = 'tool-orchestration-service';
       output: { provider: 'pagerduty', action: 'trigger', accepted: true, dedup_key: 'shop-checkout-errors', state: null, starts_at: null, ends_at: null, receivers: [], message: 'Event processed' },
     },
   ],
-})
-export class AlertTriggerTool implements ToolHandler<AlertTriggerInput, AlertTriggerOutput> {
-  async execute(input: AlertTriggerInput, ctx: ToolContext): Promise<AlertTriggerOutput> {
+});
+
+@Tool(definition)
+export class AlertTriggerTool implements ToolHandler<typeof definition> {
+  async execute(input: AlertTriggerInput, ctx: ToolContext<typeof definition>): Promise<AlertTriggerOutput> {
     if (input.starts_at && input.ends_at && Date.parse(input.ends_at) < Date.parse(input.starts_at)) throw ToolError.invalidInput('ends_at', 'a time after starts_at', input.ends_at);
     return input.provider === 'alertmanager' ? toAlertmanager(input, ctx) : toPagerDuty(input, ctx);
   }

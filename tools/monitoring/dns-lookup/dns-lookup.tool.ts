@@ -1,5 +1,5 @@
 import type { promises as dnsPromises } from 'node:dns';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 type Resolver = dnsPromises.Resolver;
 
@@ -15,38 +15,16 @@ const SEVERITY: readonly Outcome[] = ['NXDOMAIN', 'SERVFAIL', 'REFUSED', 'NOERRO
 /** Answers that are findings about the name, not failures of the call (node:dns / c-ares codes). */
 const OUTCOME_OF_CODE: Record<string, Outcome> = { ENOTFOUND: 'NXDOMAIN', ENODATA: 'NODATA', ESERVFAIL: 'SERVFAIL', EREFUSED: 'REFUSED' };
 
-interface DnsRecord {
-  type: RecordType;
-  value: string;
-  ttl?: number;
-  priority?: number;
-  weight?: number;
-  port?: number;
-  tag?: string;
-  critical?: number;
-}
+type DnsRecord = DnsLookupOutput['records'][number];
 
-interface DnsLookupInput {
-  name: string;
-  types: RecordType[];
-  server?: string;
-  timeout_ms: number;
-}
+type DnsLookupInput = ToolInput<typeof definition>;
 
-interface DnsLookupOutput {
-  [member: string]: unknown;
-  name: string;
-  status: Outcome;
-  results: Partial<Record<RecordType, Outcome>>;
-  records: DnsRecord[];
-  server: string;
-  duration_ms: number;
-}
+type DnsLookupOutput = ToolOutput<typeof definition>;
 
 /** A host name or SRV owner name: LDH labels (underscores allowed), optional trailing dot. */
 const NAME_PATTERN = '^(?=.{1,253}\\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?$';
 
-@Tool({
+const definition = defineTool({
   id: 'dns-lookup',
   name: 'DNS Lookup',
   category: 'monitoring',
@@ -59,52 +37,60 @@ const NAME_PATTERN = '^(?=.{1,253}\\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-
   open_world: true,
   timeout: 30,
   rate_limit: 120,
-  inputs: {
-    name: { type: 'string', required: true, maxLength: 254, pattern: NAME_PATTERN, description: 'The name to resolve (e.g. example.com, _sip._tcp.example.com).' },
-    types: {
-      type: 'array',
-      minItems: 1,
-      maxItems: RECORD_TYPES.length,
-      items: { type: 'string', enum: [...RECORD_TYPES] },
-      default: ['A', 'AAAA'],
-      description: `Record types to ask for, each once: ${RECORD_TYPES.join(', ')}.`,
-    },
-    server: {
-      type: 'string',
-      maxLength: 64,
-      description: "A resolver to ask instead of the service's: an IP address with an optional port (1.1.1.1, 9.9.9.9:53, [2606:4700::1111]:53); checked by the egress policy.",
-    },
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 10_000, default: 3000, description: 'How long to wait for each answer (the resolver tries twice).' },
-  },
-  outputs: {
-    name: { type: 'string', description: 'The name asked for.' },
-    status: { type: 'string', enum: [...OUTCOMES], description: 'Overall: NXDOMAIN, else SERVFAIL, else REFUSED when any type got it; NOERROR when some type had records; NODATA when the name exists without any of them.' },
-    results: {
-      type: 'object',
-      description: 'Per type asked: NOERROR (records found), NODATA, NXDOMAIN, SERVFAIL or REFUSED.',
-      additionalProperties: { type: 'string', enum: [...OUTCOMES] },
-    },
-    records: {
-      type: 'array',
-      description:
-        'Records found, in the order of `types`: { type, value } plus ttl (A, AAAA), priority (MX, SRV), weight and port (SRV), tag and critical (CAA). value is the address, target name, TXT text (chunks joined) or CAA value.',
-      items: {
-        type: 'object',
-        properties: {
-          type: { type: 'string', enum: [...RECORD_TYPES] },
-          value: { type: 'string' },
-          ttl: { type: 'integer' },
-          priority: { type: 'integer' },
-          weight: { type: 'integer' },
-          port: { type: 'integer' },
-          tag: { type: 'string' },
-          critical: { type: 'integer' },
-        },
-        required: ['type', 'value'],
+  input: {
+    type: 'object',
+    properties: {
+      name: { type: 'string', maxLength: 254, pattern: NAME_PATTERN, description: 'The name to resolve (e.g. example.com, _sip._tcp.example.com).' },
+      types: {
+        type: 'array',
+        minItems: 1,
+        maxItems: RECORD_TYPES.length,
+        items: { type: 'string', enum: [...RECORD_TYPES] },
+        default: ['A', 'AAAA'],
+        description: `Record types to ask for, each once: ${RECORD_TYPES.join(', ')}.`,
       },
+      server: {
+        type: 'string',
+        maxLength: 64,
+        description: "A resolver to ask instead of the service's: an IP address with an optional port (1.1.1.1, 9.9.9.9:53, [2606:4700::1111]:53); checked by the egress policy.",
+      },
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 10_000, default: 3000, description: 'How long to wait for each answer (the resolver tries twice).' },
     },
-    server: { type: 'string', description: 'The resolver asked (ip or ip:port).' },
-    duration_ms: { type: 'number', description: 'Time for all answers.' },
+    required: ['name'],
+  },
+  output: {
+    type: 'object',
+    properties: {
+      name: { type: 'string', description: 'The name asked for.' },
+      status: { type: 'string', enum: [...OUTCOMES], description: 'Overall: NXDOMAIN, else SERVFAIL, else REFUSED when any type got it; NOERROR when some type had records; NODATA when the name exists without any of them.' },
+      results: {
+        type: 'object',
+        description: 'Per type asked: NOERROR (records found), NODATA, NXDOMAIN, SERVFAIL or REFUSED.',
+        additionalProperties: { type: 'string', enum: [...OUTCOMES] },
+      },
+      records: {
+        type: 'array',
+        description:
+          'Records found, in the order of `types`: { type, value } plus ttl (A, AAAA), priority (MX, SRV), weight and port (SRV), tag and critical (CAA). value is the address, target name, TXT text (chunks joined) or CAA value.',
+        items: {
+          type: 'object',
+          properties: {
+            type: { type: 'string', enum: [...RECORD_TYPES] },
+            value: { type: 'string' },
+            ttl: { type: 'integer' },
+            priority: { type: 'integer' },
+            weight: { type: 'integer' },
+            port: { type: 'integer' },
+            tag: { type: 'string' },
+            critical: { type: 'integer' },
+          },
+          required: ['type', 'value'],
+        },
+      },
+      server: { type: 'string', description: 'The resolver asked (ip or ip:port).' },
+      duration_ms: { type: 'number', description: 'Time for all answers.' },
+    },
+    required: ['name', 'status', 'results', 'records', 'server', 'duration_ms'],
   },
   examples: [
     {
@@ -161,9 +147,11 @@ const NAME_PATTERN = '^(?=.{1,253}\\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-
       varies: ['server', 'duration_ms'],
     },
   ],
-})
-export class DnsLookupTool implements ToolHandler<DnsLookupInput, DnsLookupOutput> {
-  async execute(input: DnsLookupInput, ctx: ToolContext): Promise<DnsLookupOutput> {
+});
+
+@Tool(definition)
+export class DnsLookupTool implements ToolHandler<typeof definition> {
+  async execute(input: DnsLookupInput, ctx: ToolContext<typeof definition>): Promise<DnsLookupOutput> {
     const types = [...new Set(input.types)];
     const resolver = ctx.dns.resolver({ server: input.server, timeoutMs: input.timeout_ms, parameter: 'server' });
     const server = resolver.getServers()[0] ?? 'the system resolver';

@@ -1,41 +1,15 @@
-import { boundedRegexTest, requestHeadersInput, compileRegex, Tool, ToolError, type HttpResponse, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { boundedRegexTest, requestHeadersInput, compileRegex, Tool, ToolError, type HttpResponse, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
-interface HealthCheckInput {
-  target: string;
-  method: 'GET' | 'HEAD';
-  expected_status?: number;
-  body_match?: string;
-  body_match_type: 'substring' | 'regex';
-  follow_redirects: boolean;
-  headers?: Record<string, string>;
-  timeout_ms: number;
-}
+type HealthCheckInput = ToolInput<typeof definition>;
 
-interface TlsSummary {
-  days_left: number;
-  valid_to: string;
-  subject: string | null;
-  issuer: string | null;
-}
-
-interface HealthCheckOutput {
-  [member: string]: unknown;
-  healthy: boolean;
-  protocol: 'http' | 'https' | 'tcp';
-  status: number | null;
-  status_matched: boolean | null;
-  body_matched: boolean | null;
-  redirects: number;
-  latency_ms: number;
-  tls: TlsSummary | null;
-  reason: string | null;
-}
+type HealthCheckOutput = ToolOutput<typeof definition>;
+type TlsSummary = NonNullable<HealthCheckOutput['tls']>;
 
 /** The body a match reads: health pages are small, and a regex runs over at most this much. */
 const MATCHED_BODY_BYTES = 256 * 1024;
 const DAY_MS = 86_400_000;
 
-@Tool({
+const definition = defineTool({
   id: 'health-check',
   name: 'Health Check',
   category: 'monitoring',
@@ -47,42 +21,48 @@ const DAY_MS = 86_400_000;
   open_world: true,
   timeout: 60,
   rate_limit: 120,
-  inputs: {
-    target: {
-      type: 'string',
-      required: true,
-      maxLength: 2048,
-      pattern: '^(https?|tcp)://',
-      description: 'What to check: an http(s):// URL, or tcp://host:port for a TCP connect check.',
-    },
-    method: { type: 'string', enum: ['GET', 'HEAD'], default: 'GET', description: 'HTTP method (HTTP targets).' },
-    expected_status: { type: 'integer', minimum: 100, maximum: 599, description: 'The status that counts as healthy; any 2xx when omitted (HTTP targets).' },
-    body_match: { type: 'string', minLength: 1, maxLength: 512, description: 'Text (or a regular expression, see body_match_type) the body must contain (HTTP targets; first 256 KiB).' },
-    body_match_type: { type: 'string', enum: ['substring', 'regex'], default: 'substring', description: 'How body_match is read.' },
-    follow_redirects: { type: 'boolean', default: true, description: 'Follow up to 5 redirects (each target checked by the egress policy again); false reports the 3xx itself.' },
-    headers: requestHeadersInput('Extra request headers (an Authorization for a protected health page); never logged.'),
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 5000, description: 'How long the check may take before it counts as unhealthy.' },
-  },
-  outputs: {
-    healthy: { type: 'boolean', description: 'True when the target answered as expected.' },
-    protocol: { type: 'string', enum: ['http', 'https', 'tcp'], description: 'How the target was checked.' },
-    status: { type: 'integer', nullable: true, description: 'HTTP status of the final answer; null for TCP or when there was none.' },
-    status_matched: { type: 'boolean', nullable: true, description: 'Whether the status was the expected one; null for TCP or when there was no answer.' },
-    body_matched: { type: 'boolean', nullable: true, description: 'Whether the body matched body_match; null when no match was asked.' },
-    redirects: { type: 'integer', description: 'Redirects followed.' },
-    latency_ms: { type: 'number', description: 'Time to the full answer (HTTP) or to the established connection (TCP).' },
-    tls: {
-      type: 'object',
-      nullable: true,
-      description: "The HTTPS server's certificate: days_left, valid_to, subject and issuer common names; null otherwise.",
-      properties: {
-        days_left: { type: 'integer' },
-        valid_to: { type: 'string' },
-        subject: { type: ['string', 'null'] },
-        issuer: { type: ['string', 'null'] },
+  input: {
+    type: 'object',
+    properties: {
+      target: {
+        type: 'string',
+        maxLength: 2048,
+        pattern: '^(https?|tcp)://',
+        description: 'What to check: an http(s):// URL, or tcp://host:port for a TCP connect check.',
       },
+      method: { type: 'string', enum: ['GET', 'HEAD'], default: 'GET', description: 'HTTP method (HTTP targets).' },
+      expected_status: { type: 'integer', minimum: 100, maximum: 599, description: 'The status that counts as healthy; any 2xx when omitted (HTTP targets).' },
+      body_match: { type: 'string', minLength: 1, maxLength: 512, description: 'Text (or a regular expression, see body_match_type) the body must contain (HTTP targets; first 256 KiB).' },
+      body_match_type: { type: 'string', enum: ['substring', 'regex'], default: 'substring', description: 'How body_match is read.' },
+      follow_redirects: { type: 'boolean', default: true, description: 'Follow up to 5 redirects (each target checked by the egress policy again); false reports the 3xx itself.' },
+      headers: requestHeadersInput('Extra request headers (an Authorization for a protected health page); never logged.'),
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 5000, description: 'How long the check may take before it counts as unhealthy.' },
     },
-    reason: { type: 'string', nullable: true, description: 'Why the target is unhealthy; null when healthy.' },
+    required: ['target'],
+  },
+  output: {
+    type: 'object',
+    properties: {
+      healthy: { type: 'boolean', description: 'True when the target answered as expected.' },
+      protocol: { type: 'string', enum: ['http', 'https', 'tcp'], description: 'How the target was checked.' },
+      status: { type: ['integer', 'null'], description: 'HTTP status of the final answer; null for TCP or when there was none.' },
+      status_matched: { type: ['boolean', 'null'], description: 'Whether the status was the expected one; null for TCP or when there was no answer.' },
+      body_matched: { type: ['boolean', 'null'], description: 'Whether the body matched body_match; null when no match was asked.' },
+      redirects: { type: 'integer', description: 'Redirects followed.' },
+      latency_ms: { type: 'number', description: 'Time to the full answer (HTTP) or to the established connection (TCP).' },
+      tls: {
+        type: ['object', 'null'],
+        description: "The HTTPS server's certificate: days_left, valid_to, subject and issuer common names; null otherwise.",
+        properties: {
+          days_left: { type: 'integer' },
+          valid_to: { type: 'string' },
+          subject: { type: ['string', 'null'] },
+          issuer: { type: ['string', 'null'] },
+        },
+      },
+      reason: { type: ['string', 'null'], description: 'Why the target is unhealthy; null when healthy.' },
+    },
+    required: ['healthy', 'protocol', 'status', 'status_matched', 'body_matched', 'redirects', 'latency_ms', 'tls', 'reason'],
   },
   examples: [
     {
@@ -114,9 +94,11 @@ const DAY_MS = 86_400_000;
       varies: ['latency_ms'],
     },
   ],
-})
-export class HealthCheckTool implements ToolHandler<HealthCheckInput, HealthCheckOutput> {
-  async execute(input: HealthCheckInput, ctx: ToolContext): Promise<HealthCheckOutput> {
+});
+
+@Tool(definition)
+export class HealthCheckTool implements ToolHandler<typeof definition> {
+  async execute(input: HealthCheckInput, ctx: ToolContext<typeof definition>): Promise<HealthCheckOutput> {
     const pattern = input.body_match !== undefined && input.body_match_type === 'regex' ? compileRegex(input.body_match, 'body_match') : undefined;
     return input.target.startsWith('tcp://') ? this.checkTcp(input, ctx) : this.checkHttp(input, ctx, pattern);
   }

@@ -1,22 +1,10 @@
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
-import { ExpositionError, METRIC_TYPES, parseExposition, type MetricFamily } from './exposition';
+import { tally, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { ExpositionError, METRIC_TYPES, parseExposition } from './exposition';
 import { queryPrometheus, type QueryRequest } from './prometheus-api';
 
 type Source = 'scrape' | 'query' | 'query_range';
 
-interface MetricsCollectInput {
-  source: Source;
-  url?: string;
-  query?: string;
-  time?: string;
-  start?: string;
-  end?: string;
-  step?: string;
-  names?: string[];
-  labels?: Record<string, string>;
-  max_samples: number;
-  timeout_ms: number;
-}
+type MetricsCollectInput = ToolInput<typeof definition>;
 
 /** Sample values as JSON can hold them: finite numbers, else Prometheus's spelling (NaN, +Inf, -Inf) or a string result. */
 type SampleValue = number | string;
@@ -36,17 +24,7 @@ interface FamilySummary {
   samples: number;
 }
 
-interface MetricsCollectOutput {
-  [member: string]: unknown;
-  source: Source;
-  result_type: string;
-  families: FamilySummary[];
-  samples: OutputSample[];
-  count: number;
-  total: number;
-  truncated: boolean;
-  warnings: string[];
-}
+type MetricsCollectOutput = ToolOutput<typeof definition>;
 
 const OPENMETRICS = 'application/openmetrics-text';
 /** What Prometheus itself asks an exporter for: OpenMetrics first, the text format otherwise. */
@@ -55,7 +33,7 @@ const SCRAPE_ACCEPT = `${OPENMETRICS};version=1.0.0;q=0.75,text/plain;version=0.
 const MAX_EXPOSITION_BYTES = 16 * 1024 * 1024;
 const TIME_PATTERN = '^(\\d{1,12}(\\.\\d{1,9})?|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2}))$';
 
-@Tool({
+const definition = defineTool({
   id: 'metrics-collect',
   name: 'Metrics Collect',
   category: 'monitoring',
@@ -71,62 +49,69 @@ const TIME_PATTERN = '^(\\d{1,12}(\\.\\d{1,9})?|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{
   config: {
     PROMETHEUS_URL: { type: 'url', description: 'Base URL of the Prometheus server queries go to when the call names none (e.g. http://prometheus:9090).' },
   },
-  inputs: {
-    source: { type: 'string', enum: ['scrape', 'query', 'query_range'], default: 'scrape', description: 'scrape: read an exposition endpoint; query / query_range: PromQL against a Prometheus server.' },
-    url: {
-      type: 'string',
-      maxLength: 2048,
-      pattern: '^https?://',
-      description: 'scrape: the exposition URL (e.g. http://app:9100/metrics). query: the Prometheus base URL (PROMETHEUS_URL when omitted).',
+  input: {
+    type: 'object',
+    properties: {
+      source: { type: 'string', enum: ['scrape', 'query', 'query_range'], default: 'scrape', description: 'scrape: read an exposition endpoint; query / query_range: PromQL against a Prometheus server.' },
+      url: {
+        type: 'string',
+        maxLength: 2048,
+        pattern: '^https?://',
+        description: 'scrape: the exposition URL (e.g. http://app:9100/metrics). query: the Prometheus base URL (PROMETHEUS_URL when omitted).',
+      },
+      query: { type: 'string', maxLength: 4000, description: 'PromQL expression (query and query_range).' },
+      time: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: 'Evaluation time of an instant query: RFC 3339 or Unix seconds; now when omitted.' },
+      start: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: 'Start of a range query: RFC 3339 or Unix seconds.' },
+      end: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: 'End of a range query: RFC 3339 or Unix seconds.' },
+      step: { type: 'string', maxLength: 20, pattern: '^(\\d+(\\.\\d+)?|(\\d+(ms|s|m|h|d|w|y))+)$', description: 'Resolution of a range query: a duration (15s, 1m) or seconds.' },
+      names: {
+        type: 'array',
+        maxItems: 50,
+        items: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[a-zA-Z_:*][a-zA-Z0-9_:*]*$' },
+        description: 'Keep only samples whose metric or family name matches one of these (* is a wildcard: http_*).',
+      },
+      labels: {
+        type: 'object',
+        maxProperties: 20,
+        additionalProperties: { type: 'string', maxLength: 256 },
+        description: 'Keep only samples with all these label values (exact).',
+      },
+      max_samples: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000, description: 'Most samples returned; `total` tells how many matched.' },
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 55_000, default: 10_000, description: 'Time allowed for the scrape or query.' },
     },
-    query: { type: 'string', maxLength: 4000, description: 'PromQL expression (query and query_range).' },
-    time: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: 'Evaluation time of an instant query: RFC 3339 or Unix seconds; now when omitted.' },
-    start: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: 'Start of a range query: RFC 3339 or Unix seconds.' },
-    end: { type: 'string', maxLength: 40, pattern: TIME_PATTERN, description: 'End of a range query: RFC 3339 or Unix seconds.' },
-    step: { type: 'string', maxLength: 20, pattern: '^(\\d+(\\.\\d+)?|(\\d+(ms|s|m|h|d|w|y))+)$', description: 'Resolution of a range query: a duration (15s, 1m) or seconds.' },
-    names: {
-      type: 'array',
-      maxItems: 50,
-      items: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[a-zA-Z_:*][a-zA-Z0-9_:*]*$' },
-      description: 'Keep only samples whose metric or family name matches one of these (* is a wildcard: http_*).',
-    },
-    labels: {
-      type: 'object',
-      maxProperties: 20,
-      additionalProperties: { type: 'string', maxLength: 256 },
-      description: 'Keep only samples with all these label values (exact).',
-    },
-    max_samples: { type: 'integer', minimum: 1, maximum: 10_000, default: 1000, description: 'Most samples returned; `total` tells how many matched.' },
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 55_000, default: 10_000, description: 'Time allowed for the scrape or query.' },
   },
-  outputs: {
-    source: { type: 'string', enum: ['scrape', 'query', 'query_range'], description: 'What was done.' },
-    result_type: {
-      type: 'string',
-      enum: ['prometheus-text', 'openmetrics', 'vector', 'matrix', 'scalar', 'string'],
-      description: 'scrape: the exposition format served; query: the PromQL result type.',
-    },
-    families: {
-      type: 'array',
-      description: 'scrape: metric families with returned samples (name, type, help, unit, samples); empty for queries.',
-      items: {
-        type: 'object',
-        properties: { name: { type: 'string' }, type: { type: 'string', enum: [...METRIC_TYPES] }, help: { type: ['string', 'null'] }, unit: { type: ['string', 'null'] }, samples: { type: 'integer' } },
+  output: {
+    type: 'object',
+    properties: {
+      source: { type: 'string', enum: ['scrape', 'query', 'query_range'], description: 'What was done.' },
+      result_type: {
+        type: 'string',
+        enum: ['prometheus-text', 'openmetrics', 'vector', 'matrix', 'scalar', 'string'],
+        description: 'scrape: the exposition format served; query: the PromQL result type.',
       },
-    },
-    samples: {
-      type: 'array',
-      description: 'Samples: name, labels, value (a number; NaN, +Inf and -Inf as strings) and timestamp_ms when known. A range query gives one sample per point.',
-      items: {
-        type: 'object',
-        properties: { name: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } }, value: { type: ['number', 'string'] }, timestamp_ms: { type: 'integer' } },
-        required: ['name', 'labels', 'value'],
+      families: {
+        type: 'array',
+        description: 'scrape: metric families with returned samples (name, type, help, unit, samples); empty for queries.',
+        items: {
+          type: 'object',
+          properties: { name: { type: 'string' }, type: { type: 'string', enum: [...METRIC_TYPES] }, help: { type: ['string', 'null'] }, unit: { type: ['string', 'null'] }, samples: { type: 'integer' } },
+        },
       },
+      samples: {
+        type: 'array',
+        description: 'Samples: name, labels, value (a number; NaN, +Inf and -Inf as strings) and timestamp_ms when known. A range query gives one sample per point.',
+        items: {
+          type: 'object',
+          properties: { name: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } }, value: { type: ['number', 'string'] }, timestamp_ms: { type: 'integer' } },
+          required: ['name', 'labels', 'value'],
+        },
+      },
+      count: { type: 'integer', description: 'Samples returned.' },
+      total: { type: 'integer', description: 'Samples that matched the filters.' },
+      truncated: { type: 'boolean', description: 'True when max_samples cut the samples (or the exposition was larger than 16 MiB).' },
+      warnings: { type: 'array', items: { type: 'string' }, description: "Prometheus's warnings about a query." },
     },
-    count: { type: 'integer', description: 'Samples returned.' },
-    total: { type: 'integer', description: 'Samples that matched the filters.' },
-    truncated: { type: 'boolean', description: 'True when max_samples cut the samples (or the exposition was larger than 16 MiB).' },
-    warnings: { type: 'array', items: { type: 'string' }, description: "Prometheus's warnings about a query." },
+    required: ['source', 'result_type', 'families', 'samples', 'count', 'total', 'truncated', 'warnings'],
   },
   examples: [
     {
@@ -162,9 +147,11 @@ const TIME_PATTERN = '^(\\d{1,12}(\\.\\d{1,9})?|\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{
       varies: ['samples.0.timestamp_ms'],
     },
   ],
-})
-export class MetricsCollectTool implements ToolHandler<MetricsCollectInput, MetricsCollectOutput> {
-  async execute(input: MetricsCollectInput, ctx: ToolContext): Promise<MetricsCollectOutput> {
+});
+
+@Tool(definition)
+export class MetricsCollectTool implements ToolHandler<typeof definition> {
+  async execute(input: MetricsCollectInput, ctx: ToolContext<typeof definition>): Promise<MetricsCollectOutput> {
     const keep = sampleFilter(input);
     return input.source === 'scrape' ? scrape(input, ctx, keep) : query(input, ctx, keep);
   }
@@ -187,8 +174,7 @@ async function scrape(input: MetricsCollectInput, ctx: ToolContext, keep: Sample
   }
   const matching = parsed.samples.filter((sample) => keep(sample.name, sample.labels, sample.family.name));
   const returned = matching.slice(0, input.max_samples);
-  const counts = new Map<MetricFamily, number>();
-  for (const sample of returned) counts.set(sample.family, (counts.get(sample.family) ?? 0) + 1);
+  const counts = tally(returned, (sample) => sample.family);
   return {
     source: 'scrape',
     result_type: openMetrics ? 'openmetrics' : 'prometheus-text',

@@ -6,7 +6,7 @@ import { startOsvApiFake, type OsvApiFake } from '../../../test/support/code-too
 import { until } from '../../../test/support/poll';
 import { buildCodeWorkspace, FIXTURE_OSV_DIR } from '../../../test/support/code-tools/workspace';
 import { DependencyCheckTool } from './dependency-check.tool';
-import type { DependencyCheckOutput } from './scan';
+import type { DependencyCheckOutput } from './dependency-check.tool';
 
 let root: string;
 let osv: OsvApiFake;

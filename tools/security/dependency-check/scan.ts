@@ -2,8 +2,8 @@
  * dependency-check's work: lockfiles in, OSV findings out. The tool file holds the definition;
  * this holds what it does, so it stays readable next to its long examples.
  */
-import { ToolError, type ToolContext } from '@tos/sdk';
-import { compareText, countBy, firstResults } from '../../shared/scan';
+import { compareText, countBy, ToolError, type ToolContext } from '@tos/sdk';
+import { firstResults } from '../../shared/scan';
 import { dependencyPaths, findLockfiles, normalisePypiName, readLockfile, type Lockfile, type LockfileFormat, type SkippedEntry } from '../../shared/lockfiles';
 import {
   advisorySource,
@@ -19,47 +19,12 @@ import {
   type PackageQuery,
   type Severity,
 } from '../../integrations/osv';
+import type { DependencyCheckInput, DependencyCheckOutput } from './dependency-check.tool';
 
 /** Skipped lockfile entries listed in the output (the count is always whole). */
 export const MAX_SKIPPED_LISTED = 100;
 
-export interface DependencyCheckInput {
-  path: string;
-  include_dev: boolean;
-  min_severity: Exclude<Severity, 'unknown'>;
-  max_results: number;
-}
-
-export interface Vulnerability {
-  id: string;
-  aliases: string[];
-  summary: string;
-  severity: Severity;
-  cvss_score: number | null;
-  cvss_vector: string | null;
-  package: string;
-  ecosystem: string;
-  installed_version: string;
-  fixed_versions: string[];
-  file: string;
-  direct: boolean;
-  dev: boolean;
-  dependency_path: string[];
-}
-
-/** A type, not an interface: outputs must be assignable to a plain record. */
-export type DependencyCheckOutput = {
-  vulnerabilities: Vulnerability[];
-  count: number;
-  total: number;
-  truncated: boolean;
-  summary: Record<Severity, number>;
-  packages_scanned: number;
-  lockfiles: Array<{ file: string; format: LockfileFormat; ecosystem: string; packages: number; skipped: number }>;
-  skipped: Array<SkippedEntry & { file: string }>;
-  source: 'osv-data-dir' | 'osv-api';
-  warnings: string[];
-};
+export type Vulnerability = DependencyCheckOutput['vulnerabilities'][number];
 
 /** How each ecosystem orders versions and compares names, and how its users spell a version. */
 const ECOSYSTEMS: Readonly<Record<string, EcosystemRules & { spell?: (version: string) => string }>> = {

@@ -5,7 +5,7 @@ import { runTool } from '@tos/sdk/testing';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { IacScanTool } from './iac-scan.tool';
 import { IAC_RULE_IDS } from './rules';
-import type { IacScanOutput } from './scan';
+import type { IacScanOutput } from './iac-scan.tool';
 
 let root: string;
 beforeAll(() => (root = buildCodeWorkspace(mkdtempSync(path.join(tmpdir(), 'iac-scan-')))));
@@ -47,7 +47,7 @@ describe('IacScanTool', () => {
     expect(skipped.findings.some((finding) => finding.rule === 'dockerfile/missing-healthcheck')).toBe(false);
     const capped = await scan({ path: 'code/iac', max_results: 1 });
     expect(capped).toMatchObject({ count: 1, truncated: true, findings: [{ rule: 'k8s/privileged-container', severity: 'critical' }] });
-    expect(capped.total).toBe(capped.summary.critical + capped.summary.high + capped.summary.medium + capped.summary.low);
+    expect(capped.total).toBe(capped.summary.critical! + capped.summary.high! + capped.summary.medium! + capped.summary.low!);
   });
 
   it('lists a manifest over the size limit in errors and scans the rest', async () => {

@@ -1,10 +1,13 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { IAC_SCAN_EXAMPLES } from './examples';
 import { IAC_RULE_IDS, IAC_SEVERITIES } from './rules';
 import { countsOutput, fileErrorsOutput, pageOutputs } from '../../shared/scan';
-import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES, type IacScanInput, type IacScanOutput } from './scan';
+import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES } from './scan';
 
-@Tool({
+export type IacScanInput = ToolInput<typeof definition>;
+export type IacScanOutput = ToolOutput<typeof definition>;
+
+const definition = defineTool({
   id: 'iac-scan',
   name: 'IaC Scan',
   category: 'security',
@@ -16,58 +19,67 @@ import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES, type Iac
   isolated: true,
   timeout: 120,
   rate_limit: 60,
-  inputs: {
-    ...workspaceInputs(),
-    path: {
-      type: 'string',
-      maxLength: 1024,
-      default: '.',
-      description: `A manifest, a Dockerfile or a directory in the workspace; *.yaml/*.yml, Dockerfile, Dockerfile.*, *.dockerfile and Containerfile are read (at most ${MAX_SCANNED_FILES} files of up to ${MAX_FILE_BYTES / 1024 / 1024} MiB).`,
+  input: {
+    type: 'object',
+    properties: {
+      ...workspaceInputs(),
+      path: {
+        type: 'string',
+        maxLength: 1024,
+        default: '.',
+        description: `A manifest, a Dockerfile or a directory in the workspace; *.yaml/*.yml, Dockerfile, Dockerfile.*, *.dockerfile and Containerfile are read (at most ${MAX_SCANNED_FILES} files of up to ${MAX_FILE_BYTES / 1024 / 1024} MiB).`,
+      },
+      files: {
+        type: 'array',
+        maxItems: 1000,
+        items: { type: 'string', minLength: 1, maxLength: 1024 },
+        description: 'Only these files, relative to the directory given as path.',
+      },
+      skip_rules: {
+        type: 'array',
+        maxItems: IAC_RULE_IDS.length,
+        items: { type: 'string', enum: IAC_RULE_IDS },
+        description: 'Rule ids not to report.',
+      },
+      min_severity: { type: 'string', enum: [...IAC_SEVERITIES].reverse(), default: 'low', description: 'Report findings of at least this severity.' },
+      max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most findings returned, worst first.' },
     },
-    files: {
-      type: 'array',
-      maxItems: 1000,
-      items: { type: 'string', minLength: 1, maxLength: 1024 },
-      description: 'Only these files, relative to the directory given as path.',
-    },
-    skip_rules: {
-      type: 'array',
-      maxItems: IAC_RULE_IDS.length,
-      items: { type: 'string', enum: IAC_RULE_IDS },
-      description: 'Rule ids not to report.',
-    },
-    min_severity: { type: 'string', enum: [...IAC_SEVERITIES].reverse(), default: 'low', description: 'Report findings of at least this severity.' },
-    max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most findings returned, worst first.' },
   },
-  outputs: {
-    findings: {
-      type: 'array',
-      description: 'Misconfigurations by severity, file and line.',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['rule', 'severity', 'title', 'file', 'line', 'object', 'message', 'remediation'],
-        properties: {
-          rule: { type: 'string' },
-          severity: { enum: [...IAC_SEVERITIES] },
-          title: { type: 'string' },
-          file: { type: 'string' },
-          line: { type: 'integer', description: '1-based line of the field at fault, or of the object or instruction missing it.' },
-          object: { type: 'string', description: 'Kind/name and container of a manifest finding, or the Dockerfile stage.' },
-          message: { type: 'string' },
-          remediation: { type: 'string' },
+  output: {
+    type: 'object',
+    properties: {
+      findings: {
+        type: 'array',
+        description: 'Misconfigurations by severity, file and line.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['rule', 'severity', 'title', 'file', 'line', 'object', 'message', 'remediation'],
+          properties: {
+            rule: { type: 'string' },
+            severity: { enum: [...IAC_SEVERITIES] },
+            title: { type: 'string' },
+            file: { type: 'string' },
+            line: { type: 'integer', description: '1-based line of the field at fault, or of the object or instruction missing it.' },
+            object: { type: 'string', description: 'Kind/name and container of a manifest finding, or the Dockerfile stage.' },
+            message: { type: 'string' },
+            remediation: { type: 'string' },
+          },
         },
       },
+      ...pageOutputs('Findings'),
+      summary: countsOutput(IAC_SEVERITIES, 'Findings per severity (all of them).'),
+      files_scanned: { type: 'integer', description: 'Dockerfiles and YAML files holding Kubernetes objects that were checked.' },
+      errors: fileErrorsOutput(`Files that could not be parsed (e.g. Helm templates), at most ${MAX_ERRORS_LISTED}; the scan goes on without them.`),
     },
-    ...pageOutputs('Findings'),
-    summary: countsOutput(IAC_SEVERITIES, 'Findings per severity (all of them).'),
-    files_scanned: { type: 'integer', description: 'Dockerfiles and YAML files holding Kubernetes objects that were checked.' },
-    errors: fileErrorsOutput(`Files that could not be parsed (e.g. Helm templates), at most ${MAX_ERRORS_LISTED}; the scan goes on without them.`),
+    required: ['findings', 'count', 'total', 'truncated', 'summary', 'files_scanned', 'errors'],
   },
   examples: IAC_SCAN_EXAMPLES,
-})
-export class IacScanTool implements ToolHandler<IacScanInput, IacScanOutput> {
-  execute(input: IacScanInput, ctx: ToolContext): Promise<IacScanOutput> {
+});
+
+@Tool(definition)
+export class IacScanTool implements ToolHandler<typeof definition> {
+  execute(input: IacScanInput, ctx: ToolContext<typeof definition>): Promise<IacScanOutput> {
     return iacScan(input, ctx);
   }
 }

@@ -1,10 +1,11 @@
 /** iac-scan's work: find manifests and Dockerfiles under a workspace path and run the rules. */
 import * as path from 'node:path';
-import { ToolError, type ToolContext } from '@tos/sdk';
-import { compareText, countBy, eachFileText, firstResults, type FileErrors } from '../../shared/scan';
+import { compareText, countBy, ToolError, type ToolContext } from '@tos/sdk';
+import { eachFileText, firstResults, type FileErrors } from '../../shared/scan';
 import { scanDockerfile } from './dockerfile';
 import { scanManifest } from './kubernetes';
 import { IAC_SEVERITIES, type IacFinding, type IacSeverity } from './rules';
+import type { IacScanInput, IacScanOutput } from './iac-scan.tool';
 
 /** Files a walk may meet (node_modules and .git are never walked). */
 const MAX_LISTED_FILES = 20_000;
@@ -15,25 +16,6 @@ export const MAX_ERRORS_LISTED = 100;
 
 const DOCKERFILE = /^(?:(?:Docker|Container)file(?:\.[\w.-]+)?|[\w.-]+\.(?:dockerfile|containerfile))$/i;
 const YAML = /\.ya?ml$/i;
-
-export interface IacScanInput {
-  path: string;
-  files?: string[];
-  skip_rules?: string[];
-  min_severity: IacSeverity;
-  max_results: number;
-}
-
-/** A type, not an interface: outputs must be assignable to a plain record. */
-export type IacScanOutput = {
-  findings: IacFinding[];
-  count: number;
-  total: number;
-  truncated: boolean;
-  summary: Record<IacSeverity, number>;
-  files_scanned: number;
-  errors: FileErrors;
-};
 
 export async function iacScan(input: IacScanInput, ctx: ToolContext): Promise<IacScanOutput> {
   const listed = await ctx.workspace.listFiles(input.path, { files: input.files, maxFiles: MAX_LISTED_FILES }, 'path');

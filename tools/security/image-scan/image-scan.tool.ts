@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { countBy, exactlyOneOf, Tool, ToolError, workspaceInputs, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { DockerClients, DOCKER_SETTINGS, engineCall } from '../../integrations/docker';
 import { LIMIT_SETTINGS, readSavedImage, type ScanLimits } from './image-layers';
 import { inventory, type InstalledPackage } from './inventory';
@@ -21,14 +21,10 @@ import {
   type Severity,
 } from '../../integrations/osv';
 import { normalisePypiName } from '../../shared/lockfiles';
-import { countBy, countsOutput, firstResults, pageOutputs } from '../../shared/scan';
+import { countsOutput, firstResults, pageOutputs } from '../../shared/scan';
 
-interface ImageScanInput {
-  image?: string;
-  tarball?: string;
-  min_severity: Exclude<Severity, 'unknown'>;
-  max_results: number;
-}
+type ImageScanInput = ToolInput<typeof definition>;
+type ImageScanOutput = ToolOutput<typeof definition>;
 
 const GIB = 1024 ** 3;
 const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
@@ -38,7 +34,7 @@ const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
   PyPI: { ordering: pep440Ordering, normaliseName: normalisePypiName },
 };
 
-@Tool({
+const definition = defineTool({
   id: 'image-scan',
   name: 'Image Scan',
   category: 'security',
@@ -65,54 +61,61 @@ const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
       description: 'Most bytes of package databases, package manifests and whiteout paths read into memory in one scan; more refuses the image (an image bomb).',
     },
   },
-  inputs: {
-    image: { type: 'string', maxLength: 512, pattern: '^[A-Za-z0-9][A-Za-z0-9._:/@-]*$', description: 'An image the engine holds: name:tag, name@sha256:…, or an image id. Give this or tarball.' },
-    ...workspaceInputs(),
-    tarball: { type: 'string', maxLength: 1024, description: 'A `docker save` archive in the workspace. Give this or image.' },
-    ...SEVERITY_FILTER_INPUTS,
+  input: {
+    type: 'object',
+    properties: {
+      image: { type: 'string', maxLength: 512, pattern: '^[A-Za-z0-9][A-Za-z0-9._:/@-]*$', description: 'An image the engine holds: name:tag, name@sha256:…, or an image id. Give this or tarball.' },
+      ...workspaceInputs(),
+      tarball: { type: 'string', maxLength: 1024, description: 'A `docker save` archive in the workspace. Give this or image.' },
+      ...SEVERITY_FILTER_INPUTS,
+    },
+    ...exactlyOneOf('image', 'tarball'),
   },
-  input_rules: exactlyOneOf('image', 'tarball'),
-  outputs: {
-    image: { type: 'string', description: 'What was scanned: the reference, or the tarball path.' },
-    os: { type: 'object', nullable: true, description: "The image's distribution from os-release (id, version), or null.", properties: { id: { type: 'string' }, version: { type: 'string' } } },
-    layers: {
-      type: 'array',
-      description: 'Each layer, lowest first: its id (sha256 of the layer) and how many of the listed packages it installed.',
-      items: { type: 'object', properties: { index: { type: 'integer' }, id: { type: 'string' }, packages: { type: 'integer' } } },
-    },
-    packages: {
-      type: 'array',
-      description: 'Every package found: ecosystem (OSV spelling), name (the source package for Debian and Alpine), version, source database, the file listing it, and the layer.',
-      items: {
-        type: 'object',
-        properties: { ecosystem: { type: 'string' }, name: { type: 'string' }, version: { type: 'string' }, source: { type: 'string' }, path: { type: 'string' }, layer_index: { type: 'integer' } },
+  output: {
+    type: 'object',
+    properties: {
+      image: { type: 'string', description: 'What was scanned: the reference, or the tarball path.' },
+      os: { type: ['object', 'null'], description: "The image's distribution from os-release (id, version), or null.", properties: { id: { type: 'string' }, version: { type: 'string' } } },
+      layers: {
+        type: 'array',
+        description: 'Each layer, lowest first: its id (sha256 of the layer) and how many of the listed packages it installed.',
+        items: { type: 'object', properties: { index: { type: 'integer' }, id: { type: 'string' }, packages: { type: 'integer' } } },
       },
-    },
-    vulnerabilities: {
-      type: 'array',
-      description: 'One entry per advisory and package, worst first: OSV id, aliases, summary, severity, CVSS, package, ecosystem, installed and fixed versions, the layer that installed it.',
-      items: {
-        type: 'object',
-        properties: {
-          id: { type: 'string' },
-          aliases: { type: 'array', items: { type: 'string' } },
-          summary: { type: 'string' },
-          severity: { enum: [...SEVERITIES] },
-          cvss_score: { type: ['number', 'null'] },
-          cvss_vector: { type: ['string', 'null'] },
-          package: { type: 'string' },
-          ecosystem: { type: 'string' },
-          installed_version: { type: 'string' },
-          fixed_versions: { type: 'array', items: { type: 'string' } },
-          path: { type: 'string' },
-          layer_index: { type: 'integer' },
+      packages: {
+        type: 'array',
+        description: 'Every package found: ecosystem (OSV spelling), name (the source package for Debian and Alpine), version, source database, the file listing it, and the layer.',
+        items: {
+          type: 'object',
+          properties: { ecosystem: { type: 'string' }, name: { type: 'string' }, version: { type: 'string' }, source: { type: 'string' }, path: { type: 'string' }, layer_index: { type: 'integer' } },
         },
       },
+      vulnerabilities: {
+        type: 'array',
+        description: 'One entry per advisory and package, worst first: OSV id, aliases, summary, severity, CVSS, package, ecosystem, installed and fixed versions, the layer that installed it.',
+        items: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' },
+            aliases: { type: 'array', items: { type: 'string' } },
+            summary: { type: 'string' },
+            severity: { enum: [...SEVERITIES] },
+            cvss_score: { type: ['number', 'null'] },
+            cvss_vector: { type: ['string', 'null'] },
+            package: { type: 'string' },
+            ecosystem: { type: 'string' },
+            installed_version: { type: 'string' },
+            fixed_versions: { type: 'array', items: { type: 'string' } },
+            path: { type: 'string' },
+            layer_index: { type: 'integer' },
+          },
+        },
+      },
+      ...pageOutputs('Vulnerabilities'),
+      summary: countsOutput(SEVERITIES, 'Vulnerabilities found per severity (all of them, not only those returned).'),
+      source: { type: 'string', enum: ['osv-data-dir', 'osv-api'], description: 'Where the advisories came from.' },
+      warnings: { type: 'array', items: { type: 'string' }, description: 'What the scan could not see or match.' },
     },
-    ...pageOutputs('Vulnerabilities'),
-    summary: countsOutput(SEVERITIES, 'Vulnerabilities found per severity (all of them, not only those returned).'),
-    source: { type: 'string', enum: ['osv-data-dir', 'osv-api'], description: 'Where the advisories came from.' },
-    warnings: { type: 'array', items: { type: 'string' }, description: 'What the scan could not see or match.' },
+    required: ['image', 'os', 'layers', 'packages', 'vulnerabilities', 'count', 'total', 'truncated', 'summary', 'source', 'warnings'],
   },
   examples: [
     {
@@ -280,13 +283,15 @@ const ECOSYSTEMS: Readonly<Record<string, EcosystemRules>> = {
       varies: ['layers.0.id', 'layers.1.id', 'layers.2.id', 'layers.3.id'],
     },
   ],
-})
-export class ImageScanTool implements ToolHandler<ImageScanInput> {
+});
+
+@Tool(definition)
+export class ImageScanTool implements ToolHandler<typeof definition> {
   // Nest injects the shared clients; a worker thread constructs the tool without DI, and so
   // makes its own (one client per engine per thread).
   constructor(private readonly engines: DockerClients = new DockerClients()) {}
 
-  async execute(input: ImageScanInput, ctx: ToolContext) {
+  async execute(input: ImageScanInput, ctx: ToolContext<typeof definition>): Promise<ImageScanOutput> {
     const source = advisorySource(ctx);
     const { name, archive } = await this.open(input, ctx);
     const image = await readSavedImage(archive, scanLimits(ctx), input.image === undefined ? 'tarball' : 'image', ctx.signal);

@@ -9,7 +9,7 @@ import type { SavedImage } from './image-layers';
 
 export type PackageSource = 'dpkg' | 'apk' | 'npm' | 'python';
 
-export interface InstalledPackage {
+export type InstalledPackage = {
   /** OSV ecosystem: `Debian:12`, `Alpine:v3.19`, `npm`, `PyPI`. */
   ecosystem: string;
   name: string;
@@ -18,7 +18,7 @@ export interface InstalledPackage {
   /** The file that lists it. */
   path: string;
   layer_index: number;
-}
+};
 
 export interface Inventory {
   os: { id: string; version: string } | null;

@@ -1,24 +1,16 @@
 /** license-check's work: the licence of every locked package, judged by an allow/deny policy. */
-import type { ToolContext } from '@tos/sdk';
+import { compareText, countBy, tally, type ToolContext } from '@tos/sdk';
 import { installedLicenses, type KnownLicense, type LicenseSource } from '../../shared/licenses/installed';
 import { NpmRegistryLicenses } from '../../integrations/npm-registry';
 import { checkPolicy, judge, LICENSE_STATUSES, type LicenseStatus } from '../../shared/licenses/policy';
 import { findLockfiles, readLockfile, type Lockfile, type LockfileFormat } from '../../shared/lockfiles';
-import { compareText, countBy, firstResults } from '../../shared/scan';
+import { firstResults } from '../../shared/scan';
+import type { LicenseCheckInput, LicenseCheckOutput } from './license-check.tool';
 
 /** Distinct licences listed in the output, most used first. */
 export const MAX_LICENSES_LISTED = 100;
 /** Worst first in the list of violations. */
 const STATUS_ORDER: readonly LicenseStatus[] = ['denied', 'unapproved', 'invalid', 'unknown', 'allowed'];
-
-export interface LicenseCheckInput {
-  path: string;
-  allow?: string[];
-  deny?: string[];
-  include_dev: boolean;
-  registry_lookup: boolean;
-  max_results: number;
-}
 
 export interface LicenseFinding {
   package: string;
@@ -32,19 +24,6 @@ export interface LicenseFinding {
   direct: boolean;
   dev: boolean;
 }
-
-/** A type, not an interface: outputs must be assignable to a plain record. */
-export type LicenseCheckOutput = {
-  passed: boolean;
-  violations: LicenseFinding[];
-  count: number;
-  total: number;
-  truncated: boolean;
-  summary: Record<LicenseStatus, number>;
-  licenses: Array<{ license: string; packages: number }>;
-  packages_checked: number;
-  lockfiles: Array<{ file: string; format: LockfileFormat; ecosystem: string; packages: number }>;
-};
 
 export async function licenseCheck(input: LicenseCheckInput, ctx: ToolContext): Promise<LicenseCheckOutput> {
   const policy = { allow: input.allow, deny: input.deny };
@@ -117,8 +96,7 @@ async function fillFromRegistry(checked: Array<{ lockfile: Lockfile; known: Map<
 }
 
 function licenseCounts(findings: LicenseFinding[]): Array<{ license: string; packages: number }> {
-  const counts = new Map<string, number>();
-  for (const finding of findings) if (finding.license !== null) counts.set(finding.license, (counts.get(finding.license) ?? 0) + 1);
+  const counts = tally(findings.flatMap((finding) => finding.license ?? []), (license) => license);
   return [...counts.entries()]
     .map(([license, packages]) => ({ license, packages }))
     .sort((a, b) => b.packages - a.packages || compareText(a.license, b.license))

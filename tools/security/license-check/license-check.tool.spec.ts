@@ -6,7 +6,7 @@ import { startNpmRegistryFake, type NpmRegistryFake } from '../../../test/suppor
 import { until } from '../../../test/support/poll';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { LicenseCheckTool } from './license-check.tool';
-import type { LicenseCheckOutput } from './check';
+import type { LicenseCheckOutput } from './license-check.tool';
 
 const POLICY = { allow: ['MIT', 'Apache-2.0', 'BSD-3-Clause', 'ISC', 'LGPL-2.1-or-later'], deny: ['AGPL-3.0-only', 'GPL-3.0-only'] };
 let root: string;

@@ -1,19 +1,17 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { NPM_REGISTRY_SETTINGS } from '../../integrations/npm-registry';
 import { LICENSE_CHECK_EXAMPLES } from './examples';
-import { licenseCheck, MAX_LICENSES_LISTED, type LicenseCheckInput, type LicenseCheckOutput } from './check';
+import { licenseCheck, MAX_LICENSES_LISTED } from './check';
 import { LICENSE_STATUSES } from '../../shared/licenses/policy';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../../shared/lockfiles';
 import { countsOutput, lockfilesOutput, pageOutputs } from '../../shared/scan';
 
-const spdxList = (what: string) => ({
-  type: 'array' as const,
-  maxItems: 200,
-  items: { type: 'string', minLength: 1, maxLength: 100 },
-  description: what,
-});
+export type LicenseCheckInput = ToolInput<typeof definition>;
+export type LicenseCheckOutput = ToolOutput<typeof definition>;
 
-@Tool({
+const spdxList = (what: string) => ({ type: 'array', maxItems: 200, items: { type: 'string', minLength: 1, maxLength: 100 }, description: what }) as const;
+
+const definition = defineTool({
   id: 'license-check',
   name: 'License Check',
   category: 'security',
@@ -27,57 +25,66 @@ const spdxList = (what: string) => ({
   timeout: 120,
   rate_limit: 30,
   config: NPM_REGISTRY_SETTINGS,
-  inputs: {
-    ...workspaceInputs(),
-    path: {
-      type: 'string',
-      maxLength: 1024,
-      default: '.',
-      description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory searched for them (at most ${MAX_LOCKFILES}).`,
+  input: {
+    type: 'object',
+    properties: {
+      ...workspaceInputs(),
+      path: {
+        type: 'string',
+        maxLength: 1024,
+        default: '.',
+        description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory searched for them (at most ${MAX_LOCKFILES}).`,
+      },
+      allow: spdxList('SPDX licence ids a dependency may be used under (an expression passes when one choice uses only these). Empty: every valid licence not denied passes.'),
+      deny: spdxList('SPDX licence ids no dependency may require (e.g. AGPL-3.0-only); a licence that includes a denied one counts as denied.'),
+      include_dev: { type: 'boolean', default: true, description: 'Also check packages installed only for development.' },
+      registry_lookup: { type: 'boolean', default: true, description: 'Ask the npm registry (REGISTRY_URL) for licences the workspace does not record; off: they are unknown.' },
+      max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most violations returned, worst first.' },
     },
-    allow: spdxList('SPDX licence ids a dependency may be used under (an expression passes when one choice uses only these). Empty: every valid licence not denied passes.'),
-    deny: spdxList('SPDX licence ids no dependency may require (e.g. AGPL-3.0-only); a licence that includes a denied one counts as denied.'),
-    include_dev: { type: 'boolean', default: true, description: 'Also check packages installed only for development.' },
-    registry_lookup: { type: 'boolean', default: true, description: 'Ask the npm registry (REGISTRY_URL) for licences the workspace does not record; off: they are unknown.' },
-    max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most violations returned, worst first.' },
   },
-  outputs: {
-    passed: { type: 'boolean', description: 'True when every package is allowed.' },
-    violations: {
-      type: 'array',
-      description: 'Packages that are denied, unapproved, invalid (not SPDX) or unknown, in that order.',
-      items: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['package', 'version', 'ecosystem', 'license', 'status', 'reason', 'source', 'file', 'direct', 'dev'],
-        properties: {
-          package: { type: 'string' },
-          version: { type: 'string' },
-          ecosystem: { type: 'string' },
-          license: { type: ['string', 'null'], description: 'As declared; null when none was found.' },
-          status: { enum: [...LICENSE_STATUSES] },
-          reason: { type: 'string' },
-          source: { enum: ['lockfile', 'installed', 'registry', null], description: 'Where the licence was read.' },
-          file: { type: 'string', description: 'The lockfile.' },
-          direct: { type: 'boolean' },
-          dev: { type: 'boolean' },
+  output: {
+    type: 'object',
+    properties: {
+      passed: { type: 'boolean', description: 'True when every package is allowed.' },
+      violations: {
+        type: 'array',
+        description: 'Packages that are denied, unapproved, invalid (not SPDX) or unknown, in that order.',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['package', 'version', 'ecosystem', 'license', 'status', 'reason', 'source', 'file', 'direct', 'dev'],
+          properties: {
+            package: { type: 'string' },
+            version: { type: 'string' },
+            ecosystem: { type: 'string' },
+            license: { type: ['string', 'null'], description: 'As declared; null when none was found.' },
+            status: { enum: [...LICENSE_STATUSES] },
+            reason: { type: 'string' },
+            source: { enum: ['lockfile', 'installed', 'registry', null], description: 'Where the licence was read.' },
+            file: { type: 'string', description: 'The lockfile.' },
+            direct: { type: 'boolean' },
+            dev: { type: 'boolean' },
+          },
         },
       },
+      ...pageOutputs('Violations'),
+      summary: countsOutput(LICENSE_STATUSES, 'Packages per status.'),
+      licenses: {
+        type: 'array',
+        description: `Declared licences and how many packages use each, most used first (at most ${MAX_LICENSES_LISTED}).`,
+        items: { type: 'object', additionalProperties: false, required: ['license', 'packages'], properties: { license: { type: 'string' }, packages: { type: 'integer' } } },
+      },
+      packages_checked: { type: 'integer', description: 'Package versions checked (per lockfile).' },
+      lockfiles: lockfilesOutput(),
     },
-    ...pageOutputs('Violations'),
-    summary: countsOutput(LICENSE_STATUSES, 'Packages per status.'),
-    licenses: {
-      type: 'array',
-      description: `Declared licences and how many packages use each, most used first (at most ${MAX_LICENSES_LISTED}).`,
-      items: { type: 'object', additionalProperties: false, required: ['license', 'packages'], properties: { license: { type: 'string' }, packages: { type: 'integer' } } },
-    },
-    packages_checked: { type: 'integer', description: 'Package versions checked (per lockfile).' },
-    lockfiles: lockfilesOutput(),
+    required: ['passed', 'violations', 'count', 'total', 'truncated', 'summary', 'licenses', 'packages_checked', 'lockfiles'],
   },
   examples: LICENSE_CHECK_EXAMPLES,
-})
-export class LicenseCheckTool implements ToolHandler<LicenseCheckInput, LicenseCheckOutput> {
-  execute(input: LicenseCheckInput, ctx: ToolContext): Promise<LicenseCheckOutput> {
+});
+
+@Tool(definition)
+export class LicenseCheckTool implements ToolHandler<typeof definition> {
+  execute(input: LicenseCheckInput, ctx: ToolContext<typeof definition>): Promise<LicenseCheckOutput> {
     return licenseCheck(input, ctx);
   }
 }

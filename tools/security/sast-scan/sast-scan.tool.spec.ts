@@ -7,7 +7,7 @@ import { startForge, stopForge } from '../../../test/support/forge';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { SastScanTool } from './sast-scan.tool';
 import { SAST_RULE_IDS, SAST_RULES } from './rules';
-import type { SastScanOutput } from './scan';
+import type { SastScanOutput } from './sast-scan.tool';
 
 let root: string;
 beforeAll(() => (root = buildCodeWorkspace(mkdtempSync(path.join(tmpdir(), 'sast-scan-')))));

@@ -2,27 +2,19 @@
 import * as path from 'node:path';
 import { Linter } from 'eslint';
 import tseslint from 'typescript-eslint';
-import { ToolError, type ToolContext } from '@tos/sdk';
-import { compareText, countBy, eachFileText, firstResults, listSourceFiles, type FileErrors } from '../../shared/scan';
+import { compareText, countBy, ToolError, type ToolContext } from '@tos/sdk';
+import { eachFileText, firstResults, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { PLUGINS } from './plugins';
 import { SAST_RULES, SAST_SEVERITIES, selectRules, type SastSeverity } from './rules';
 import type { PullRequestInput } from './pull-request';
 import { sarifLog, type SarifLog } from './sarif';
+import type { SastScanInput, SastScanOutput } from './sast-scan.tool';
 
 export const MAX_SCANNED_FILES = 5_000;
 export const MAX_FILE_BYTES = 1024 * 1024;
 const MAX_ERRORS_LISTED = 100;
 /** Where the linter believes files live: it never touches the disk, so any absolute root serves. */
 const VIRTUAL_ROOT = '/workspace';
-
-export interface SastScanInput extends PullRequestInput {
-  path: string;
-  rules: string;
-  files?: string[];
-  min_severity: SastSeverity;
-  max_results: number;
-  sarif: boolean;
-}
 
 export interface SastFinding {
   rule: string;
@@ -34,19 +26,6 @@ export interface SastFinding {
   end_column: number;
   message: string;
 }
-
-export type SastScanOutput = {
-  findings: SastFinding[];
-  count: number;
-  total: number;
-  truncated: boolean;
-  summary: Record<SastSeverity, number>;
-  files_scanned: number;
-  rules: string[];
-  errors: FileErrors;
-  sarif?: SarifLog;
-  pull_request?: { number: number; changed_files: number };
-};
 
 /** `only`: workspace-relative paths to keep (a pull request's files); all sources under path otherwise. */
 export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersion: string, only?: ReadonlySet<string>): Promise<SastScanOutput> {

@@ -1,4 +1,5 @@
 /** The scan's own rules: this service's API keys, and high-entropy values assigned to secret-looking names. */
+import { tally } from '@tos/sdk';
 import type { Candidate } from './findings';
 
 /**
@@ -50,10 +51,8 @@ export function entropyCandidates(text: string): Candidate[] {
 
 /** Bits per character of the value's own character distribution. */
 function shannonEntropy(value: string): number {
-  const counts = new Map<string, number>();
-  for (const char of value) counts.set(char, (counts.get(char) ?? 0) + 1);
   let entropy = 0;
-  for (const count of counts.values()) {
+  for (const count of tally(value, (char) => char).values()) {
     const p = count / value.length;
     entropy -= p * Math.log2(p);
   }

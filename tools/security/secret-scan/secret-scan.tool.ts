@@ -1,4 +1,4 @@
-import { exactlyOneOf, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs } from '@tos/sdk';
+import { exactlyOneOf, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { scanText, SEVERITIES, type Finding } from './findings';
 import { loadSecretlint } from './secretlint';
 
@@ -9,24 +9,14 @@ const MAX_FINDINGS = 1_000;
 /** A file whose first bytes hold a NUL is binary (the rule git and grep use). */
 const BINARY_SNIFF_CHARS = 8_000;
 
-interface SecretScanInput {
-  content?: string;
-  path?: string;
-  files?: string[];
-  include_entropy: boolean;
-}
+type SecretScanInput = ToolInput<typeof definition>;
 
-interface SecretScanOutput {
-  findings: Finding[];
-  count: number;
-  files_scanned: number;
-  truncated: boolean;
-}
+type SecretScanOutput = ToolOutput<typeof definition>;
 
 const exampleKey = 'sk_svc_EXAMPLEexample000000000000000000';
 const exampleGithubToken = 'ghp_EXAMPLEexampleEXAMPLEexample00000000';
 
-@Tool({
+const definition = defineTool({
   id: 'secret-scan',
   name: 'Secret Scan',
   category: 'security',
@@ -38,49 +28,56 @@ const exampleGithubToken = 'ghp_EXAMPLEexampleEXAMPLEexample00000000';
   isolated: true,
   timeout: 120,
   rate_limit: 60,
-  inputs: {
-    ...workspaceInputs(),
-    content: { type: 'string', maxLength: 1_000_000, description: 'Inline text to scan; give this or path.' },
-    path: {
-      type: 'string',
-      maxLength: 1024,
-      description: 'A file or directory in the workspace to scan (up to 5000 files; files over 1 MiB and binary files are skipped).',
-    },
-    files: {
-      type: 'array',
-      maxItems: 1000,
-      items: { type: 'string', minLength: 1, maxLength: 1024 },
-      description: 'Only scan these paths, relative to the directory given as path.',
-    },
-    include_entropy: {
-      type: 'boolean',
-      default: true,
-      description: 'Also report high-entropy values assigned to secret-looking names (password, token, api_key, ...).',
-    },
-  },
-  input_rules: exactlyOneOf('content', 'path'),
-  outputs: {
-    findings: {
-      type: 'array',
-      description: `Leaked secrets, sorted by file, line and column, at most ${MAX_FINDINGS}; the matched value is redacted.`,
-      items: {
-        type: 'object',
-        required: ['rule', 'severity', 'file', 'line', 'column', 'message', 'match'],
-        additionalProperties: false,
-        properties: {
-          rule: { type: 'string' },
-          severity: { enum: [...SEVERITIES] },
-          file: { type: 'string' },
-          line: { type: 'integer' },
-          column: { type: 'integer' },
-          message: { type: 'string' },
-          match: { type: 'string' },
-        },
+  input: {
+    type: 'object',
+    properties: {
+      ...workspaceInputs(),
+      content: { type: 'string', maxLength: 1_000_000, description: 'Inline text to scan; give this or path.' },
+      path: {
+        type: 'string',
+        maxLength: 1024,
+        description: 'A file or directory in the workspace to scan (up to 5000 files; files over 1 MiB and binary files are skipped).',
+      },
+      files: {
+        type: 'array',
+        maxItems: 1000,
+        items: { type: 'string', minLength: 1, maxLength: 1024 },
+        description: 'Only scan these paths, relative to the directory given as path.',
+      },
+      include_entropy: {
+        type: 'boolean',
+        default: true,
+        description: 'Also report high-entropy values assigned to secret-looking names (password, token, api_key, ...).',
       },
     },
-    count: { type: 'integer', description: 'Number of findings returned.' },
-    files_scanned: { type: 'integer', description: 'Text files scanned (1 for inline content).' },
-    truncated: { type: 'boolean', description: `True when the scan stopped at ${MAX_FINDINGS} findings.` },
+    ...exactlyOneOf('content', 'path'),
+  },
+  output: {
+    type: 'object',
+    properties: {
+      findings: {
+        type: 'array',
+        description: `Leaked secrets, sorted by file, line and column, at most ${MAX_FINDINGS}; the matched value is redacted.`,
+        items: {
+          type: 'object',
+          required: ['rule', 'severity', 'file', 'line', 'column', 'message', 'match'],
+          additionalProperties: false,
+          properties: {
+            rule: { type: 'string' },
+            severity: { enum: [...SEVERITIES] },
+            file: { type: 'string' },
+            line: { type: 'integer' },
+            column: { type: 'integer' },
+            message: { type: 'string' },
+            match: { type: 'string' },
+          },
+        },
+      },
+      count: { type: 'integer', description: 'Number of findings returned.' },
+      files_scanned: { type: 'integer', description: 'Text files scanned (1 for inline content).' },
+      truncated: { type: 'boolean', description: `True when the scan stopped at ${MAX_FINDINGS} findings.` },
+    },
+    required: ['findings', 'count', 'files_scanned', 'truncated'],
   },
   examples: [
     {
@@ -138,9 +135,11 @@ const exampleGithubToken = 'ghp_EXAMPLEexampleEXAMPLEexample00000000';
       output: { findings: [], count: 0, files_scanned: 1, truncated: false },
     },
   ],
-})
-export class SecretScanTool implements ToolHandler<SecretScanInput, SecretScanOutput> {
-  async execute(input: SecretScanInput, ctx: ToolContext): Promise<SecretScanOutput> {
+});
+
+@Tool(definition)
+export class SecretScanTool implements ToolHandler<typeof definition> {
+  async execute(input: SecretScanInput, ctx: ToolContext<typeof definition>): Promise<SecretScanOutput> {
     const source = textSource(input);
     if (source.kind === 'content' && input.files !== undefined) {
       throw ToolError.invalidInput('files', "'files' only together with a directory 'path'", input.files);

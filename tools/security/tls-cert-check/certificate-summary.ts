@@ -10,7 +10,7 @@ const MIN_EC_BITS = 256;
 const CURVE_BITS: Record<string, number> = { prime192v1: 192, secp224r1: 224, prime256v1: 256, secp256k1: 256, secp384r1: 384, secp521r1: 521, brainpoolP256r1: 256, brainpoolP384r1: 384, brainpoolP512r1: 512 };
 const EDWARDS_BITS: Record<string, number> = { ed25519: 256, ed448: 456 };
 
-export interface CertificateSummary {
+export type CertificateSummary = {
   subject: string;
   issuer: string;
   valid_to: string;
@@ -19,15 +19,15 @@ export interface CertificateSummary {
   key_bits: number | null;
   self_signed: boolean;
   is_ca: boolean;
-}
+};
 
-export interface LeafSummary extends CertificateSummary {
+export type LeafSummary = CertificateSummary & {
   valid_from: string;
   dns_names: string[];
   ip_addresses: string[];
   serial_number: string;
   fingerprint_sha256: string;
-}
+};
 
 export function summarize(certificate: X509Certificate, now: number): CertificateSummary {
   const { type, bits } = keyOf(certificate);

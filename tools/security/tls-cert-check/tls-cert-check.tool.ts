@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
-import { Tool, ToolError, type ToolContext, type ToolHandler } from '@tos/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { isWeakKey, matchesName, summarize, summarizeLeaf, type CertificateSummary, type LeafSummary } from './certificate-summary';
 
 const FLAGS = ['expired', 'not_yet_valid', 'expires_soon', 'self_signed', 'untrusted', 'name_mismatch', 'weak_key'] as const;
@@ -10,30 +10,9 @@ type Flag = (typeof FLAGS)[number];
 /** Certificates above the leaf that are reported; real chains have 1-3. */
 const MAX_CHAIN = 10;
 
-interface TlsCertCheckInput {
-  host: string;
-  port: number;
-  servername?: string;
-  warn_days: number;
-  timeout_ms: number;
-}
+type TlsCertCheckInput = ToolInput<typeof definition>;
 
-interface TlsCertCheckOutput {
-  [member: string]: unknown;
-  host: string;
-  port: number;
-  servername: string;
-  valid: boolean;
-  flags: Flag[];
-  days_left: number;
-  name_matches: boolean;
-  trusted: boolean;
-  trust_error: string | null;
-  protocol: string | null;
-  cipher: string | null;
-  certificate: LeafSummary;
-  chain: CertificateSummary[];
-}
+type TlsCertCheckOutput = ToolOutput<typeof definition>;
 
 const SUMMARY_PROPERTIES = {
   subject: { type: 'string' },
@@ -44,9 +23,9 @@ const SUMMARY_PROPERTIES = {
   key_bits: { type: ['integer', 'null'] },
   self_signed: { type: 'boolean' },
   is_ca: { type: 'boolean' },
-};
+} as const;
 
-@Tool({
+const definition = defineTool({
   id: 'tls-cert-check',
   name: 'TLS Certificate Check',
   category: 'security',
@@ -59,48 +38,56 @@ const SUMMARY_PROPERTIES = {
   open_world: true,
   timeout: 30,
   rate_limit: 60,
-  inputs: {
-    host: { type: 'string', required: true, minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9._:\\[\\]-]+$', description: 'Host name or IP address of the TLS server.' },
-    port: { type: 'integer', minimum: 1, maximum: 65_535, default: 443, description: 'TCP port.' },
-    servername: {
-      type: 'string',
-      maxLength: 253,
-      pattern: '^[A-Za-z0-9._*-]+$',
-      description: 'Name sent as SNI and checked against the certificate; the host when omitted (none is sent for an IP address, which is then checked against the IP SANs).',
+  input: {
+    type: 'object',
+    properties: {
+      host: { type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9._:\\[\\]-]+$', description: 'Host name or IP address of the TLS server.' },
+      port: { type: 'integer', minimum: 1, maximum: 65_535, default: 443, description: 'TCP port.' },
+      servername: {
+        type: 'string',
+        maxLength: 253,
+        pattern: '^[A-Za-z0-9._*-]+$',
+        description: 'Name sent as SNI and checked against the certificate; the host when omitted (none is sent for an IP address, which is then checked against the IP SANs).',
+      },
+      warn_days: { type: 'integer', minimum: 0, maximum: 365, default: 30, description: 'Flag expires_soon when fewer days than this are left.' },
+      timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'Time allowed for connect and handshake.' },
     },
-    warn_days: { type: 'integer', minimum: 0, maximum: 365, default: 30, description: 'Flag expires_soon when fewer days than this are left.' },
-    timeout_ms: { type: 'integer', minimum: 100, maximum: 30_000, default: 10_000, description: 'Time allowed for connect and handshake.' },
+    required: ['host'],
   },
-  outputs: {
-    host: { type: 'string', description: 'The host connected to.' },
-    port: { type: 'integer', description: 'The port connected to.' },
-    servername: { type: 'string', description: 'The name checked (and sent as SNI unless an IP address).' },
-    valid: { type: 'boolean', description: 'True when the chain is trusted, the name matches, the certificate is within its validity and its key is not weak.' },
-    flags: { type: 'array', items: { type: 'string', enum: [...FLAGS] }, description: `Problems found, in this order: ${FLAGS.join(', ')}.` },
-    days_left: { type: 'integer', description: "Whole days until the leaf certificate's notAfter (negative once expired)." },
-    name_matches: { type: 'boolean', description: 'Whether the leaf is valid for servername (SANs, wildcards per RFC 6125).' },
-    trusted: { type: 'boolean', description: "Whether the chain verifies against the service's trusted roots (public roots plus EGRESS_CA_FILE), name aside." },
-    trust_error: { type: 'string', nullable: true, description: "OpenSSL's reason when not trusted (CERT_HAS_EXPIRED, DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_VERIFY_LEAF_SIGNATURE, …)." },
-    protocol: { type: 'string', nullable: true, description: 'Negotiated protocol (TLSv1.2, TLSv1.3).' },
-    cipher: { type: 'string', nullable: true, description: 'Negotiated cipher suite (IANA name).' },
-    certificate: {
-      type: 'object',
-      description: 'The leaf: subject and issuer DNs, validity (ISO 8601), days_left, key_type/key_bits, self_signed, is_ca, dns_names, ip_addresses, serial_number and fingerprint_sha256 (lower-case hex).',
-      properties: {
-        ...SUMMARY_PROPERTIES,
-        valid_from: { type: 'string' },
-        dns_names: { type: 'array', items: { type: 'string' } },
-        ip_addresses: { type: 'array', items: { type: 'string' } },
-        serial_number: { type: 'string' },
-        fingerprint_sha256: { type: 'string' },
+  output: {
+    type: 'object',
+    properties: {
+      host: { type: 'string', description: 'The host connected to.' },
+      port: { type: 'integer', description: 'The port connected to.' },
+      servername: { type: 'string', description: 'The name checked (and sent as SNI unless an IP address).' },
+      valid: { type: 'boolean', description: 'True when the chain is trusted, the name matches, the certificate is within its validity and its key is not weak.' },
+      flags: { type: 'array', items: { type: 'string', enum: [...FLAGS] }, description: `Problems found, in this order: ${FLAGS.join(', ')}.` },
+      days_left: { type: 'integer', description: "Whole days until the leaf certificate's notAfter (negative once expired)." },
+      name_matches: { type: 'boolean', description: 'Whether the leaf is valid for servername (SANs, wildcards per RFC 6125).' },
+      trusted: { type: 'boolean', description: "Whether the chain verifies against the service's trusted roots (public roots plus EGRESS_CA_FILE), name aside." },
+      trust_error: { type: ['string', 'null'], description: "OpenSSL's reason when not trusted (CERT_HAS_EXPIRED, DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_VERIFY_LEAF_SIGNATURE, …)." },
+      protocol: { type: ['string', 'null'], description: 'Negotiated protocol (TLSv1.2, TLSv1.3).' },
+      cipher: { type: ['string', 'null'], description: 'Negotiated cipher suite (IANA name).' },
+      certificate: {
+        type: 'object',
+        description: 'The leaf: subject and issuer DNs, validity (ISO 8601), days_left, key_type/key_bits, self_signed, is_ca, dns_names, ip_addresses, serial_number and fingerprint_sha256 (lower-case hex).',
+        properties: {
+          ...SUMMARY_PROPERTIES,
+          valid_from: { type: 'string' },
+          dns_names: { type: 'array', items: { type: 'string' } },
+          ip_addresses: { type: 'array', items: { type: 'string' } },
+          serial_number: { type: 'string' },
+          fingerprint_sha256: { type: 'string' },
+        },
+      },
+      chain: {
+        type: 'array',
+        maxItems: MAX_CHAIN,
+        description: 'The certificates above the leaf, issuer first, up to the root when the chain is trusted; same members as the leaf without valid_from, names, serial and fingerprint.',
+        items: { type: 'object', properties: SUMMARY_PROPERTIES },
       },
     },
-    chain: {
-      type: 'array',
-      maxItems: MAX_CHAIN,
-      description: 'The certificates above the leaf, issuer first, up to the root when the chain is trusted; same members as the leaf without valid_from, names, serial and fingerprint.',
-      items: { type: 'object', properties: SUMMARY_PROPERTIES },
-    },
+    required: ['host', 'port', 'servername', 'valid', 'flags', 'days_left', 'name_matches', 'trusted', 'trust_error', 'protocol', 'cipher', 'certificate', 'chain'],
   },
   examples: [
     {
@@ -149,9 +136,11 @@ const SUMMARY_PROPERTIES = {
       varies: ['certificate.valid_from', 'certificate.valid_to', 'certificate.ip_addresses', 'certificate.serial_number', 'certificate.fingerprint_sha256', 'chain.0.valid_to'],
     },
   ],
-})
-export class TlsCertCheckTool implements ToolHandler<TlsCertCheckInput, TlsCertCheckOutput> {
-  async execute(input: TlsCertCheckInput, ctx: ToolContext): Promise<TlsCertCheckOutput> {
+});
+
+@Tool(definition)
+export class TlsCertCheckTool implements ToolHandler<typeof definition> {
+  async execute(input: TlsCertCheckInput, ctx: ToolContext<typeof definition>): Promise<TlsCertCheckOutput> {
     const host = input.host.replace(/^\[(.*)\]$/, '$1');
     const servername = input.servername ?? host;
     const socket = (await ctx.net

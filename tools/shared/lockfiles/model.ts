@@ -1,4 +1,5 @@
 /** What every lockfile parser produces: the packages a project installs and how they connect. */
+import { compareText } from '@tos/sdk';
 
 /** OSV ecosystem names (https://ossf.github.io/osv-schema/#defined-ecosystems). */
 export type Ecosystem = 'npm' | 'PyPI' | 'Go';
@@ -106,9 +107,4 @@ function markProductionReachable(packages: Array<LockedPackage & { edges: Set<st
       }
     }
   }
-}
-
-/** Code-unit order: the same whatever the locale. */
-export function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

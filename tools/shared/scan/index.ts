@@ -1,44 +1,37 @@
-/** Small pieces every scanner of this family shares: output schemas, counts and a stable order. */
-import type { ToolOutputDefinition } from '@tos/sdk';
+/** Small pieces every scanner of this family shares: output schemas, pages and text kept small. */
+import type { ToolOutputProperty } from '@tos/sdk';
 import { LOCKFILE_FORMATS } from '../lockfiles/model';
 
-export { compareText } from '../lockfiles/model';
-
-/** `{ key: count }` for every key, counting the items whose `of(item)` is that key. */
-export function countBy<K extends string, T>(keys: readonly K[], items: readonly T[], of: (item: T) => K): Record<K, number> {
-  const counts = Object.fromEntries(keys.map((key) => [key, 0])) as Record<K, number>;
-  for (const item of items) counts[of(item)] += 1;
-  return counts;
-}
-
 /** An output object holding one integer per key. */
-export function countsOutput(keys: readonly string[], description: string): ToolOutputDefinition {
-  return {
-    type: 'object',
-    description,
-    properties: Object.fromEntries(keys.map((key) => [key, { type: 'integer' }])),
-    additionalProperties: false,
-  };
+export function countsOutput<const K extends string>(keys: readonly K[], description: string) {
+  const properties = Object.fromEntries(keys.map((key) => [key, { type: 'integer' } as const])) as Record<K, { readonly type: 'integer' }>;
+  return { type: 'object', description, properties, additionalProperties: false } as const satisfies ToolOutputProperty;
 }
+
+const LOCKFILE_MEMBERS = {
+  file: { type: 'string' },
+  format: { enum: LOCKFILE_FORMATS },
+  ecosystem: { type: 'string' },
+  packages: { type: 'integer', description: 'Distinct package versions it pins.' },
+} as const;
+const SKIPPED_MEMBER = { skipped: { type: 'integer', description: 'Entries naming no installed version.' } } as const;
 
 /** The `lockfiles` output of the lockfile tools: what was read, and optionally how much was skipped. */
-export function lockfilesOutput(options: { skipped?: boolean } = {}): ToolOutputDefinition {
-  const fields = ['file', 'format', 'ecosystem', 'packages', ...(options.skipped ? ['skipped'] : [])];
+export function lockfilesOutput<const Skipped extends boolean = false>(options: { skipped?: Skipped } = {}) {
+  const properties = options.skipped ? { ...LOCKFILE_MEMBERS, ...SKIPPED_MEMBER } : LOCKFILE_MEMBERS;
   return {
     type: 'array',
     description: 'The lockfiles read.',
-    items: {
-      type: 'object',
-      additionalProperties: false,
-      required: fields,
-      properties: {
-        file: { type: 'string' },
-        format: { enum: [...LOCKFILE_FORMATS] },
-        ecosystem: { type: 'string' },
-        packages: { type: 'integer', description: 'Distinct package versions it pins.' },
-        ...(options.skipped ? { skipped: { type: 'integer', description: 'Entries naming no installed version.' } } : {}),
-      },
-    },
+    items: { type: 'object', additionalProperties: false, required: Object.keys(properties), properties },
+  } as unknown as {
+    readonly type: 'array';
+    readonly description: string;
+    readonly items: {
+      readonly type: 'object';
+      readonly additionalProperties: false;
+      readonly required: readonly (keyof typeof LOCKFILE_MEMBERS | (Skipped extends true ? 'skipped' : never))[];
+      readonly properties: typeof LOCKFILE_MEMBERS & (Skipped extends true ? typeof SKIPPED_MEMBER : unknown);
+    };
   };
 }
 
@@ -58,11 +51,11 @@ export function firstResults<T>(sorted: T[], max: number): { items: T[]; count: 
 }
 
 /** The outputs that go with firstResults: `count`, `total`, `truncated`. */
-export function pageOutputs(what: string): Record<'count' | 'total' | 'truncated', ToolOutputDefinition> {
+export function pageOutputs(what: string) {
   return {
     count: { type: 'integer', description: `${what} returned.` },
     total: { type: 'integer', description: `${what} found (before max_results).` },
     truncated: { type: 'boolean', description: 'True when total > count: the worst ones were kept.' },
-  };
+  } as const satisfies Record<string, ToolOutputProperty>;
 }
 export * from './files';

@@ -1,5 +1,5 @@
-/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function wait(ms: number, signal: AbortSignal): Promise<void> {
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts: ctx.sleep, bound to the call's signal. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason);
     const onAbort = () => {
