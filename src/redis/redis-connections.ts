@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import Redis, { type RedisOptions } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../config/app-config';
@@ -29,13 +29,21 @@ type Listener = (message: string) => void;
  * - `open(name, options)` for a client that needs its own connection (Bull's three).
  */
 @Injectable()
-export class RedisConnections implements OnApplicationShutdown {
+export class RedisConnections implements OnModuleInit, OnApplicationShutdown {
   private readonly opened = new Set<Redis>();
   private readonly listeners = new Map<string, Set<Listener>>();
   private commandClient?: Redis;
   private subscriber?: Redis;
 
   constructor(private readonly config: AppConfig) {}
+
+  /**
+   * Connects the commands client at start-up: with no offline queue, a command sent before it is
+   * up fails, and a process's first publish (a CLI revocation) must not.
+   */
+  onModuleInit(): void {
+    if (this.enabled) this.commandClient ??= this.openCommands();
+  }
 
   /** Whether REDIS_URL is set: shared limits, cache, queue and events; else everything stays in this process. */
   get enabled(): boolean {
@@ -48,11 +56,7 @@ export class RedisConnections implements OnApplicationShutdown {
   }
 
   get commands(): Redis {
-    if (!this.commandClient) {
-      this.commandClient = this.open('commands', { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true, retryStrategy: reconnectPromptly });
-      this.commandClient.on('error', () => undefined); // each caller reports failures where it handles them
-    }
-    return this.commandClient;
+    return (this.commandClient ??= this.openCommands());
   }
 
   /** A client of its own, closed with the others at shutdown. */
@@ -110,6 +114,12 @@ export class RedisConnections implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await Promise.all([...this.opened].map(closeGracefully));
     this.opened.clear();
+  }
+
+  private openCommands(): Redis {
+    const client = this.open('commands', { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true, retryStrategy: reconnectPromptly });
+    client.on('error', () => undefined); // each caller reports failures where it handles them
+    return client;
   }
 
   private subscriberClient(): Redis {
