@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
+import { EgressPool } from './egress/egress';
 import { ToolThreads } from './isolation/tool-threads';
 import { ProviderExplorer } from './provider-explorer';
 import { ToolCompiler } from './tool-compiler';
@@ -15,6 +16,7 @@ export const WORKSPACE = Symbol('WORKSPACE');
 @Module({
   imports: [DiscoveryModule],
   providers: [
+    EgressPool,
     ProviderExplorer,
     ToolCompiler,
     ToolRegistry,
@@ -26,6 +28,6 @@ export const WORKSPACE = Symbol('WORKSPACE');
       useFactory: (config: AppConfig) => createWorkspace(path.resolve(config.WORKSPACE_ROOT)),
     },
   ],
-  exports: [ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, WORKSPACE],
+  exports: [EgressPool, ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, WORKSPACE],
 })
 export class ToolsModule {}
