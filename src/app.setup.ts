@@ -10,6 +10,7 @@ import { AppModule, AppModuleOptions } from './app.module';
 import { httpCacheHook } from './common/http-cache';
 import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
+import { installAsyncResourceBind } from './common/async-resource-bind';
 import { checkJsonText } from './common/json-limits';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './common/framework-errors';
 import { SECURITY_HEADERS } from './common/security-headers';
@@ -44,6 +45,7 @@ export async function drainHttp(app: NestFastifyApplication): Promise<void> {
 
 /** Builds the application exactly as `main.ts` serves it; e2e tests use the same function. */
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
+  installAsyncResourceBind();
   const logger = createRootLogger(options.config.LOG_LEVEL);
   const adapter = new FastifyAdapter({
     ...tlsOptions(options.config),
