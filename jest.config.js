@@ -9,7 +9,7 @@ module.exports = {
   // Per-project testTimeout is ignored by Jest; e2e suites boot databases and processes.
   testTimeout: 60000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'] },
     {
       ...common,
       displayName: 'e2e',

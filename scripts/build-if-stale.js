@@ -11,17 +11,13 @@ const { existsSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const path = require('node:path');
 const ts = require('typescript');
 const { linkSdk } = require('./link-sdk');
+const { buildConfig, pruneStaleOutput } = require('./stale-output');
 
 const ROOT = path.join(__dirname, '..');
 const CONFIG = path.join(ROOT, 'tsconfig.build.json');
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
 
-const parsed = ts.getParsedCommandLineOfConfigFile(CONFIG, {}, {
-  ...ts.sys,
-  onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-    throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
-  },
-});
+const parsed = buildConfig();
 const sources = parsed.fileNames.filter((file) => !file.endsWith('.d.ts')).sort();
 const { outDir, rootDir, tsBuildInfoFile } = parsed.options;
 const output = (file) => path.join(outDir, path.relative(rootDir, file)).replace(/\.ts$/, '.js');
@@ -30,6 +26,8 @@ const hash = createHash('sha256').update(ts.version).update(JSON.stringify(parse
 for (const file of sources) hash.update(path.relative(ROOT, file)).update('\0').update(readFileSync(file)).update('\0');
 const stamp = hash.digest('hex');
 
+// Outputs of deleted or moved sources go whether or not anything else changed: the service would load them.
+pruneStaleOutput(parsed);
 const outputsPresent = sources.every((file) => existsSync(output(file)));
 // The built tools' way to the SDK (scripts/link-sdk.js): not a tsc output, so checked on every start.
 linkSdk();

@@ -1,29 +1,21 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { BuiltinToolsModule } from '../tools';
-import { AuthGuard } from './auth/auth.guard';
+import { ApiModule } from './api.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { ExecutionsModule } from './executions/executions.module';
+import { HealthModule } from './health/health.module';
 import { BootstrapService } from './keys/bootstrap.service';
 import { KeysModule } from './keys/keys.module';
-import { loadExtensionModules } from './tools/extension-modules';
-import { HealthController } from './health/health.controller';
-import { HealthPort } from './health/health-port';
-import { Readiness } from './health/readiness';
-import { CacheModule } from './cache/cache.module';
-import { IdempotencyModule } from './idempotency/idempotency.module';
-import { McpModule } from './mcp/mcp.module';
-import { OpenApiModule } from './openapi/openapi.module';
-import { ObservabilityModule } from './observability/observability.module';
-import { LimitsModule } from './limits/limits.module';
-import { RateLimitGuard } from './limits/rate-limit.guard';
-import { ToolsModule } from './tools/tools.module';
-import { SessionsModule } from './sessions/sessions.module';
-import { ConsoleModule } from './console/console.module';
+import { MetricsEndpointModule, ObservabilityModule } from './observability/observability.module';
 import { OperatorModule } from './operator/operator.module';
+import { RedisModule } from './redis/redis.module';
+import { loadExtensionModules } from './tools/extension-modules';
+import { ToolsModule } from './tools/tools.module';
+import { WorkerModule } from './worker.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -33,6 +25,20 @@ export interface AppModuleOptions {
   withoutBuiltinTools?: boolean;
 }
 
+/**
+ * The one place the configuration chooses modules: the role's (ApiModule, WorkerModule or both),
+ * the metrics endpoint, the operator endpoint, the tools. Every other module is static and reads
+ * AppConfig through injection.
+ */
+function chosenModules(config: AppConfig): Array<Type | DynamicModule> {
+  const modules: Array<Type | DynamicModule> = [];
+  if (config.runsApi) modules.push(ApiModule, ...(config.METRICS_TOKEN ? [MetricsEndpointModule] : []));
+  if (config.runsWorker) modules.push(WorkerModule);
+  // With DATABASE_URL, operator commands open the database themselves (OperatorModule).
+  if (!config.DATABASE_URL) modules.push(OperatorModule);
+  return modules;
+}
+
 @Module({})
 export class AppModule {
   static forRoot({ config, extensions = [], withoutBuiltinTools = false }: AppModuleOptions): DynamicModule {
@@ -40,33 +46,19 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        RedisModule,
         DatabaseModule.forRoot(),
         ToolsModule,
-        LimitsModule.forRoot(config),
-        CacheModule.forRoot(config),
-        IdempotencyModule,
         KeysModule,
-        SessionsModule,
-        ExecutionsModule.forRoot(config),
-        McpModule.forRoot(config),
-        OpenApiModule.forRoot(config),
-        ObservabilityModule.forRoot(config),
-        ConsoleModule.forRoot(config),
-        OperatorModule.forRoot(config),
+        ExecutionsModule,
+        HealthModule,
+        ObservabilityModule,
+        ...chosenModules(config),
         ...(withoutBuiltinTools ? [] : [BuiltinToolsModule]),
         ...extensions,
         ...loadExtensionModules(config.EXTENSION_MODULES),
       ],
-      controllers: config.runsApi ? [HealthController] : [],
-      providers: [
-        // In this order: the rate limits need the key that AuthGuard verified.
-        { provide: APP_GUARD, useClass: AuthGuard },
-        { provide: APP_GUARD, useClass: RateLimitGuard },
-        { provide: APP_FILTER, useClass: AllExceptionsFilter },
-        BootstrapService,
-        Readiness,
-        HealthPort,
-      ],
+      providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }, BootstrapService],
     };
   }
 }

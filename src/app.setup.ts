@@ -10,6 +10,7 @@ import { AppModule, AppModuleOptions } from './app.module';
 import { httpCacheHook } from './common/http-cache';
 import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
+import { installAsyncResourceBind } from './common/async-resource-bind';
 import { checkJsonText } from './common/json-limits';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './common/framework-errors';
 import { SECURITY_HEADERS } from './common/security-headers';
@@ -17,7 +18,8 @@ import { createRootLogger, PinoNestLogger } from './common/logger';
 import { AppConfig } from './config/app-config';
 import { OpenApiDocument } from './openapi/openapi-document';
 import { installRequestObservability } from './observability/request-observability';
-import { applyRateLimit, ipWindowKey } from './limits/rate-limit-headers';
+import { countedIn, writeRateLimitHeaders } from './common/rate-limit-headers';
+import { ipWindowKey } from './limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from './limits/window-store';
 import { installArchiveUploads } from './workspaces/archive-upload';
 
@@ -43,6 +45,7 @@ export async function drainHttp(app: NestFastifyApplication): Promise<void> {
 
 /** Builds the application exactly as `main.ts` serves it; e2e tests use the same function. */
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
+  installAsyncResourceBind();
   const logger = createRootLogger(options.config.LOG_LEVEL);
   const adapter = new FastifyAdapter({
     ...tlsOptions(options.config),
@@ -139,7 +142,8 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     reply.header('x-request-id', request.id);
   });
   fastify.addHook('onRequest', apiVersionHook);
-  // Responses no limiter counted (unknown routes, public pages) still show the client IP's window.
+  // The X-RateLimit-* headers of every response Fastify sends, errors included; those of a request no
+  // limiter counted (unknown routes, public pages) show the client IP's window.
   const windows = app.get(WindowStore);
   const ipLimit = app.get(AppConfig).IP_RATE_LIMIT;
   fastify.addHook('onSend', httpCacheHook);
@@ -148,10 +152,11 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     return payload;
   });
   fastify.addHook('onSend', async (request, reply, payload) => {
-    if (!reply.hasHeader('x-ratelimit-limit')) {
+    if (!request.rateLimit) {
       const state = await windows.peek(ipWindowKey(request), ipLimit, WINDOW_MS);
-      applyRateLimit(request, reply, ipLimit, state.count, state.resetAt);
+      countedIn(request, ipLimit, state.count, state.resetAt);
     }
+    writeRateLimitHeaders(request, reply);
     return payload;
   });
   fastify.addHook('onResponse', async (request, reply) => {

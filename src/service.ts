@@ -3,8 +3,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { performance } from 'node:perf_hooks';
 import { createApp, drainHttp } from './app.setup';
 import { ConfigError, loadConfig, ROLES, Role } from './config/app-config';
-import { persistenceWarning } from './common/redis';
 import { claimDataDir } from './database/data-source-options';
+import { RedisConnections } from './redis/redis-connections';
 import { SecretsService } from './secrets/secrets.service';
 import { ToolCatalogue } from './tools/tool-catalogue';
 import { withinGrace } from './executions/engine/queue/execution-queue';
@@ -49,7 +49,7 @@ export async function runService(options: ServiceOptions = {}): Promise<void> {
       });
     }
     if (config.REDIS_URL) {
-      await persistenceWarning(config.REDIS_URL).then(
+      await app.get(RedisConnections).persistenceWarning().then(
         (warning) => warning && logger.warn(warning),
         (err: Error) => logger.warn(`Cannot tell whether Redis persists the queue (reading its settings with CONFIG GET failed: ${err.message}); production needs appendonly yes`),
       );

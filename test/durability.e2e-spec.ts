@@ -228,7 +228,8 @@ describe('an embedded service killed (SIGKILL) and started again', () => {
     } finally {
       await hook.close();
     }
-  });
+    // Two cold starts of the service from its sources (each up to a minute on a loaded 2-core machine).
+  }, 180_000);
 });
 
 describe('the reconciler on the embedded queue, without SECRETS_KEY', () => {

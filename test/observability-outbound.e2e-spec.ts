@@ -4,7 +4,7 @@
  */
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { egressFor } from '../src/tools/egress/egress';
+import { EgressPool } from '../src/tools/egress/egress';
 import { createToolHttp } from '../src/tools/egress/tool-network';
 import { observeExecution } from '../src/common/probes';
 import { ServiceTracing } from '../src/observability/tracing';
@@ -32,7 +32,7 @@ describe('outbound call tracing', () => {
     await receiver.stop();
   });
 
-  const http = createToolHttp(egressFor({ allow: '127.0.0.0/8' }), new AbortController().signal);
+  const http = createToolHttp(new EgressPool().for({ allow: '127.0.0.0/8' }), new AbortController().signal);
   const call = (path: string) => http.request(`${upstreamUrl}${path}?token=not-for-spans`, { headers: { accept: 'application/json' } });
 
   it('sends nothing extra while tracing is off', async () => {

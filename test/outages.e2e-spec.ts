@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { persistenceWarning } from '../src/common/redis';
+import type { AppConfig } from '../src/config/app-config';
+import { RedisConnections } from '../src/redis/redis-connections';
 import { generateSecret } from '../src/identity/key-secret';
 import { startTestApp, type TestAccount, type TestApp } from './support/app';
 import { asAdmin, createTestDatabase, postgresUrl, type TestDatabase } from './support/databases';
@@ -123,6 +124,15 @@ describe('Redis persistence, checked at start-up', () => {
   let redis: RedisServer;
   beforeAll(async () => (redis = await startRedis()));
   afterAll(() => redis?.stop());
+  /** What start-up asks of the service's Redis connections (src/service.ts). */
+  const persistenceWarning = async (url: string) => {
+    const connections = new RedisConnections({ REDIS_URL: url, QUEUE_PREFIX: 'tos' } as AppConfig);
+    try {
+      return await connections.persistenceWarning();
+    } finally {
+      await connections.onApplicationShutdown();
+    }
+  };
 
   it('warns when a Redis restart would lose queued executions, and not once appendonly is on', async () => {
     const client = new Redis(redis.url);

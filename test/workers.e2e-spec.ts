@@ -2,8 +2,11 @@
  * The distributed engine across processes: an API process (this test) and worker processes
  * sharing PostgreSQL and Redis.
  */
+import Redis from 'ioredis';
 import { existsSync, readdirSync } from 'node:fs';
 import * as path from 'node:path';
+import { QueueConsumer } from '../src/executions/engine/queue-consumer';
+import { RedisConnections } from '../src/redis/redis-connections';
 import { startTestApp, TestAccount, TestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
@@ -214,5 +217,68 @@ describeEachEngine('Redis outage', (mode) => {
     await until('/readyz to answer 200', async () => ((await t.request({ method: 'GET', url: '/readyz' })).statusCode === 200 ? true : undefined), 2_000, 50);
     const id = back.json().execution_id;
     await until(`${id} to succeed`, async () => ((await t.request({ method: 'GET', url: `/v1/executions/${id}`, key: acme.key })).json().status === 'success' ? true : undefined));
+  });
+});
+
+describeEachEngine('roles', (mode) => {
+  if (mode.name === 'embedded') return; // api and worker roles share work through Redis
+
+  let redis: RedisServer; // private: connections are counted on it
+  let admin: Redis;
+  let env: Record<string, string>;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    admin = new Redis(redis.url);
+    const prepared = await mode.prepare();
+    cleanup = prepared.cleanup;
+    env = { ...prepared.env, REDIS_URL: redis.url };
+  });
+
+  afterAll(async () => {
+    admin?.disconnect();
+    await redis?.stop();
+    await cleanup?.();
+  });
+
+  /** The service's connections to this Redis: all but the test's own. */
+  const serviceConnections = async () => {
+    const own = `id=${String(await admin.client('ID'))} `;
+    return ((await admin.client('LIST')) as string).split('\n').filter((line) => line.startsWith('id=') && !line.startsWith(own)).length;
+  };
+  const routes = (t: TestApp) => {
+    const fastify = t.app.getHttpAdapter().getInstance();
+    return ['/healthz', '/v1/tools', '/v1/executions', '/v1/mcp', '/v1/openapi.json', '/console'].filter((url) => fastify.hasRoute({ method: 'GET', url }));
+  };
+
+  it('a worker process serves no HTTP route; an API process consumes no queue', async () => {
+    const worker = await startTestApp({ env: { ...env, ROLE: 'worker' } });
+    try {
+      expect(routes(worker)).toEqual([]);
+      expect(worker.app.get(QueueConsumer)).toBeInstanceOf(QueueConsumer);
+    } finally {
+      await worker.close();
+    }
+    const api = await startTestApp({ env: { ...env, ROLE: 'api' } });
+    try {
+      expect(routes(api)).toEqual(['/healthz', '/v1/tools', '/v1/executions', '/v1/mcp', '/v1/openapi.json', '/console']);
+      expect(() => api.app.get(QueueConsumer)).toThrow();
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('opens its Redis connections through one owner and closes every one at shutdown', async () => {
+    const t = await startTestApp({ env });
+    const account = await t.createAccount('acme');
+    // Request-path commands, pub/sub and the queue: one connection each kind, Bull's three.
+    expect((await t.request({ method: 'POST', url: '/v1/tools/json-transform/invoke?async=true', key: account.key, payload: { inputs: { expression: '1', data: {} } } })).statusCode).toBe(202);
+    const opened = t.app.get(RedisConnections).openCount;
+    expect(opened).toBeGreaterThanOrEqual(3);
+    await until('the service connections to show in CLIENT LIST', async () => ((await serviceConnections()) === opened ? true : undefined));
+    await t.close();
+    expect(t.app.get(RedisConnections).openCount).toBe(0);
+    await until('Redis to see every service connection closed', async () => ((await serviceConnections()) === 0 ? true : undefined));
   });
 });

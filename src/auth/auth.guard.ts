@@ -2,41 +2,20 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
-import { AppConfig } from '../config/app-config';
-import { KeyVerifier } from '../keys/key-verifier';
-import { applyRateLimit, ipWindowKey, rateLimited } from '../limits/rate-limit-headers';
-import { WINDOW_MS, WindowStore } from '../limits/window-store';
 import { PUBLIC_ROUTE, REQUIRED_SCOPES } from '../identity/auth.decorators';
 import { canUseTool } from '../identity/principal';
-import type { Principal } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
-import { ConsoleSessions } from '../sessions/console-sessions.service';
-import { CSRF_HEADER, csrfTokenMatches, sessionSecretOf } from '../sessions/console-credentials';
-
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
-/** Methods that change nothing: the only ones a console session may send without its CSRF token. */
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-const FAILURE_MESSAGES = {
-  malformed: 'Malformed API key: expected sk_user_, sk_svc_ or sk_temp_ followed by 32 letters or digits',
-  unknown: 'Invalid API key',
-  revoked: 'API key has been revoked',
-  expired: 'API key has expired',
-} as const;
+import { PrincipalResolver } from './principal-resolver';
 
 /**
- * Global guard: `Authorization: Bearer <key>` on every route not marked @Public() (or, without
- * that header, a console session's cookie plus its CSRF token on state-changing requests),
- * then the route's scopes and, for tool routes, the key's tool restriction.
+ * Global guard: a principal (PrincipalResolver) on every route not marked @Public(), then the
+ * route's scopes and, for tool routes, the key's tool restriction.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
-    private readonly verifier: KeyVerifier,
-    private readonly sessions: ConsoleSessions,
-    private readonly windows: WindowStore,
-    private readonly config: AppConfig,
+    private readonly principals: PrincipalResolver,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -44,7 +23,7 @@ export class AuthGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
-    const principal = await this.authenticate(request, http.getResponse<FastifyReply>());
+    const principal = await this.principals.resolve(request, http.getResponse<FastifyReply>());
 
     const required = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets) ?? [];
     const missing = required.find((scope) => !principal.scopes.has(scope));
@@ -55,48 +34,5 @@ export class AuthGuard implements CanActivate {
       throw new AppException('FORBIDDEN', `This API key may not use tool '${toolId}'`);
     }
     return true;
-  }
-
-  private async authenticate(request: FastifyRequest, reply: FastifyReply): Promise<Principal> {
-    const header = request.headers.authorization;
-    const sessionSecret = header ? undefined : sessionSecretOf(request);
-    if (sessionSecret) return this.authenticateSession(request, reply, sessionSecret);
-    const secret = header ? BEARER.exec(header)?.[1] : undefined;
-    if (!secret) {
-      await this.countFailure(request, reply);
-      reply.header('www-authenticate', 'Bearer');
-      throw new AppException('UNAUTHORIZED', header ? 'Malformed Authorization header: expected "Bearer <API key>"' : 'Missing API key: send Authorization: Bearer <API key>');
-    }
-    const verification = await this.verifier.verify(secret);
-    if (!verification.ok) {
-      await this.countFailure(request, reply);
-      reply.header('www-authenticate', 'Bearer error="invalid_token"');
-      const when = verification.at ? ` (at ${verification.at.toISOString()})` : '';
-      throw new AppException('UNAUTHORIZED', FAILURE_MESSAGES[verification.reason] + when);
-    }
-    request.principal = verification.principal;
-    return verification.principal;
-  }
-
-  /** A console session acts as its account's principal; a request that changes something must prove it came from the console page. */
-  private async authenticateSession(request: FastifyRequest, reply: FastifyReply, secret: string): Promise<Principal> {
-    const check = await this.sessions.verify(secret);
-    if (!check.ok) {
-      await this.countFailure(request, reply);
-      throw new AppException('UNAUTHORIZED', check.reason);
-    }
-    if (!SAFE_METHODS.has(request.method) && !csrfTokenMatches(secret, request.headers[CSRF_HEADER])) {
-      throw new AppException('FORBIDDEN', `Missing or wrong ${CSRF_HEADER} header: a console session's state-changing requests carry its CSRF token`);
-    }
-    request.principal = check.principal;
-    return check.principal;
-  }
-
-  /** Requests without a valid key count against their client IP's window; past it they get 429, not 401. */
-  private async countFailure(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const limit = this.config.IP_RATE_LIMIT;
-    const hit = await this.windows.hit(ipWindowKey(request), limit, WINDOW_MS);
-    applyRateLimit(request, reply, limit, hit.count, hit.resetAt);
-    if (!hit.allowed) throw rateLimited('client IP without a valid key', limit, Math.ceil((hit.resetAt - Date.now()) / 1000));
   }
 }

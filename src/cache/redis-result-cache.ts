@@ -1,6 +1,6 @@
-import { Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import type Redis from 'ioredis';
-import { failFastRedis, redisScript } from '../common/redis';
+import { RedisConnections, redisScript } from '../redis/redis-connections';
 import { CachedResult, ResultCache } from './result-cache';
 
 /**
@@ -14,20 +14,20 @@ if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KE
 `;
 
 /** Shared by every process; while Redis is away every lookup is a miss (never an error to the client). */
-export class RedisResultCache extends ResultCache implements OnApplicationShutdown {
+export class RedisResultCache extends ResultCache {
   private readonly logger = new Logger(RedisResultCache.name);
   private readonly redis: Redis;
   private readonly store: (resultKey: string, scopeKey: string, value: string, ttlMs: number, member: string) => Promise<unknown>;
 
-  constructor(url: string, private readonly prefix: string) {
+  constructor(private readonly connections: RedisConnections) {
     super();
-    this.redis = failFastRedis(url);
+    this.redis = connections.commands;
     this.store = redisScript(this.redis, 'storeResult', 2, STORE);
   }
 
   async get(key: string): Promise<CachedResult | null> {
     try {
-      const raw = await this.redis.get(`${this.prefix}:cache:${key}`);
+      const raw = await this.redis.get(this.connections.name(`cache:${key}`));
       return raw ? (JSON.parse(raw) as CachedResult) : null;
     } catch (err) {
       this.logger.warn(`cache read skipped: ${(err as Error).message}`);
@@ -38,23 +38,19 @@ export class RedisResultCache extends ResultCache implements OnApplicationShutdo
   async set(key: string, scope: string, value: CachedResult): Promise<void> {
     const ttl = value.expires_at - Date.now();
     if (ttl <= 0) return;
-    const scopeKey = `${this.prefix}:cache-scope:${scope}`;
+    const scopeKey = this.connections.name(`cache-scope:${scope}`);
     try {
-      await this.store(`${this.prefix}:cache:${key}`, scopeKey, JSON.stringify(value), ttl, key);
+      await this.store(this.connections.name(`cache:${key}`), scopeKey, JSON.stringify(value), ttl, key);
     } catch (err) {
       this.logger.warn(`cache write skipped: ${(err as Error).message}`);
     }
   }
 
   async drop(scope: string): Promise<number> {
-    const scopeKey = `${this.prefix}:cache-scope:${scope}`;
+    const scopeKey = this.connections.name(`cache-scope:${scope}`);
     const keys = await this.redis.smembers(scopeKey);
-    const dropped = keys.length > 0 ? await this.redis.del(...keys.map((k) => `${this.prefix}:cache:${k}`)) : 0;
+    const dropped = keys.length > 0 ? await this.redis.del(...keys.map((k) => this.connections.name(`cache:${k}`))) : 0;
     await this.redis.del(scopeKey);
     return dropped;
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }

@@ -4,6 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { ConfigModule } from '../config/config.module';
 import { DatabaseModule } from '../database/database.module';
 import { KeysModule } from '../keys/keys.module';
+import { RedisModule } from '../redis/redis.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { loadExtensionModules } from '../tools/extension-modules';
@@ -20,6 +21,7 @@ export class CliModule {
       module: CliModule,
       imports: [
         ConfigModule.forRoot(config),
+        RedisModule,
         DatabaseModule.forRoot(),
         KeysModule,
         SecretsModule,

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply } from 'fastify';
+import { writeRateLimitHeaders } from './rate-limit-headers';
 
 /**
  * Takes the response over from Fastify for a Server-Sent Events stream: the headers set so far
@@ -7,6 +8,7 @@ import type { FastifyReply } from 'fastify';
  * hooks (compression among them) would buffer the events, so they are bypassed.
  */
 export function openEventStream(reply: FastifyReply, status = 200): ServerResponse {
+  writeRateLimitHeaders(reply.request, reply);
   reply.hijack();
   const headers: Record<string, string | number | string[]> = {
     ...(reply.getHeaders() as Record<string, string | number | string[]>),

@@ -1,5 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { Module } from '@nestjs/common';
 import { SessionsModule } from '../sessions/sessions.module';
 import { ConsoleAssets } from './console-assets';
 import { ConsoleLinksController } from './console-links.controller';
@@ -8,17 +7,11 @@ import { ConsoleSessionController } from './console-session.controller';
 
 /**
  * The browser console (docs/console.md): its page and scripts, sign-in and sign-out, and sign-in links.
- * Everything else the page does goes through the /v1 API, as the session's principal.
+ * Everything else the page does goes through the /v1 API, as the session's principal. Part of the ApiModule.
  */
-@Module({})
-export class ConsoleModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    if (!config.runsApi) return { module: ConsoleModule };
-    return {
-      module: ConsoleModule,
-      imports: [SessionsModule],
-      controllers: [ConsolePagesController, ConsoleSessionController, ConsoleLinksController],
-      providers: [ConsoleAssets],
-    };
-  }
-}
+@Module({
+  imports: [SessionsModule],
+  controllers: [ConsolePagesController, ConsoleSessionController, ConsoleLinksController],
+  providers: [ConsoleAssets],
+})
+export class ConsoleModule {}

@@ -1,10 +1,10 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { DataSource } from 'typeorm';
-import { failFastRedis } from '../common/redis';
 import { AppConfig } from '../config/app-config';
 import { ExecutionQueue } from '../executions/engine/queue/execution-queue';
 import { configuredBackends } from '../observability/backends';
+import { RedisConnections } from '../redis/redis-connections';
 
 /** Longest wait for one dependency's answer: a probe must answer before the orchestrator's own timeout. */
 const CHECK_TIMEOUT_MS = 2_000;
@@ -16,7 +16,7 @@ export interface ReadinessReport {
 
 /** Whether what requests and executions need answers: the database, the queue and (when set) Redis. */
 @Injectable()
-export class Readiness implements OnModuleDestroy {
+export class Readiness {
   /** Redis as the cache and rate limits see it (they fail open, so only readiness tells it is away). */
   private readonly redis: Redis | null;
 
@@ -24,12 +24,9 @@ export class Readiness implements OnModuleDestroy {
     private readonly dataSource: DataSource,
     private readonly queue: ExecutionQueue,
     private readonly config: AppConfig,
+    connections: RedisConnections,
   ) {
-    this.redis = config.REDIS_URL ? failFastRedis(config.REDIS_URL) : null;
-  }
-
-  onModuleDestroy(): void {
-    this.redis?.disconnect();
+    this.redis = connections.enabled ? connections.commands : null;
   }
 
   async check(): Promise<ReadinessReport> {

@@ -7,7 +7,7 @@ import { newKeyId } from '../common/ids';
 import { ApiKey } from './api-key.entity';
 import { generateSecret, hashSecret, KeyType } from '../identity/key-secret';
 import { ToolCatalogue } from '../tools/tool-catalogue';
-import { KeyVerifier } from './key-verifier';
+import { KeyRevocations } from './key-revocations';
 
 export const MAX_TEMPORARY_KEY_SECONDS = 86_400;
 
@@ -37,7 +37,7 @@ export class ApiKeysService {
   constructor(
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
     private readonly dataSource: DataSource,
-    private readonly verifier: KeyVerifier,
+    private readonly revocations: KeyRevocations,
     private readonly tools: ToolCatalogue,
   ) {}
 
@@ -86,7 +86,7 @@ export class ApiKeysService {
     if (key.revoked_at && key.revoked_at <= now) return key;
     key.revoked_at = now;
     await this.keys.update({ id: key.id }, { revoked_at: now });
-    this.verifier.forget(key.id);
+    this.revocations.announce(key.id);
     return key;
   }
 
@@ -164,7 +164,7 @@ export class ApiKeysService {
       );
       return { ...issued, old };
     });
-    this.verifier.forget(keyId);
+    this.revocations.announce(keyId);
     return result;
   }
 

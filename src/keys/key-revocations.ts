@@ -1,5 +1,5 @@
 import { OnApplicationShutdown } from '@nestjs/common';
-import type { Broadcast } from '../common/broadcast';
+import type { Broadcast } from '../redis/broadcast';
 
 /**
  * Tells every process that a key was revoked or rotated, so their verified-key caches drop it at

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import { countedIn } from '../common/rate-limit-headers';
 import type { AppException } from '../common/errors';
 import type { Principal } from '../identity/principal';
 import type { ResolvedDefinition } from '../tools/tool-catalogue';
 import { QuotaStore } from './quota-store';
-import { applyRateLimit, keyWindowKey, rateLimited } from './rate-limit-headers';
+import { keyWindowKey, rateLimited } from './rate-limit-headers';
 import { WINDOW_MS, WindowHit, WindowStore } from './window-store';
 
 /** The per-tool window an admitted call was counted in (for the X-RateLimit-* headers). */
@@ -70,12 +71,12 @@ export class AdmissionGate {
    * Counts `n` requests beyond the one the request-window guard counted for this HTTP request (the
    * further messages of a JSON-RPC batch), in the same key window: a batch pays per message, as if
    * each were its own POST. As many as fit are counted; `refusal` is the RATE_LIMITED error for the
-   * rest (none when all fit). The response's X-RateLimit-* headers follow.
+   * rest (none when all fit). The response's X-RateLimit-* headers show the window.
    */
-  async admitMore(principal: Principal, request: FastifyRequest, reply: FastifyReply, n: number): Promise<{ admitted: number; refusal?: AppException }> {
+  async admitMore(principal: Principal, request: FastifyRequest, n: number): Promise<{ admitted: number; refusal?: AppException }> {
     const limit = principal.limits.requestsPerMinute;
     const { taken, count, resetAt } = await this.windows.hitMany(keyWindowKey(principal.keyId), limit, WINDOW_MS, n);
-    applyRateLimit(request, reply, limit, count, resetAt);
+    countedIn(request, limit, count, resetAt);
     if (taken === n) return { admitted: n };
     return { admitted: taken, refusal: rateLimited('API key', limit, Math.ceil((resetAt - Date.now()) / 1000)) };
   }

@@ -1,6 +1,5 @@
-import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import type Redis from 'ioredis';
-import { failFastRedis, redisScript } from '../common/redis';
+import { Logger } from '@nestjs/common';
+import { RedisConnections, redisScript } from '../redis/redis-connections';
 
 export interface QuotaUse {
   allowed: boolean;
@@ -44,24 +43,22 @@ return { 1, redis.call('INCR', KEYS[1]) }
 const UNSEEDED = -1;
 
 /** Shared by all replicas; fails open to this process's own count while Redis is away. */
-export class RedisQuotaStore extends QuotaStore implements OnApplicationShutdown {
+export class RedisQuotaStore extends QuotaStore {
   private readonly logger = new Logger(RedisQuotaStore.name);
-  private readonly redis: Redis;
   private readonly quotaConsume: (key: string, limit: number) => Promise<[number, number]>;
   private readonly fallback = new MemoryQuotaStore();
 
-  constructor(url: string, private readonly prefix: string) {
+  constructor(private readonly redis: RedisConnections) {
     super();
-    this.redis = failFastRedis(url);
-    this.quotaConsume = redisScript(this.redis, 'quotaConsume', 1, CONSUME);
+    this.quotaConsume = redisScript(redis.commands, 'quotaConsume', 1, CONSUME);
   }
 
   async consume(key: string, limit: number, ttlMs: number, seed: () => Promise<number>): Promise<QuotaUse> {
-    const redisKey = `${this.prefix}:quota:${key}`;
+    const redisKey = this.redis.name(`quota:${key}`);
     try {
       let [counted, used] = await this.quotaConsume(redisKey, limit);
       if (counted === UNSEEDED) {
-        await this.redis.set(redisKey, await seed(), 'PX', ttlMs, 'NX'); // NX: another replica may have seeded it meanwhile
+        await this.redis.commands.set(redisKey, await seed(), 'PX', ttlMs, 'NX'); // NX: another replica may have seeded it meanwhile
         [counted, used] = await this.quotaConsume(redisKey, limit);
         if (counted === UNSEEDED) throw new Error('the counter expired as soon as it was seeded');
       }
@@ -74,14 +71,10 @@ export class RedisQuotaStore extends QuotaStore implements OnApplicationShutdown
 
   async used(key: string, seed: () => Promise<number>): Promise<number> {
     try {
-      const used = await this.redis.get(`${this.prefix}:quota:${key}`);
+      const used = await this.redis.commands.get(this.redis.name(`quota:${key}`));
       return used === null ? await seed() : Number(used);
     } catch {
       return this.fallback.used(key, seed);
     }
-  }
-
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
   }
 }

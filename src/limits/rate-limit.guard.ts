@@ -2,8 +2,9 @@ import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { InjectThrottlerOptions, InjectThrottlerStorage, ThrottlerGuard, type ThrottlerModuleOptions, type ThrottlerStorage } from '@nestjs/throttler';
 import type { ThrottlerRequest } from '@nestjs/throttler/dist/throttler.guard.interface';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { applyRateLimit, rateLimited } from './rate-limit-headers';
+import type { FastifyRequest } from 'fastify';
+import { countedIn } from '../common/rate-limit-headers';
+import { rateLimited } from './rate-limit-headers';
 import type { WindowRecord } from './sliding-window.storage';
 
 /**
@@ -29,11 +30,10 @@ export class RateLimitGuard extends ThrottlerGuard {
 
   protected override async handleRequest({ context, limit, ttl, throttler, getTracker, generateKey }: ThrottlerRequest): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const reply = context.switchToHttp().getResponse<FastifyReply>();
     const name = throttler.name ?? 'default';
     const key = generateKey(context, await getTracker(request, context), name);
     const record = (await this.storageService.increment(key, ttl, limit, 0, name)) as WindowRecord;
-    applyRateLimit(request, reply, limit, record.totalHits, record.resetAt);
+    countedIn(request, limit, record.totalHits, record.resetAt);
     if (record.isBlocked) throw rateLimited('API key', limit, record.timeToBlockExpire);
     return true;
   }

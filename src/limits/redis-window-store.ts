@@ -1,7 +1,6 @@
-import { Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import type Redis from 'ioredis';
-import { failFastRedis, redisScript } from '../common/redis';
+import { RedisConnections, redisScript } from '../redis/redis-connections';
 import { MemoryWindowStore, WindowHit, WindowStore, WindowTake } from './window-store';
 
 /**
@@ -31,9 +30,8 @@ return { taken, count, reset }
  * Shared by every API process through Redis. If Redis fails, limits fail open to this process's
  * own memory window (documented choice: availability over exactness while Redis is away).
  */
-export class RedisWindowStore extends WindowStore implements OnApplicationShutdown {
+export class RedisWindowStore extends WindowStore {
   private readonly logger = new Logger(RedisWindowStore.name);
-  private readonly redis: Redis;
   private readonly windowHit: (key: string, windowMs: number, limit: number, wanted: number, member: string) => Promise<[number, number, number]>;
   private readonly fallback = new MemoryWindowStore();
   private degraded = false;
@@ -41,10 +39,9 @@ export class RedisWindowStore extends WindowStore implements OnApplicationShutdo
   private readonly processTag = randomBytes(6).toString('hex');
   private hits = 0;
 
-  constructor(url: string, private readonly prefix: string) {
+  constructor(private readonly redis: RedisConnections) {
     super();
-    this.redis = failFastRedis(url);
-    this.windowHit = redisScript(this.redis, 'windowHit', 1, HIT);
+    this.windowHit = redisScript(redis.commands, 'windowHit', 1, HIT);
   }
 
   async hit(key: string, limit: number, windowMs: number): Promise<WindowHit> {
@@ -61,13 +58,9 @@ export class RedisWindowStore extends WindowStore implements OnApplicationShutdo
     return this.run(key, limit, windowMs, n);
   }
 
-  onApplicationShutdown(): void {
-    this.redis.disconnect();
-  }
-
   private async run(key: string, limit: number, windowMs: number, wanted: number): Promise<WindowTake> {
     try {
-      const [taken, count, resetAt] = await this.windowHit(`${this.prefix}:rl:${key}`, windowMs, limit, wanted, `${this.processTag}.${++this.hits}`);
+      const [taken, count, resetAt] = await this.windowHit(this.redis.name(`rl:${key}`), windowMs, limit, wanted, `${this.processTag}.${++this.hits}`);
       if (this.degraded) this.logger.warn('Redis is back: rate limits are shared again');
       this.degraded = false;
       return { taken, count, resetAt };

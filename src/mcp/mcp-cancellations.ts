@@ -1,5 +1,5 @@
 import { OnApplicationShutdown } from '@nestjs/common';
-import type { Broadcast } from '../common/broadcast';
+import type { Broadcast } from '../redis/broadcast';
 
 type RequestId = string | number;
 

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Principal } from '../identity/principal';
-import { openBroadcast } from '../common/broadcast';
+import { LocalBroadcast } from '../redis/broadcast';
 import type { AppConfig } from '../config/app-config';
 import type { InvocationService } from '../executions/request/invocation.service';
 import type { ToolCatalogue } from '../tools/tool-catalogue';
@@ -47,8 +47,8 @@ describe('McpEndpoint', () => {
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
     modern = new McpModernEndpoint(tools, tasks, outages, library);
-    const gate = { admitMore: (...[, , , n]: number[]) => Promise.resolve({ admitted: n }) } as unknown as AdmissionGate;
-    endpoint = new McpEndpoint(tools, new McpCancellations(openBroadcast('', 'test')), modern, gate, outages, library, new McpLegacyTasks(tasks, { MCP_PAGE_SIZE: 50 } as AppConfig));
+    const gate = { admitMore: (...[, , n]: number[]) => Promise.resolve({ admitted: n }) } as unknown as AdmissionGate;
+    endpoint = new McpEndpoint(tools, new McpCancellations(new LocalBroadcast('test')), modern, gate, outages, library, new McpLegacyTasks(tasks, { MCP_PAGE_SIZE: 50 } as AppConfig));
     await endpoint.onModuleInit();
     app = Fastify({ logger: { level: 'error', stream: { write: (line: string) => void logged.push(JSON.parse(line)) } } });
     app.post('/mcp', (request, reply) => endpoint.handle(principal, request, reply));

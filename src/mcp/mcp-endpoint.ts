@@ -40,7 +40,7 @@ import { McpHttpTransport, type McpCall } from './mcp-http-transport';
 import { LEGACY_TASKS_CAPABILITY, McpLegacyTasks } from './mcp-legacy-tasks';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
-import { routeOf } from './mcp-route';
+import { McpRoutes } from './mcp-route';
 import { DatabaseOutages } from '../common/outages';
 import { factsOf, hideUnexpected, RATE_LIMITED } from './mcp-replies';
 import { callOf, CallContext, McpTools } from './mcp-tools';
@@ -99,6 +99,7 @@ class TransportRefusal {
 export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(McpEndpoint.name);
   private readonly transport = new McpHttpTransport<Post>();
+  private readonly routes = new McpRoutes();
   private readonly server: Server;
 
   constructor(
@@ -224,7 +225,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
 
   /** The revision is resolved per POST, by the SDK v2's own classifier: see McpModernEndpoint. */
   async handle(principal: Principal, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const route = routeOf(request);
+    const route = this.routes.routeOf(request);
     if (route.kind !== 'legacy') return this.modern.handle(principal, request, reply, route);
     const messages = readMessages(request);
     if (messages instanceof TransportRefusal) {
@@ -232,7 +233,7 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
       await reply.status(status).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
       return;
     }
-    const { admitted, refused } = await this.admitBatch(principal, request, reply, messages);
+    const { admitted, refused } = await this.admitBatch(principal, request, messages);
     const requests = admitted.filter(isJSONRPCRequest);
     for (const message of admitted) if (!isJSONRPCRequest(message)) this.notified(principal, message);
     if (requests.length + refused.length === 0) {
@@ -254,9 +255,9 @@ export class McpEndpoint implements OnModuleInit, OnApplicationShutdown {
    * cannot hold, in batch order, are not counted and not run: a request among them is answered
    * with a RATE_LIMITED error, a notification among them is dropped (it has no answer).
    */
-  private async admitBatch(principal: Principal, request: FastifyRequest, reply: FastifyReply, messages: Message[]): Promise<{ admitted: Message[]; refused: JSONRPCMessage[] }> {
+  private async admitBatch(principal: Principal, request: FastifyRequest, messages: Message[]): Promise<{ admitted: Message[]; refused: JSONRPCMessage[] }> {
     if (messages.length <= 1) return { admitted: messages, refused: [] };
-    const { admitted, refusal } = await this.gate.admitMore(principal, request, reply, messages.length - 1);
+    const { admitted, refusal } = await this.gate.admitMore(principal, request, messages.length - 1);
     if (!refusal) return { admitted: messages, refused: [] };
     const error = { code: RATE_LIMITED, message: refusal.message, data: refusal.body };
     const refused = messages.slice(1 + admitted).filter(isJSONRPCRequest).map((message): JSONRPCMessage => ({ jsonrpc: '2.0', id: message.id, error }));

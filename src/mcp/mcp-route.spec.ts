@@ -1,6 +1,6 @@
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import type { FastifyRequest } from 'fastify';
-import { routeOf } from './mcp-route';
+import { McpRoutes } from './mcp-route';
 
 const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const call = (params: object, extra: object = {}) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params, ...extra });
@@ -55,7 +55,10 @@ const sdkRoute = (headers: Record<string, string>, body: unknown) =>
     body,
   });
 
-describe('routeOf', () => {
+describe('McpRoutes.routeOf', () => {
+  const routes = new McpRoutes();
+  const routeOf = (post: FastifyRequest) => routes.routeOf(post);
+
   it.each(Object.keys(BODIES))('routes %s as the SDK classifier does, the first time and every time after', (name) => {
     for (const headers of HEADERS) {
       for (const args of [{ a: 1 }, { b: [2, 3] }, { a: 1 }]) {

@@ -13,9 +13,6 @@ type Modern = Extract<InboundClassificationOutcome, { kind: 'modern' }>;
 /** A route as remembered: a 2026 one without the message it was found for (which is not kept). */
 type Route = Legacy | Omit<Modern, 'message'>;
 
-/** Routes by shape; see routeOf. */
-const remembered = new LRUCache<string, Route>({ max: MAX_REMEMBERED });
-
 /**
  * The SDK v2's routing of the POST: `legacy` for 2025-era traffic (no `_meta` protocol-version
  * claim, no 2026 MCP-Protocol-Version header), else 2026-07-28 through its validation ladder.
@@ -24,24 +21,30 @@ const remembered = new LRUCache<string, Route>({ max: MAX_REMEMBERED });
  * that rule those out cost a tenth of a cached call's CPU. Yet for a request other than
  * `initialize` it reads nothing but the two routing headers, the top-level members and
  * `params._meta`, never the rest of the params (a call's arguments): so the route it gave one
- * such shape is the route of every request of that shape, and is remembered. Refusals are not
- * remembered (each is classified, and worded, afresh); `mcp-route.spec.ts` holds the two equal.
+ * such shape is the route of every request of that shape, and is remembered (by the endpoint that
+ * owns this, for its lifetime). Refusals are not remembered (each is classified, and worded,
+ * afresh); `mcp-route.spec.ts` holds the two equal.
  */
-export function routeOf(request: FastifyRequest): InboundClassificationOutcome {
-  const { body } = request;
-  const protocolVersionHeader = headerValue(request, 'mcp-protocol-version');
-  const mcpMethodHeader = headerValue(request, 'mcp-method');
-  const shape = shapeOf(body, protocolVersionHeader, mcpMethodHeader);
-  const known = shape === undefined ? undefined : remembered.get(shape);
-  if (known) return known.kind === 'modern' ? ({ ...known, message: body } as Modern) : (known as Legacy);
-  const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, mcpNameHeader: headerValue(request, 'mcp-name'), body });
-  if (shape !== undefined && route.kind !== 'reject') {
-    if (route.kind === 'modern') {
-      const { message: _found, ...modern } = route;
-      remembered.set(shape, modern);
-    } else remembered.set(shape, route);
+export class McpRoutes {
+  /** Routes by shape. */
+  private readonly remembered = new LRUCache<string, Route>({ max: MAX_REMEMBERED });
+
+  routeOf(request: FastifyRequest): InboundClassificationOutcome {
+    const { body } = request;
+    const protocolVersionHeader = headerValue(request, 'mcp-protocol-version');
+    const mcpMethodHeader = headerValue(request, 'mcp-method');
+    const shape = shapeOf(body, protocolVersionHeader, mcpMethodHeader);
+    const known = shape === undefined ? undefined : this.remembered.get(shape);
+    if (known) return known.kind === 'modern' ? ({ ...known, message: body } as Modern) : (known as Legacy);
+    const route = classifyInboundRequest({ httpMethod: 'POST', protocolVersionHeader, mcpMethodHeader, mcpNameHeader: headerValue(request, 'mcp-name'), body });
+    if (shape !== undefined && route.kind !== 'reject') {
+      if (route.kind === 'modern') {
+        const { message: _found, ...modern } = route;
+        this.remembered.set(shape, modern);
+      } else this.remembered.set(shape, route);
+    }
+    return route;
   }
-  return route;
 }
 
 /**

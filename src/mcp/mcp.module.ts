@@ -1,8 +1,8 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { openBroadcast } from '../common/broadcast';
-import { AppConfig } from '../config/app-config';
 import { ExecutionsModule } from '../executions/executions.module';
+import { openBroadcast } from '../redis/broadcast';
+import { RedisConnections } from '../redis/redis-connections';
 import { ToolsModule } from '../tools/tools.module';
 import { McpCancellations } from './mcp-cancellations';
 import { McpController } from './mcp.controller';
@@ -13,24 +13,18 @@ import { McpModernEndpoint } from './mcp-modern-endpoint';
 import { McpTasks } from './mcp-tasks';
 import { McpTools } from './mcp-tools';
 
-/** The MCP endpoint over the same registry, limits, cache and runner as REST; API processes only. */
-@Module({})
-export class McpModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    if (!config.runsApi) return { module: McpModule };
-    return {
-      module: McpModule,
-      imports: [DiscoveryModule, ToolsModule, ExecutionsModule.forRoot(config)],
-      controllers: [McpController],
-      providers: [
-        McpTools,
-        McpTasks,
-        McpLegacyTasks,
-        McpLibrary,
-        McpEndpoint,
-        McpModernEndpoint,
-        { provide: McpCancellations, useFactory: () => new McpCancellations(openBroadcast(config.REDIS_URL, `${config.QUEUE_PREFIX}:mcp-cancellations`)) },
-      ],
-    };
-  }
-}
+/** The MCP endpoint over the same registry, limits, cache and runner as REST; part of the ApiModule. */
+@Module({
+  imports: [DiscoveryModule, ToolsModule, ExecutionsModule],
+  controllers: [McpController],
+  providers: [
+    McpTools,
+    McpTasks,
+    McpLegacyTasks,
+    McpLibrary,
+    McpEndpoint,
+    McpModernEndpoint,
+    { provide: McpCancellations, inject: [RedisConnections], useFactory: (redis: RedisConnections) => new McpCancellations(openBroadcast(redis, 'mcp-cancellations')) },
+  ],
+})
+export class McpModule {}

@@ -1,4 +1,4 @@
-import { DynamicModule, Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit, Optional, Provider } from '@nestjs/common';
+import { Inject, Injectable, Module, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Server } from 'node:http';
 import { AppConfig } from '../config/app-config';
 import { ExecutionsModule } from '../executions/executions.module';
@@ -15,8 +15,8 @@ export class ObservabilityLifecycle implements OnModuleInit, OnApplicationBootst
 
   constructor(
     private readonly config: AppConfig,
-    @Optional() @Inject(ServiceMetrics) private readonly metrics?: ServiceMetrics,
-    @Optional() @Inject(ServiceTracing) private readonly tracing?: ServiceTracing,
+    @Inject(ServiceMetrics) private readonly metrics: ServiceMetrics | null,
+    @Inject(ServiceTracing) private readonly tracing: ServiceTracing | null,
   ) {}
 
   onModuleInit(): void {
@@ -45,29 +45,28 @@ export const tracingEnabled = (config: AppConfig) => !!config.OTEL_EXPORTER_OTLP
 
 /**
  * Prometheus metrics (METRICS_TOKEN or METRICS_PORT) and OpenTelemetry traces
- * (OTEL_EXPORTER_OTLP_ENDPOINT); with none of them set, nothing at all.
+ * (OTEL_EXPORTER_OTLP_ENDPOINT); each provider is null when its setting is not there.
  */
-@Module({})
-export class ObservabilityModule {
-  static forRoot(config: AppConfig): DynamicModule {
-    const metricsOn = metricsEnabled(config);
-    const tracingOn = tracingEnabled(config);
-    if (!metricsOn && !tracingOn) return { module: ObservabilityModule };
-    const providers: Provider[] = [ObservabilityLifecycle];
-    if (metricsOn) {
-      providers.push({
-        provide: ServiceMetrics,
-        inject: [ExecutionQueue],
-        useFactory: (queue: ExecutionQueue) => new ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }),
-      });
-    }
-    if (tracingOn) providers.push({ provide: ServiceTracing, useFactory: () => new ServiceTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT!, config.ROLE) });
-    return {
-      module: ObservabilityModule,
-      imports: metricsOn ? [ExecutionsModule.forRoot(config)] : [],
-      controllers: config.METRICS_TOKEN && config.runsApi ? [MetricsController] : [],
-      providers,
-      exports: providers,
-    };
-  }
-}
+@Module({
+  imports: [ExecutionsModule],
+  providers: [
+    {
+      provide: ServiceMetrics,
+      inject: [AppConfig, ExecutionQueue],
+      useFactory: (config: AppConfig, queue: ExecutionQueue) =>
+        metricsEnabled(config) ? new ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }) : null,
+    },
+    {
+      provide: ServiceTracing,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => (tracingEnabled(config) ? new ServiceTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT!, config.ROLE) : null),
+    },
+    ObservabilityLifecycle,
+  ],
+  exports: [ServiceMetrics, ServiceTracing, ObservabilityLifecycle],
+})
+export class ObservabilityModule {}
+
+/** GET /metrics on the main port: an API process with METRICS_TOKEN set (the root module decides). */
+@Module({ imports: [ObservabilityModule], controllers: [MetricsController] })
+export class MetricsEndpointModule {}

@@ -1,7 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { context, Context, Span, SpanStatusCode } from '@opentelemetry/api';
-import { AppConfig } from '../config/app-config';
-import { metricsEnabled, tracingEnabled } from './observability.module';
 import { ServiceMetrics } from './service-metrics';
 import { ServiceTracing } from './tracing';
 
@@ -18,9 +16,9 @@ declare module 'fastify' {
  */
 export function installRequestObservability(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
-  const config = app.get(AppConfig);
-  const metrics = metricsEnabled(config) ? app.get(ServiceMetrics) : undefined;
-  const tracing = tracingEnabled(config) ? app.get(ServiceTracing) : undefined;
+  // Null when off (ObservabilityModule).
+  const metrics = app.get<typeof ServiceMetrics, ServiceMetrics | null>(ServiceMetrics);
+  const tracing = app.get<typeof ServiceTracing, ServiceTracing | null>(ServiceTracing);
   if (tracing) {
     fastify.addHook('onRequest', async (request) => {
       request.traceSpan = tracing.startRequestSpan(request.method, request.headers);

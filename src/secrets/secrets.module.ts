@@ -4,12 +4,10 @@ import { AppConfig } from '../config/app-config';
 import { AccountSecret } from './account-secret.entity';
 import { EmbeddedKeyFile } from './embedded-key-file';
 import { SecretCipher } from './secret-cipher';
-import { SecretsController } from './secrets.controller';
 import { SecretsService } from './secrets.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([AccountSecret])],
-  controllers: [SecretsController],
   providers: [
     SecretsService,
     {

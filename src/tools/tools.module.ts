@@ -2,12 +2,12 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
+import { EgressPool } from './egress/egress';
 import { ToolThreads } from './isolation/tool-threads';
 import { ProviderExplorer } from './provider-explorer';
 import { ToolCompiler } from './tool-compiler';
 import { ToolRegistry } from './tool-registry';
 import { ToolCatalogue } from './tool-catalogue';
-import { ToolsController } from './tools.controller';
 import { createWorkspace } from './workspace';
 
 /** Injection token of the sandboxed Workspace every tool context receives. */
@@ -15,8 +15,8 @@ export const WORKSPACE = Symbol('WORKSPACE');
 
 @Module({
   imports: [DiscoveryModule],
-  controllers: [ToolsController],
   providers: [
+    EgressPool,
     ProviderExplorer,
     ToolCompiler,
     ToolRegistry,
@@ -28,6 +28,6 @@ export const WORKSPACE = Symbol('WORKSPACE');
       useFactory: (config: AppConfig) => createWorkspace(path.resolve(config.WORKSPACE_ROOT)),
     },
   ],
-  exports: [ToolCatalogue, ProviderExplorer, ToolThreads, WORKSPACE],
+  exports: [EgressPool, ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, WORKSPACE],
 })
 export class ToolsModule {}

@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ToolsModule } from '../tools/tools.module';
 import { WorkspaceChunk, WorkspaceRecord } from './workspace.entity';
-import { WorkspacesController } from './workspaces.controller';
 import { WorkspacesService } from './workspaces.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WorkspaceRecord, WorkspaceChunk])],
-  controllers: [WorkspacesController],
+  imports: [TypeOrmModule.forFeature([WorkspaceRecord, WorkspaceChunk]), ToolsModule],
   providers: [WorkspacesService],
   exports: [WorkspacesService],
 })

@@ -19,7 +19,7 @@ import { Account } from '../keys/account.entity';
 import { WORKSPACE_ID_PATTERN } from '../tools/sdk/workspace-inputs';
 import { ToolError } from '../tools/sdk';
 import { ArchiveRefused, readArchive, type ArchiveFormat } from './archive';
-import { egressFor, egressSettingsOf, type Egress } from '../tools/egress/egress';
+import { EgressPool, egressSettingsOf, type Egress } from '../tools/egress/egress';
 import { cloneArchive, commitTree } from './git-trees';
 import { TreeCache } from './tree-cache';
 import { workspaceCacheDir } from './cache-dir';
@@ -60,9 +60,10 @@ export class WorkspacesService implements OnModuleInit, OnApplicationShutdown {
     @InjectRepository(WorkspaceRecord) private readonly records: Repository<WorkspaceRecord>,
     @InjectRepository(WorkspaceChunk) private readonly chunks: Repository<WorkspaceChunk>,
     private readonly config: AppConfig,
+    egresses: EgressPool,
   ) {
     this.trees = new TreeCache(workspaceCacheDir(config), this.limits());
-    this.egress = egressFor(egressSettingsOf(config));
+    this.egress = egresses.for(egressSettingsOf(config));
   }
 
   onModuleInit(): void {

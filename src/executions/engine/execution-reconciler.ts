@@ -21,6 +21,7 @@ import { ExecutionQueue, jobIdOf } from './queue/execution-queue';
 export class ExecutionReconciler {
   private readonly logger = new Logger(ExecutionReconciler.name);
   private timer?: NodeJS.Timeout;
+  private reconciling = false;
   private passing = false;
 
   constructor(
@@ -30,10 +31,15 @@ export class ExecutionReconciler {
     private readonly runner: ExecutionRunner,
   ) {}
 
-  /** Passes every RECONCILE_INTERVAL_SECONDS; `reconcile` false: heartbeats only (an API process). */
+  /**
+   * Passes every RECONCILE_INTERVAL_SECONDS; `reconcile` false: heartbeats only (every process
+   * with a shared queue beats). Starting again to reconcile (a worker) replaces the heartbeats.
+   */
   start(reconcile = true): void {
     const every = this.config.RECONCILE_INTERVAL_SECONDS * 1000;
-    if (every === 0) return;
+    if (every === 0 || (this.timer && (this.reconciling || !reconcile))) return;
+    this.stop();
+    this.reconciling = reconcile;
     const pass = () => void (reconcile ? this.pass() : this.beat().catch((err: Error) => this.logger.error(`Heartbeat failed: ${err.message}`)));
     pass(); // a first heartbeat at once: a process that dies young is still missed
     this.timer = setInterval(pass, every).unref();
@@ -41,6 +47,7 @@ export class ExecutionReconciler {
 
   stop(): void {
     clearInterval(this.timer);
+    this.timer = undefined;
   }
 
   /**

@@ -12,7 +12,7 @@ import { WORKSPACE } from '../../tools/tools.module';
 import { createWorkspace } from '../../tools/workspace';
 import { WorkspacesService } from '../../workspaces/workspaces.service';
 import { AppConfig } from '../../config/app-config';
-import { egressSettingsOf, type EgressSettings } from '../../tools/egress/egress';
+import { EgressPool, egressSettingsOf, type EgressSettings } from '../../tools/egress/egress';
 import { SecretsService } from '../../secrets/secrets.service';
 import { createToolContext, type ToolContextParts } from '../../tools/context/tool-context';
 import { ExecutionEventBus } from './events/execution-events';
@@ -138,6 +138,7 @@ export class ExecutionRunner implements OnModuleInit {
     private readonly threads: ToolThreads,
     private readonly secrets: SecretsService,
     private readonly workspaces: WorkspacesService,
+    private readonly egresses: EgressPool,
     appConfig: AppConfig,
   ) {
     this.egress = egressSettingsOf(appConfig);
@@ -505,7 +506,7 @@ export class ExecutionRunner implements OnModuleInit {
           canAsk: (method) => asking.methods?.has(method) ?? true,
         }),
       };
-      const run = tool.source ? this.threads.run(tool.source, input, parts, tool.secretSettings) : askThenExecute(tool.handler, input, createToolContext(parts));
+      const run = tool.source ? this.threads.run(tool.source, input, parts, tool.secretSettings) : askThenExecute(tool.handler, input, createToolContext(parts, this.egresses.for(parts.egress)));
       // A tool that ignores its signal still ends when the signal fires; its late outcome is dropped.
       run.catch(() => undefined);
       const result = await Promise.race([run, rejectOnAbort(controller.signal)]);

@@ -3,7 +3,7 @@ import { AppConfig } from '../../config/app-config';
 import { IdempotencyService } from '../../idempotency/idempotency.service';
 import { ExecutionsStore } from './executions.store';
 
-/** Purges executions past their account's retention and expired idempotency keys, periodically, in worker processes. */
+/** Purges executions past their account's retention and expired idempotency keys, periodically (the worker role's: WorkerModule). */
 @Injectable()
 export class RetentionService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(RetentionService.name);
@@ -17,7 +17,7 @@ export class RetentionService implements OnApplicationBootstrap, OnModuleDestroy
 
   onApplicationBootstrap(): void {
     const every = this.config.RETENTION_INTERVAL_SECONDS * 1000;
-    if (!this.config.runsWorker || every === 0) return;
+    if (every === 0) return;
     // Deletes are idempotent, so several workers running this is harmless.
     this.timer = setInterval(() => void this.purge(), every).unref();
   }

@@ -1,4 +1,4 @@
-import { egressFor, type EgressSettings } from '../egress/egress';
+import type { Egress, EgressSettings } from '../egress/egress';
 import { createToolDns, createToolHttp, createToolNet } from '../egress/tool-network';
 import type { ToolContext, ToolLogger, ToolSettingValue, Workspace } from '../sdk/context';
 import { createExec } from './exec';
@@ -24,11 +24,10 @@ export interface ToolContextParts {
 }
 
 /**
- * The one place a ToolContext is made, for the runner and for the test kit; it takes plain
- * values so a worker thread can call it too.
+ * The one place a ToolContext is made, for the runner, a worker thread and the test kit: plain
+ * values (a thread gets them by message) and the Egress for `parts.egress` from the caller's pool.
  */
-export function createToolContext(parts: ToolContextParts): ToolContext {
-  const egress = egressFor(parts.egress);
+export function createToolContext(parts: ToolContextParts, egress: Egress): ToolContext {
   return {
     executionId: parts.executionId,
     signal: parts.signal,

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createToolHttp, createToolNet } from './tool-network';
-import { Egress, type LookupFunction } from './egress';
+import { Egress, EgressPool, type LookupFunction } from './egress';
 import { refusedClass } from './address-policy';
 import { ToolError } from '../sdk';
 import { egressRefusals } from '../sdk/network-errors';
@@ -103,5 +103,21 @@ describe('ToolError.fromResponse', () => {
   ])('status %s', (status, headers, retryable, retryAfter) => {
     const err = ToolError.fromResponse('github', { status, headers: headers as Record<string, string> });
     expect(err).toMatchObject({ retryable, retryAfter, details: { upstream: { service: 'github', status } } });
+  });
+});
+
+describe('EgressPool', () => {
+  it('shares one Egress per settings and closes every dispatcher it made', async () => {
+    const pool = new EgressPool();
+    const loopback = pool.for({ allow: '127.0.0.0/8' });
+    expect(pool.for({ allow: '127.0.0.0/8' })).toBe(loopback);
+    const other = pool.for({ allow: '127.0.0.0/8', dnsServers: ['127.0.0.1:53'] });
+    expect(other).not.toBe(loopback);
+    await pool.close();
+    // A closed dispatcher refuses new requests.
+    await expect(loopback.dispatcher.request({ origin: 'http://127.0.0.1:9', path: '/', method: 'GET' })).rejects.toThrow(/closed|destroyed/i);
+    await expect(other.dispatcher.request({ origin: 'http://127.0.0.1:9', path: '/', method: 'GET' })).rejects.toThrow(/closed|destroyed/i);
+    expect(pool.for({ allow: '127.0.0.0/8' })).not.toBe(loopback);
+    await pool.close();
   });
 });

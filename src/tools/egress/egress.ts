@@ -186,12 +186,30 @@ function resolverLookup(servers: readonly string[]): LookupFunction {
   };
 }
 
-const shared = new Map<string, Egress>();
+/**
+ * One Egress per settings, so calls share their dispatcher's connections (one per process in
+ * production); closing the pool closes every dispatcher. The service's pool is a provider closed at
+ * shutdown; a worker thread and the test kit hold their own.
+ */
+export class EgressPool {
+  private readonly egresses = new Map<string, Egress>();
 
-/** The process's one Egress per settings (one dispatcher per process in production). */
-export function egressFor(settings: EgressSettings): Egress {
-  const key = JSON.stringify([settings.allow, settings.dnsServers ?? [], settings.extraCa ?? '']);
-  let egress = shared.get(key);
-  if (!egress) shared.set(key, (egress = new Egress(settings)));
-  return egress;
+  for(settings: EgressSettings): Egress {
+    const key = JSON.stringify([settings.allow, settings.dnsServers ?? [], settings.extraCa ?? '']);
+    let egress = this.egresses.get(key);
+    if (!egress) this.egresses.set(key, (egress = new Egress(settings)));
+    return egress;
+  }
+
+  /** Lets requests under way finish, then closes every dispatcher. */
+  async close(): Promise<void> {
+    const egresses = [...this.egresses.values()];
+    this.egresses.clear();
+    await Promise.all(egresses.map((egress) => egress.dispatcher.close()));
+  }
+
+  /** Nest's shutdown hook, for the service's pool (ToolsModule). */
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
 }

@@ -4,7 +4,7 @@
  * log lines travel back over the thread's parentPort, tagged with the execution id.
  */
 import { parentPort } from 'node:worker_threads';
-import type { EgressSettings } from '../egress/egress';
+import { EgressPool, type EgressSettings } from '../egress/egress';
 import { createToolContext } from '../context/tool-context';
 import { ToolError, type ToolHandler, type ToolLogger, type ToolSettingValue, type Workspace } from '../sdk';
 import { createWorkspace } from '../workspace';
@@ -38,6 +38,8 @@ export type ThreadOutcome =
 
 /** One instance per tool class per thread, as the main thread keeps one per process. */
 const handlers = new Map<string, ToolHandler>();
+/** The thread's dispatchers, shared by its calls; they end with the thread. */
+const egresses = new EgressPool();
 const workspaces = new Map<string, Workspace>();
 
 export default async function runIsolated(task: ThreadTask): Promise<ThreadOutcome> {
@@ -54,7 +56,7 @@ export default async function runIsolated(task: ThreadTask): Promise<ThreadOutco
     egress: task.egress,
     accountId: task.accountId,
     accountSecrets: { find: async (_account, name) => (Object.hasOwn(task.accountSecrets, name) ? task.accountSecrets[name] : undefined) },
-  });
+  }, egresses.for(task.egress));
   try {
     return { ok: true, output: await askThenExecute(handlerFor(task.file, task.exportName), task.input, ctx) };
   } catch (error) {

@@ -15,5 +15,5 @@ export { isCredentialHeader, redactStoredInput, credentialInputNames, REDACTED }
 export { importEsm } from './import-esm';
 export { boundedRegexExec, boundedRegexTest, boundedRun, compileRegex, regexTookTooLong } from './bounded-regex';
 export { compareText, countBy, tally } from './collections';
-export { refInput, textSource, workspaceInputs, type TextSource } from './workspace-inputs';
+export { refInput, textSource, workspaceInputs, workspacePathInput, type TextSource } from './workspace-inputs';
 export { networkError } from './network-errors';

@@ -17,7 +17,7 @@ const declared = { ...manifest.peerDependencies, ...manifest.dependencies };
 const service = JSON.parse(readFileSync(path.join(SRC, '..', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
 
 /** What the test kit takes from the service (src/-relative): the tool compiler, the real context and its parts. */
-const TEST_KIT_NEEDS = ['common/errors', 'tools/caller-questions', 'tools/context/tool-context', 'tools/tool-catalogue', 'tools/tool-compiler', 'tools/tool-settings', 'tools/workspace'];
+const TEST_KIT_NEEDS = ['common/errors', 'tools/caller-questions', 'tools/context/tool-context', 'tools/egress/egress', 'tools/tool-catalogue', 'tools/tool-compiler', 'tools/tool-settings', 'tools/workspace'];
 
 /** The package's source files; its specs run in the repository only. */
 function sdkFiles(): string[] {

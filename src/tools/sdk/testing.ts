@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import 'reflect-metadata';
 import { AppException } from '../../common/errors';
 import { createToolContext, type ToolContextParts } from '../context/tool-context';
+import { EgressPool } from '../egress/egress';
 import { askThenExecute } from '../caller-questions';
 import { readToolSettings } from '../tool-settings';
 import type { RegisteredTool } from '../tool-catalogue';
@@ -49,6 +50,8 @@ type ToolClass = new (...args: never[]) => ToolHandler;
 
 const silentLogger: ToolLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const compiler = new ToolCompiler();
+/** The test process's dispatchers, one per egress settings, as a service process has (kept for its life, like its connections). */
+const egresses = new EgressPool();
 /** Compiled once per definition, as the service does at boot (settings are read per run, from the overrides). */
 const compiled = new WeakMap<ToolDefinition, RegisteredTool>();
 
@@ -73,6 +76,7 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
   const ownRoot = overrides.workspaceRoot ? null : mkdtempSync(path.join(tmpdir(), 'run-tool-'));
   const config: Readonly<Record<string, ToolSettingValue | undefined>> = readToolSettings(definition.id, definition.config ?? {}, overrides.config ?? {});
   const secrets = overrides.secrets ?? {};
+  const egress = { allow: overrides.egressAllow ?? LOOPBACK_ONLY, extraCa: overrides.tlsCa, dnsServers: overrides.dnsServers };
   try {
     const output = await askThenExecute(
       handler,
@@ -84,11 +88,11 @@ export async function runTool<O = Record<string, unknown>>(tool: ToolClass | Too
         logger: overrides.logger ?? silentLogger,
         config,
         workspace: createWorkspace(overrides.workspaceRoot ?? (ownRoot as string)),
-        egress: { allow: overrides.egressAllow ?? LOOPBACK_ONLY, extraCa: overrides.tlsCa, dnsServers: overrides.dnsServers },
+        egress,
         accountId: 'acct_runtool',
         accountSecrets: { find: async (_account, name) => secrets[name] },
         ...(overrides.answers && answering(overrides.answers)),
-      }),
+      }, egresses.for(egress)),
     );
     const problem = registered.outputProblem(output);
     if (problem) throw new Error(`Tool '${definition.id}' broke its declared outputs: ${problem}`);

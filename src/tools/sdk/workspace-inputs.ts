@@ -39,6 +39,14 @@ export function refInput() {
   } as const satisfies ToolInputProperty;
 }
 
+/**
+ * The `path` input of a tool that reads files: a file or a directory of the workspace (or of the
+ * uploaded workspace `workspace` names), its root when omitted.
+ */
+export function workspacePathInput<const Description extends string>(description: Description) {
+  return { type: 'string', maxLength: 1024, default: '.', description } as const satisfies ToolInputProperty;
+}
+
 /** `workspace` and `ref` together: what every tool that reads the workspace declares. */
 export function workspaceInputs() {
   return { workspace: workspaceInput(), ref: refInput() };

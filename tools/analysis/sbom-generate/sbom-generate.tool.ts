@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput, workspacePathInput } from '@tos/sdk';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../../shared/lockfiles';
 import { lockfilesOutput } from '../../shared/scan';
 import { SPEC_VERSIONS } from './build';
@@ -26,12 +26,7 @@ const definition = defineTool({
     type: 'object',
     properties: {
       ...workspaceInputs(),
-      path: {
-        type: 'string',
-        maxLength: 1024,
-        default: '.',
-        description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory whose lockfiles (up to ${MAX_LOCKFILES}) all go into one BOM.`,
-      },
+      path: workspacePathInput(`A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory whose lockfiles (up to ${MAX_LOCKFILES}) all go into one BOM.`),
       spec_version: { type: 'string', enum: [...SPEC_VERSIONS], default: '1.6', description: 'CycloneDX specification version of the document.' },
       include_dev: { type: 'boolean', default: true, description: 'Include packages installed only for development (as scope "excluded").' },
     },

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput, workspacePathInput } from '@tos/sdk';
 import { dependencyCheck, MAX_SKIPPED_LISTED } from './scan';
 import { DEPENDENCY_CHECK_EXAMPLES } from './examples';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILE_BYTES, MAX_LOCKFILES } from '../../shared/lockfiles';
@@ -27,12 +27,7 @@ const definition = defineTool({
     type: 'object',
     properties: {
       ...workspaceInputs(),
-      path: {
-        type: 'string',
-        maxLength: 1024,
-        default: '.',
-        description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory searched for them (installed dependencies and .git are not walked; at most ${MAX_LOCKFILES} lockfiles of up to ${MAX_LOCKFILE_BYTES / 1024 / 1024} MiB).`,
-      },
+      path: workspacePathInput(`A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory searched for them (installed dependencies and .git are not walked; at most ${MAX_LOCKFILES} lockfiles of up to ${MAX_LOCKFILE_BYTES / 1024 / 1024} MiB).`),
       include_dev: { type: 'boolean', default: true, description: 'Also check packages installed only for development.' },
       ...SEVERITY_FILTER_INPUTS,
     },

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput, workspacePathInput } from '@tos/sdk';
 import { IAC_SCAN_EXAMPLES } from './examples';
 import { IAC_RULE_IDS, IAC_SEVERITIES } from './rules';
 import { countsOutput, fileErrorsOutput, pageOutputs } from '../../shared/scan';
@@ -23,12 +23,7 @@ const definition = defineTool({
     type: 'object',
     properties: {
       ...workspaceInputs(),
-      path: {
-        type: 'string',
-        maxLength: 1024,
-        default: '.',
-        description: `A manifest, a Dockerfile or a directory in the workspace; *.yaml/*.yml, Dockerfile, Dockerfile.*, *.dockerfile and Containerfile are read (at most ${MAX_SCANNED_FILES} files of up to ${MAX_FILE_BYTES / 1024 / 1024} MiB).`,
-      },
+      path: workspacePathInput(`A manifest, a Dockerfile or a directory in the workspace; *.yaml/*.yml, Dockerfile, Dockerfile.*, *.dockerfile and Containerfile are read (at most ${MAX_SCANNED_FILES} files of up to ${MAX_FILE_BYTES / 1024 / 1024} MiB).`),
       files: {
         type: 'array',
         maxItems: 1000,

@@ -1,4 +1,4 @@
-import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput, workspacePathInput } from '@tos/sdk';
 import { NPM_REGISTRY_SETTINGS } from '../../integrations/npm-registry';
 import { LICENSE_CHECK_EXAMPLES } from './examples';
 import { licenseCheck, MAX_LICENSES_LISTED } from './check';
@@ -29,12 +29,7 @@ const definition = defineTool({
     type: 'object',
     properties: {
       ...workspaceInputs(),
-      path: {
-        type: 'string',
-        maxLength: 1024,
-        default: '.',
-        description: `A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory searched for them (at most ${MAX_LOCKFILES}).`,
-      },
+      path: workspacePathInput(`A lockfile (${LOCKFILE_NAMES_TEXT}) in the workspace, or a directory searched for them (at most ${MAX_LOCKFILES}).`),
       allow: spdxList('SPDX licence ids a dependency may be used under (an expression passes when one choice uses only these). Empty: every valid licence not denied passes.'),
       deny: spdxList('SPDX licence ids no dependency may require (e.g. AGPL-3.0-only); a licence that includes a denied one counts as denied.'),
       include_dev: { type: 'boolean', default: true, description: 'Also check packages installed only for development.' },

@@ -1,15 +1,13 @@
 /** sast-scan's `pr`: the files a pull request changes, as the forge lists them (the vcs tools' client). */
 import { ToolError, type ToolContext } from '@tos/sdk';
 import type { ForgeClients } from '../../integrations/forge';
+import type { SastScanInput } from './sast-scan.tool';
 
 /** GitHub lists at most 3,000 files of a pull request. */
 const MAX_PR_FILES = 3_000;
 
-export interface PullRequestInput {
-  pr?: number;
-  owner?: string;
-  repo?: string;
-}
+/** The inputs that name a pull request. */
+type PullRequestInput = Pick<SastScanInput, 'pr' | 'owner' | 'repo'>;
 
 /** Repository-relative paths of the files the pull request adds or changes (removed ones are gone). */
 export async function pullRequestFiles(forges: ForgeClients, input: Required<PullRequestInput>, ctx: ToolContext): Promise<Set<string>> {

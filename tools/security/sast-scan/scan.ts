@@ -6,7 +6,6 @@ import { compareText, countBy, ToolError, type ToolContext } from '@tos/sdk';
 import { eachFileText, firstResults, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { PLUGINS } from './plugins';
 import { SAST_RULES, SAST_SEVERITIES, selectRules, type SastSeverity } from './rules';
-import type { PullRequestInput } from './pull-request';
 import { sarifLog, type SarifLog } from './sarif';
 import type { SastScanInput, SastScanOutput } from './sast-scan.tool';
 

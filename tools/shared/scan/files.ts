@@ -1,6 +1,6 @@
 /** What the file-reading scanners share: JS/TS source selection, one read loop, their input and output definitions. */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { ToolError, type ToolContext, type ToolInputProperty, type ToolOutputProperty, type WorkspaceFile } from '@tos/sdk';
+import { ToolError, type ToolContext, type ToolInputProperty, type ToolOutputProperty, type WorkspaceFile, workspacePathInput } from '@tos/sdk';
 
 /** Files a walk may meet (node_modules and .git are never walked). */
 const MAX_LISTED_FILES = 20_000;
@@ -39,12 +39,7 @@ export async function* eachFileText(ctx: ToolContext, files: WorkspaceFile[], ma
 /** `path` and `files` of a tool that reads JavaScript and TypeScript sources. */
 export function sourceFilesInputs(verb: string, maxFiles: number, maxBytes: number) {
   return {
-    path: {
-      type: 'string',
-      maxLength: 1024,
-      default: '.',
-      description: `A source file or a directory in the workspace: .js, .jsx, .mjs, .cjs, .ts, .tsx, .mts and .cts files are ${verb} (not .d.ts or .min.js; at most ${maxFiles} files of up to ${maxBytes / 1024 / 1024} MiB; installed dependencies and .git are skipped).`,
-    },
+    path: workspacePathInput(`A source file or a directory in the workspace: .js, .jsx, .mjs, .cjs, .ts, .tsx, .mts and .cts files are ${verb} (not .d.ts or .min.js; at most ${maxFiles} files of up to ${maxBytes / 1024 / 1024} MiB; installed dependencies and .git are skipped).`),
     files: { type: 'array', maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 1024 }, description: 'Only these files, relative to the directory given as path.' },
   } as const satisfies Record<string, ToolInputProperty>;
 }

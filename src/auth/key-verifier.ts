@@ -3,9 +3,9 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import type { Principal } from '../identity/principal';
-import { accountLimits } from './account.entity';
-import { ApiKey } from './api-key.entity';
-import { KeyRevocations } from './key-revocations';
+import { accountLimits } from '../keys/account.entity';
+import { ApiKey } from '../keys/api-key.entity';
+import { KeyRevocations } from '../keys/key-revocations';
 import { API_KEY_PATTERN, hashSecret } from '../identity/key-secret';
 
 export type Verification = { ok: true; principal: Principal } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired'; at?: Date };
@@ -23,7 +23,7 @@ const LAST_USED_EVERY_MS = 60_000;
 
 /**
  * Turns a bearer secret into a Principal. Verified keys are cached for AUTH_CACHE_TTL_SECONDS
- * so the hot path does not query the database; `forget` drops a key at once in every process (revoke, rotate).
+ * so the hot path does not query the database; a revoke or rotate (KeyRevocations) drops a key at once in every process.
  */
 @Injectable()
 export class KeyVerifier implements BeforeApplicationShutdown {
@@ -38,7 +38,7 @@ export class KeyVerifier implements BeforeApplicationShutdown {
   constructor(
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
     config: AppConfig,
-    private readonly revocations: KeyRevocations,
+    revocations: KeyRevocations,
   ) {
     this.ttlMs = config.AUTH_CACHE_TTL_SECONDS * 1000;
     revocations.onRevoked((keyId) => this.drop(keyId));
@@ -53,11 +53,6 @@ export class KeyVerifier implements BeforeApplicationShutdown {
     if (principal.expiresAt && principal.expiresAt <= now) return { ok: false, reason: 'expired', at: principal.expiresAt };
     this.recordUse(principal.keyId, now);
     return { ok: true, principal };
-  }
-
-  /** Drops a key from every process's cache, e.g. after it was revoked or rotated. */
-  forget(keyId: string): void {
-    this.revocations.announce(keyId);
   }
 
   private drop(keyId: string): void {

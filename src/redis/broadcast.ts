@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { RedisChannel } from './redis';
+import { RedisConnections } from './redis-connections';
 
 type Listener = (message: string) => void;
 
@@ -27,7 +27,7 @@ export abstract class Broadcast {
   }
 }
 
-class LocalBroadcast extends Broadcast {
+export class LocalBroadcast extends Broadcast {
   announce(message: string): void {
     this.deliver(message);
   }
@@ -37,27 +37,28 @@ class LocalBroadcast extends Broadcast {
 
 class RedisBroadcast extends Broadcast {
   private readonly logger = new Logger(RedisBroadcast.name);
-  private readonly channel: RedisChannel;
+  private readonly unsubscribe: () => void;
 
-  constructor(url: string, name: string) {
+  constructor(private readonly redis: RedisConnections, name: string) {
     super(name);
     // The sender hears its own message twice (now, and back from Redis): listeners are idempotent.
-    this.channel = new RedisChannel(url, name, (message) => this.deliver(message));
+    this.unsubscribe = redis.subscribe(name, (message) => this.deliver(message));
   }
 
   announce(message: string): void {
     this.deliver(message);
-    this.channel.publish(message).catch((err: Error) => {
+    this.redis.publish(this.name, message).catch((err: Error) => {
       this.logger.warn(`${this.name}: not broadcast to other processes (${err.message})`);
     });
   }
 
   close(): void {
-    this.channel.close();
+    this.unsubscribe();
   }
 }
 
-/** The broadcast for `channel`: over Redis when `redisUrl` is set, else this process only. */
-export function openBroadcast(redisUrl: string | undefined, channel: string): Broadcast {
-  return redisUrl ? new RedisBroadcast(redisUrl, channel) : new LocalBroadcast(channel);
+/** The broadcast on `channel` (in QUEUE_PREFIX's namespace): over Redis when it is configured, else this process only. */
+export function openBroadcast(redis: RedisConnections, channel: string): Broadcast {
+  const name = redis.name(channel);
+  return redis.enabled ? new RedisBroadcast(redis, name) : new LocalBroadcast(name);
 }

@@ -1,44 +1,28 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
-import { ExecutionEventBus } from './events/execution-events';
 import { RESTART_ERROR, reportAbandoned } from './abandoned';
 import { ExecutionReconciler } from './execution-reconciler';
 import { ExecutionRunner, terminal } from './execution-runner';
 import { ExecutionsStore } from './executions.store';
 import { ExecutionQueue } from './queue/execution-queue';
 
-/** After the grace period, how long aborted executions get to record their end. */
-const ABORT_SETTLE_MS = 5_000;
-
 /**
- * Process-level duties of the execution engine: consume the queue (worker role), abort local
- * executions when a cancel arrives from any process, recover after an embedded restart, and
- * drain gracefully on SIGTERM.
+ * The worker role: consume the queue and reconcile it with the database. Stopping is the
+ * ExecutionLifecycle's drain, shared with API processes.
  */
 @Injectable()
-export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(ExecutionWorker.name);
-  private unsubscribe?: () => void;
+export class QueueConsumer implements OnApplicationBootstrap {
+  private readonly logger = new Logger(QueueConsumer.name);
 
   constructor(
     private readonly config: AppConfig,
     private readonly queue: ExecutionQueue,
     private readonly runner: ExecutionRunner,
-    private readonly events: ExecutionEventBus,
     private readonly store: ExecutionsStore,
     private readonly reconciler: ExecutionReconciler,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.unsubscribe = this.events.subscribeAll((event) => {
-      if (event.type === 'status' && event.status === 'cancelled') this.runner.abort(event.execution_id);
-    });
-    if (!this.config.runsWorker) {
-      // An API process beats too, so that a lost one's sync executions end at once.
-      if (this.config.REDIS_URL) this.reconciler.start(false);
-      return;
-    }
     if (!this.config.REDIS_URL) await this.recoverEmbedded();
     this.queue.consume(
       (job) => this.runner.runJob(job),
@@ -46,17 +30,6 @@ export class ExecutionWorker implements OnApplicationBootstrap, BeforeApplicatio
       this.config.WORKER_CONCURRENCY,
     );
     this.reconciler.start();
-  }
-
-  /** SIGTERM: take no more work, let running executions finish within the grace period, abort the rest. */
-  async beforeApplicationShutdown(): Promise<void> {
-    this.unsubscribe?.();
-    this.reconciler.stop();
-    await this.queue.stop(this.config.SHUTDOWN_GRACE_SECONDS * 1000);
-    const aborted = this.runner.abortAll();
-    if (aborted === 0) return;
-    this.logger.warn(`${aborted} execution(s) still running after the grace period were aborted`);
-    for (let waited = 0; this.runner.runningHere > 0 && waited < ABORT_SETTLE_MS; waited += 50) await sleep(50);
   }
 
   /**

@@ -1,0 +1,59 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from './auth/auth.module';
+import { CacheController } from './cache/cache.controller';
+import { CacheModule } from './cache/cache.module';
+import { ConsoleModule } from './console/console.module';
+import { ExecutionEventsController } from './executions/request/execution-events.controller';
+import { ExecutionsController } from './executions/request/executions.controller';
+import { InvokeController } from './executions/request/invoke.controller';
+import { UsageController } from './executions/request/usage.controller';
+import { ExecutionsModule } from './executions/executions.module';
+import { HealthController } from './health/health.controller';
+import { HealthModule } from './health/health.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
+import { KeysController } from './keys/keys.controller';
+import { KeysModule } from './keys/keys.module';
+import { McpModule } from './mcp/mcp.module';
+import { OpenApiModule } from './openapi/openapi.module';
+import { SecretsController } from './secrets/secrets.controller';
+import { SecretsModule } from './secrets/secrets.module';
+import { ToolsController } from './tools/tools.controller';
+import { ToolsModule } from './tools/tools.module';
+import { WorkspacesController } from './workspaces/workspaces.controller';
+import { WorkspacesModule } from './workspaces/workspaces.module';
+
+/**
+ * The api role (docs/ARCHITECTURE.md#api-and-worker-roles): every HTTP route of the service and its
+ * authentication. Feature modules hold what both roles share; their controllers are declared
+ * here, so a worker process has no routes at all.
+ */
+@Module({
+  imports: [
+    AuthModule,
+    ToolsModule,
+    KeysModule,
+    SecretsModule,
+    WorkspacesModule,
+    CacheModule,
+    IdempotencyModule,
+    ExecutionsModule,
+    HealthModule,
+    McpModule,
+    OpenApiModule,
+    ConsoleModule,
+  ],
+  // In the order the OpenAPI document lists them.
+  controllers: [
+    HealthController,
+    ToolsController,
+    CacheController,
+    KeysController,
+    InvokeController,
+    ExecutionsController,
+    ExecutionEventsController,
+    UsageController,
+    SecretsController,
+    WorkspacesController,
+  ],
+})
+export class ApiModule {}

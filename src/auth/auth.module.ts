@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKey } from '../keys/api-key.entity';
+import { KeysModule } from '../keys/keys.module';
+import { LimitsModule } from '../limits/limits.module';
+import { RateLimitGuard } from '../limits/rate-limit.guard';
+import { SessionsModule } from '../sessions/sessions.module';
+import { AuthGuard } from './auth.guard';
+import { KeyVerifier } from './key-verifier';
+import { PrincipalResolver } from './principal-resolver';
+
+/**
+ * Authentication: who a request is (API keys, console sessions) and whether its route lets it in.
+ * Its guards apply to every route of the application; the ApiModule imports it.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([ApiKey]), KeysModule, SessionsModule, LimitsModule],
+  providers: [
+    KeyVerifier,
+    PrincipalResolver,
+    // In this order: the request window (RateLimitGuard) is the verified key's.
+    { provide: APP_GUARD, useClass: AuthGuard },
+    { provide: APP_GUARD, useClass: RateLimitGuard },
+  ],
+})
+export class AuthModule {}

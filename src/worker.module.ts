@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { QueueConsumer } from './executions/engine/queue-consumer';
+import { RetentionService } from './executions/engine/retention.service';
+import { ExecutionsModule } from './executions/executions.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
+
+/** The worker role (docs/ARCHITECTURE.md#api-and-worker-roles): consume the queue, and purge what is past its retention. */
+@Module({
+  imports: [ExecutionsModule, IdempotencyModule],
+  providers: [QueueConsumer, RetentionService],
+})
+export class WorkerModule {}
