@@ -97,7 +97,6 @@ describe('JsonTransformTool', () => {
     for (const [call, result] of calls) {
       const started = Date.now();
       await expect(run({ expression: call, data: {} })).resolves.toEqual({ result });
-      expect({ call, ms: Date.now() - started }).toEqual({ call, ms: expect.any(Number) });
       expect(Date.now() - started).toBeLessThan(1000);
     }
   });
