@@ -68,9 +68,9 @@ describeEachDatabase('security', (mode) => {
   });
 
   describe('isolated tools', () => {
-    it('a catastrophic regular expression times out on time and stalls nobody', async () => {
+    it('a call that ignores its signal times out on time and stalls nobody', async () => {
       const started = Date.now();
-      const stuck = invokeRaw('json-transform', JSON.stringify({ expression: '$match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!", /(a+)+$/)', data: {} }), suite.acme.key, '?timeout=2');
+      const stuck = invokeRaw('test-busy-isolated', '{"spin_ms":30000}', suite.acme.key, '?timeout=2');
       await new Promise((resolve) => setTimeout(resolve, 500));
       const probeStarted = Date.now();
       expect((await suite.t.request({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
@@ -78,8 +78,29 @@ describeEachDatabase('security', (mode) => {
       const res = await stuck;
       expect(res.json().error).toMatchObject({ code: 'TOOL_TIMEOUT', retryable: true });
       expect(Date.now() - started).toBeLessThan(4000);
-      const after = await invokeRaw('json-transform', '{"expression":"$sum(a)","data":{"a":[1,2]}}');
-      expect(after.json().result).toEqual({ result: 3 });
+      const after = await invokeRaw('test-busy-isolated', '{"spin_ms":1}');
+      expect([after.statusCode, after.json().result]).toEqual([200, { spun_ms: 1 }]);
+    });
+
+    it('a catastrophic regular expression in JSONata answers at once and correctly (linear-time matching, on the event loop)', async () => {
+      const started = Date.now();
+      const res = await invokeRaw('json-transform', JSON.stringify({ expression: '$match("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!", /(a+)+$/)', data: {} }), suite.acme.key, '?timeout=2');
+      expect([res.statusCode, res.json().result]).toEqual([200, { result: null }]);
+      expect(Date.now() - started).toBeLessThan(2000);
+    });
+
+    it('a runaway JSONata expression times out on time while another request is answered promptly', async () => {
+      const started = Date.now();
+      const runaway = invokeRaw('json-transform', JSON.stringify({ expression: '($loop := function($n) { $loop($n + 1) }; $loop(0))', data: {} }), suite.acme.key, '?timeout=2');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const probeStarted = Date.now();
+      const other = await invokeRaw('json-transform', '{"expression":"$sum(a)","data":{"a":[1,2]}}');
+      const otherMs = Date.now() - probeStarted;
+      expect([other.statusCode, other.json().result]).toEqual([200, { result: 3 }]);
+      expect(otherMs).toBeLessThan(1000);
+      const res = await runaway;
+      expect(res.json().error).toMatchObject({ code: 'TOOL_TIMEOUT', retryable: true });
+      expect(Date.now() - started).toBeLessThan(4000);
     });
 
     it('self-applying JSONata functions are the caller\'s fault (INVALID_INPUT), never a 500', async () => {

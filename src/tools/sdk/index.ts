@@ -13,7 +13,7 @@ export * from './resources-and-prompts';
 export { exactlyOneOf, notBoth } from './input-rules';
 export { isCredentialHeader, redactStoredInput, credentialInputNames, REDACTED } from './stored-input';
 export { importEsm } from './import-esm';
-export { boundedRegexExec, boundedRegexTest, compileRegex } from './bounded-regex';
+export { boundedRegexExec, boundedRegexTest, boundedRun, compileRegex, regexTookTooLong } from './bounded-regex';
 export { compareText, countBy, tally } from './collections';
 export { refInput, textSource, workspaceInputs, workspacePathInput, type TextSource } from './workspace-inputs';
 export { networkError } from './network-errors';

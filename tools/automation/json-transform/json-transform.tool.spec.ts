@@ -84,15 +84,73 @@ describe('JsonTransformTool', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
   }, 15_000);
 
-  it('stops a catastrophic regular expression at the time bound, whichever function runs it', async () => {
-    // `(a+)+$` on 28 a's and a '!' backtracks for seconds in one match (interpreted or compiled), past the 1 s bound.
-    const subject = `"${'a'.repeat(28)}!"`;
-    const quick = { JSON_TRANSFORM_TIME_LIMIT_SECONDS: '1' };
-    for (const call of [`$match(${subject}, /(a+)+$/)`, `$replace(${subject}, /(a+)+$/, "b")`, `$contains(${subject}, /(a+)+$/)`, `$eval('$split(${subject}, /(a+)+$/)')`]) {
-      const error = await toolFailure(run({ expression: call, data: {} }, undefined, quick));
-      expect({ call, code: error.code, message: error.message }).toEqual({ call, code: 'INVALID_INPUT', message: expect.stringMatching(/regular expression in 'expression' took longer than \d+ ms/) });
+  it('answers a catastrophic regular expression at once and correctly, whichever function runs it (linear-time matching)', async () => {
+    // `(a+)+$` on 40 a's and a '!' backtracks for hours in a backtracking engine; RE2 semantics answer in linear time.
+    const subject = `"${'a'.repeat(40)}!"`;
+    const calls: [string, unknown][] = [
+      [`$match(${subject}, /(a+)+$/)`, null],
+      [`$replace(${subject}, /(a+)+$/, "b")`, `${'a'.repeat(40)}!`],
+      [`$contains(${subject}, /(a+)+$/)`, false],
+      [`$eval('$split(${subject}, /(a+)+$/)')`, [`${'a'.repeat(40)}!`]],
+      [`$match(${subject}, /(a+)+!$/).groups`, ['a'.repeat(40)]],
+    ];
+    for (const [call, result] of calls) {
+      const started = Date.now();
+      await expect(run({ expression: call, data: {} })).resolves.toEqual({ result });
+      expect(Date.now() - started).toBeLessThan(1000);
     }
-  }, 30_000);
+  });
+
+  it('stops regular-expression work past its budget in one step, the event loop held no longer', async () => {
+    // A 2,022-instruction program searched with groups over 256 KiB to the match at its end: about 10 s in one step.
+    const expression = '$match($pad("", 262144, "a") & "x", /([ab]{1,100}){1,10}[xy]/)';
+    const started = Date.now();
+    const error = await toolFailure(run({ expression, data: {} }));
+    expect({ code: error.code, message: error.message }).toEqual({ code: 'INVALID_INPUT', message: expect.stringMatching(/regular expression in 'expression' took longer than 250 ms/) });
+    expect(Date.now() - started).toBeLessThan(2000);
+    // The interrupted pattern is compiled again for the next call.
+    await expect(run({ expression: '$match("abx", /([ab]{1,100}){1,10}[xy]/).groups', data: {} })).resolves.toEqual({ result: ['ab'] });
+  });
+
+  it('refuses a regular expression RE2 cannot match in linear time (backreference, lookahead) as INVALID_INPUT', async () => {
+    for (const expression of ['$match("abab", /(ab)\\1/)', '$contains("ab", /a(?=b)/)']) {
+      const error = await toolFailure(run({ expression, data: {} }));
+      expect({ expression, code: error.code, message: error.message }).toEqual({ expression, code: 'INVALID_INPUT', message: expect.stringMatching(/^The regular expression \/.+\/ cannot be matched in linear time: /) });
+    }
+    // Lookbehinds without groups inside do run in linear time.
+    await expect(run({ expression: '$match("xa ya", /(?<=y)a/).index', data: {} })).resolves.toEqual({ result: 4 });
+  });
+
+  it('stops a string past 2 Mi characters before a character function spreads it (V8 would end the process)', async () => {
+    // Eight doublings of 1 MiB cost nothing (ropes); `$length` of 2^28 characters used to abort the process.
+    const expression = '($s := $pad("", 1048576, "x"); $d := function($x, $n) { $n = 0 ? $x : $d($x & $x, $n - 1) }; $length($d($s, 8)))';
+    const error = await toolFailure(run({ expression, data: {} }));
+    expect([error.code, error.message]).toEqual(['INVALID_INPUT', 'JSONata evaluation stopped: it made a string of more than 2097152 characters']);
+  });
+
+  it('refuses a result far over the limit without serializing all of it', async () => {
+    const started = Date.now();
+    const error = await toolFailure(run({ expression: '[1..10000000]', data: {} }));
+    expect([error.code, error.message]).toEqual(['INVALID_INPUT', expect.stringMatching(/^The result is more than 8388608 bytes as JSON, over the limit of 1048576 bytes/)]);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('gives the event loop a turn every few milliseconds while an expression runs', async () => {
+    const lags: number[] = [];
+    let last = Date.now();
+    const ticker = setInterval(() => {
+      lags.push(Date.now() - last);
+      last = Date.now();
+    }, 1);
+    try {
+      const error = await toolFailure(run({ expression: '($loop := function($n) { $loop($n + 1) }; $loop(0))', data: {} }, undefined, { JSON_TRANSFORM_TIME_LIMIT_SECONDS: '1' }));
+      expect(error.message).toMatch(/ran longer than 1 s/);
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(lags.length).toBeGreaterThan(20);
+    expect(Math.max(...lags)).toBeLessThan(200);
+  });
 
   it('matches regular expressions as jsonata does, one match after another', async () => {
     await expect(run({ expression: '$match("a1b22c333", /[0-9]+/).match', data: {} })).resolves.toEqual({ result: ['1', '22', '333'] });

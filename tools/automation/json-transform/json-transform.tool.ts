@@ -1,8 +1,9 @@
 import jsonata from 'jsonata';
 import { LRUCache } from 'lru-cache';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
-import { boundedRegexExec, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { shareEventLoop } from './event-loop-slices';
+import { linearRegexEngine } from './linear-regex';
 
 /** Nested evaluation steps; a non-tail recursive function uses about 3 per call. */
 const MAX_DEPTH = 1_000;
@@ -15,20 +16,26 @@ const IDLE_PER_TEXT = 32;
 /** Heap all idle instances may hold; one takes about 17 KB plus 64 bytes per character of text (measured). */
 const IDLE_BUDGET_BYTES = 32 * 1024 * 1024;
 const instanceBytes = (text: string) => 17_000 + 64 * text.length;
-/**
- * jsonata's evaluation awaits only settled promises, so a runaway expression would starve
- * timers and I/O (and with them the abort of `ctx.signal`); the guard yields this often.
- */
-const YIELD_EVERY_MS = 20;
 
 /**
- * A step starts only while the evaluation has added at most this share of its thread's heap
- * (counted from where the heap stood when it began, garbage left by earlier calls aside). One step may allocate about
- * 1 GB at once (a string of 2^29 characters from `$pad`, an array doubled by `$append`), and V8
- * ends the whole process, not the thread, when one allocation overshoots the heap limit; the
- * rest of the heap (TOOL_THREAD_MAX_MEMORY_MB, 2048 by default) is that allocation's room.
+ * A step starts only while the evaluation has added at most this much to the service's heap
+ * (counted from where the heap stood when it began). One step may allocate several times that at
+ * once (`$append` doubling an array, `$pad` making a string of up to 2^29 characters), and V8 ends
+ * the whole process when one allocation overshoots the heap limit: the budget stays far below it.
  */
-const HEAP_SHARE = 0.25;
+const HEAP_BUDGET_BYTES = 256 * 2 ** 20;
+/** Nor while the heap, every request's share together, is more than this share of its limit. */
+const HEAP_SHARE = 0.5;
+/**
+ * Longest string a step may produce. `&` builds strings without copying (doubling a 1 MiB string
+ * eight times costs nothing), but jsonata's character functions (`$length`, `$substring`, `$pad`)
+ * spread their argument into an array of characters in one go, and V8 ends the process when that
+ * array outgrows its largest size (a string of 2^28 characters does). At this length the spread
+ * takes about 150 ms (measured: 8 Mi characters, 684 ms).
+ */
+const MAX_STRING_LENGTH = 2 ** 21;
+/** JSON.stringify of a result stops once it has seen this many characters: the result is refused anyway. */
+const RESULT_SCAN_CHARS = 8 * MAX_RESULT_BYTES;
 
 /** jsonata 2.x looks its evaluation hooks up under these symbols (plain names in 1.x). */
 const EVALUATE_ENTRY = Symbol.for('jsonata.__evaluate_entry');
@@ -64,8 +71,6 @@ const definition = defineTool({
     JSON_TRANSFORM_TIME_LIMIT_SECONDS: { type: 'integer', default: 5, description: 'How long one evaluation may run before it is stopped as an endless loop.' },
   },
   cacheable: true,
-  // Caller-supplied expressions: a catastrophic regular expression blocks its thread, never the service.
-  isolated: true,
   timeout: 10,
   rate_limit: 100,
   input: {
@@ -178,7 +183,7 @@ class CompiledExpressions {
   }
 }
 
-/** A compiled instance and the deadline of the evaluation it runs, which its regular expressions read. */
+/** A compiled instance and the bounds of the evaluation it runs, which its regular expressions read. */
 interface Compiled {
   expression: jsonata.Expression;
   timebox: Timebox;
@@ -186,16 +191,17 @@ interface Compiled {
 
 interface Timebox {
   deadline: number;
-  timeLimitMs: number;
+  /** When the current evaluation step began: its regular expressions' budget counts from there. */
+  stepStarted: number;
   /** Heap in use when the evaluation began. */
   heapAtStart: number;
 }
 
 function compile(expression: string): Compiled {
-  const timebox: Timebox = { deadline: 0, timeLimitMs: 0, heapAtStart: 0 };
+  const timebox: Timebox = { deadline: 0, stepStarted: 0, heapAtStart: 0 };
   try {
     // Typed as a full RegExpConstructor; jsonata only constructs it, calls `exec` and moves `lastIndex`.
-    const RegexEngine = boundedRegexEngine(timebox) as unknown as RegExpConstructor;
+    const RegexEngine = linearRegexEngine(timebox) as unknown as RegExpConstructor;
     return { expression: jsonata(expression, { RegexEngine }), timebox };
   } catch (error) {
     throw ToolError.invalidInput(
@@ -207,41 +213,17 @@ function compile(expression: string): Compiled {
   }
 }
 
-/**
- * jsonata's regular expressions (`/…/` literals, whatever function runs them, `$eval` included),
- * each match stopped at the evaluation's deadline: one match is one evaluation step, and a
- * catastrophic one would otherwise hold its thread until the caller's timeout terminates it.
- */
-function boundedRegexEngine(timebox: Timebox) {
-  return class BoundedRegExp {
-    /** jsonata sets and reads it to walk through the matches. */
-    lastIndex = 0;
-
-    constructor(private readonly pattern: RegExp) {}
-
-    exec(text: string): RegExpExecArray | null {
-      const left = timebox.deadline - Date.now();
-      if (left <= 0) throw ranTooLong(timebox.timeLimitMs);
-      this.pattern.lastIndex = this.lastIndex;
-      const match = boundedRegexExec(this.pattern, text, 'expression', Math.ceil(left));
-      this.lastIndex = this.pattern.lastIndex;
-      return match;
-    }
-  };
-}
-
 const tooExpensive = (reason: string) =>
   ToolError.invalidInput('expression', 'an expression that terminates within the limits', undefined, `JSONata evaluation stopped: ${reason}`);
-const ranTooLong = (timeLimitMs: number) => tooExpensive(`it ran longer than ${timeLimitMs / 1000} s (infinite loop?)`);
 
 /**
- * Installs the time, depth and cancellation checks that jsonata runs at every evaluation step,
- * the way jsonata's own test suite "timeboxes" expressions, and the deadline its regular
- * expressions stop at.
+ * Installs the checks jsonata runs at every evaluation step, the way jsonata's own test suite
+ * "timeboxes" expressions: depth, memory, the time limit and cancellation, and the event loop's
+ * turn (the evaluation runs on it, between other requests, a slice at a time).
  */
 function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimitMs: number): void {
-  Object.assign(timebox, { deadline: Date.now() + timeLimitMs, timeLimitMs, heapAtStart: getHeapStatistics().used_heap_size });
-  let lastYield = Date.now();
+  const started = Date.now();
+  Object.assign(timebox, { deadline: started + timeLimitMs, stepStarted: started, heapAtStart: getHeapStatistics().used_heap_size });
   let depth = 0;
 
   // `assign` is typed for string names only; the hooks are symbols.
@@ -251,47 +233,57 @@ function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimit
       throw tooExpensive(`nesting deeper than ${MAX_DEPTH} evaluation steps (non-terminating recursion?)`);
     }
     const heap = getHeapStatistics();
-    if (heap.used_heap_size - timebox.heapAtStart > heap.heap_size_limit * HEAP_SHARE) {
-      throw tooExpensive(`it took more than ${Math.round((heap.heap_size_limit * HEAP_SHARE) / 2 ** 20)} MB of memory`);
+    if (heap.used_heap_size - timebox.heapAtStart > HEAP_BUDGET_BYTES || heap.used_heap_size > heap.heap_size_limit * HEAP_SHARE) {
+      throw tooExpensive(`it took more than ${HEAP_BUDGET_BYTES / 2 ** 20} MB of memory`);
     }
-    const now = Date.now();
-    if (now > timebox.deadline) throw ranTooLong(timeLimitMs);
-    if (now - lastYield >= YIELD_EVERY_MS) {
-      lastYield = now;
-      await yieldToEventLoop();
+    let now = Date.now();
+    if (now > timebox.deadline) throw tooExpensive(`it ran longer than ${timeLimitMs / 1000} s (infinite loop?)`);
+    const turn = shareEventLoop(now, started);
+    if (turn) {
+      await turn;
+      now = Date.now();
     }
     signal.throwIfAborted();
+    timebox.stepStarted = now;
   });
-  expression.assign(EVALUATE_EXIT as unknown as string, () => {
+  expression.assign(EVALUATE_EXIT as unknown as string, (_expr: unknown, _input: unknown, _environment: unknown, result: unknown) => {
     depth -= 1;
+    if (typeof result === 'string' && result.length > MAX_STRING_LENGTH) {
+      throw tooExpensive(`it made a string of more than ${MAX_STRING_LENGTH} characters`);
+    }
   });
 }
 
 /**
  * The result as plain JSON: jsonata returns `undefined` for no match (-> null), may return
  * functions (not JSON: dropped, or null at the top) and tags arrays with internal flags
- * (dropped by serializing).
+ * (dropped by serializing). Serializing stops early on a result far over the limit, which would
+ * otherwise hold the event loop for seconds (`[1..10000000]` is 79 MB of JSON).
  */
 function toJson(value: unknown): unknown {
-  const json = value === undefined ? undefined : JSON.stringify(value, withoutFunctions);
+  let scanned = 0;
+  const json = value === undefined ? undefined : JSON.stringify(value, (key: string, member: unknown) => {
+    scanned += key.length + (typeof member === 'string' ? member.length : 4);
+    if (scanned > RESULT_SCAN_CHARS) throw resultTooLarge(`more than ${RESULT_SCAN_CHARS}`);
+    return isFunction(member) ? undefined : member;
+  });
   if (json === undefined) return null;
   const bytes = Buffer.byteLength(json);
-  if (bytes > MAX_RESULT_BYTES) {
-    throw ToolError.invalidInput(
-      'expression',
-      `a result of at most ${MAX_RESULT_BYTES} bytes as JSON`,
-      undefined,
-      `The result is ${bytes} bytes as JSON, over the limit of ${MAX_RESULT_BYTES} bytes (1 MiB); select or aggregate less data`,
-    );
-  }
+  if (bytes > MAX_RESULT_BYTES) throw resultTooLarge(String(bytes));
   return JSON.parse(json);
 }
 
-/** jsonata lambdas and built-in function references are objects (circular ones): drop them. */
-function withoutFunctions(_key: string, value: unknown): unknown {
-  const isFunction =
-    typeof value === 'object' && value !== null && ('_jsonata_lambda' in value || '_jsonata_function' in value);
-  return isFunction ? undefined : value;
+const resultTooLarge = (bytes: string) =>
+  ToolError.invalidInput(
+    'expression',
+    `a result of at most ${MAX_RESULT_BYTES} bytes as JSON`,
+    undefined,
+    `The result is ${bytes} bytes as JSON, over the limit of ${MAX_RESULT_BYTES} bytes (1 MiB); select or aggregate less data`,
+  );
+
+/** jsonata lambdas and built-in function references are objects (circular ones): dropped from results. */
+function isFunction(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && ('_jsonata_lambda' in value || '_jsonata_function' in value);
 }
 
 function describeFailure(error: unknown): string {
