@@ -2,7 +2,7 @@
  * The one way the benchmark starts a server: spawn it, poll a readiness probe until it answers
  * (bounded), and hand back its start-up time, a resident-memory reader and a stop().
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +14,8 @@ export interface ReadyProcess {
   startupMs: number;
   /** Resident set size (VmRSS of /proc/<pid>/status) in MiB. */
   rssMb(): number;
+  /** CPU time the process has used so far, user and system (/proc/<pid>/stat), in milliseconds. */
+  cpuMs(): number;
   /** The last lines the process wrote (stdout and stderr). */
   outputTail(): string;
   /** SIGTERM, SIGKILL after a grace period; resolves once the process has exited. */
@@ -33,6 +35,9 @@ export interface SpawnOptions {
 }
 
 const ROOT = path.join(__dirname, '..');
+let ticksPerSecond: number | undefined;
+/** The unit of /proc/<pid>/stat's times (USER_HZ, 100 on Linux builds we know, read rather than assumed). */
+const clockTicksPerSecond = () => (ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()));
 const POLL_INTERVAL_MS = 50;
 const STOP_GRACE_MS = 10_000;
 const OUTPUT_KEPT_CHARS = 4_000;
@@ -77,6 +82,11 @@ export async function spawnUntilReady(options: SpawnOptions): Promise<ReadyProce
     rssMb: () => {
       const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
       return match ? Math.round(Number(match[1]) / 102.4) / 10 : NaN;
+    },
+    cpuMs: () => {
+      // Fields 14 and 15 (utime, stime) follow the parenthesised command name, which may hold spaces.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond();
     },
     outputTail: () => output,
     stop,

@@ -13,19 +13,21 @@ import { PrincipalResolver } from './principal-resolver';
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
+  /** Each route's decorators (by controller class, then handler), read once: metadata does not change after start-up. */
+  private readonly routes = new WeakMap<object, Map<object, RouteAccess>>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly principals: PrincipalResolver,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const { isPublic, required } = this.accessOf(context);
+    if (isPublic) return true;
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const principal = await this.principals.resolve(request, http.getResponse<FastifyReply>());
 
-    const required = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets) ?? [];
     const missing = required.find((scope) => !principal.scopes.has(scope));
     if (missing) throw new AppException('FORBIDDEN', `This API key lacks the '${missing}' scope`);
 
@@ -35,4 +37,26 @@ export class AuthGuard implements CanActivate {
     }
     return true;
   }
+
+  private accessOf(context: ExecutionContext): RouteAccess {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let handlers = this.routes.get(controller);
+    if (!handlers) this.routes.set(controller, (handlers = new Map()));
+    let access = handlers.get(handler);
+    if (!access) {
+      const targets = [handler, controller];
+      access = {
+        isPublic: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) === true,
+        required: this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets) ?? [],
+      };
+      handlers.set(handler, access);
+    }
+    return access;
+  }
+}
+
+interface RouteAccess {
+  isPublic: boolean;
+  required: Scope[];
 }

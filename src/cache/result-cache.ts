@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { canonicalJson } from '../common/canonical-json';
 
@@ -15,7 +15,7 @@ export interface CachedResult {
 
 /** docs/API.md#caching: tool id + tool version + canonical validated input + API key id — keys never share entries. */
 export function resultCacheKey(apiKeyId: string, toolId: string, toolVersion: string, input: Record<string, unknown>): string {
-  const digest = createHash('sha256').update(`${toolVersion}\n${canonicalJson(input)}`).digest('base64url');
+  const digest = hash('sha256', `${toolVersion}\n${canonicalJson(input)}`, 'base64url');
   return `${cacheScope(apiKeyId, toolId)}:${digest}`;
 }
 

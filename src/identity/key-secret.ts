@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { randomBase62 } from '../common/ids';
 
 export const KEY_TYPES = ['user', 'service', 'temporary'] as const;
@@ -25,7 +25,8 @@ export function generateSecret(type: KeyType): string {
 
 /** Keys are stored and looked up only by this digest. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  // The one-shot form: about half the cost of a Hash object, on every authenticated request.
+  return hash('sha256', secret, 'hex');
 }
 
 export function keyTypeOfSecret(secret: string): KeyType | null {
