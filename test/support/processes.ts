@@ -20,7 +20,12 @@ export async function startServiceProcess(role: 'api' | 'worker' | 'all', env: R
   let output = '';
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service process did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    // One that never got ready is stopped (the exit below then rejects), not left behind writing to the test's data directory.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('ready in')) {
@@ -32,7 +37,8 @@ export async function startServiceProcess(role: 'api' | 'worker' | 'all', env: R
     child.stderr!.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`service process exited with ${code} before it was ready:\n${output}`));
+      const why = timedOut ? `did not start in ${timeoutMs} ms` : `exited with ${code} before it was ready`;
+      reject(new Error(`service process ${why}:\n${output}`));
     });
   });
   return { child, output: () => output, exited };
