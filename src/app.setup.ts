@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { FastifyRequest, LogController } from 'fastify';
 import { AppModule, AppModuleOptions } from './app.module';
 import { httpCacheHook } from './common/http-cache';
+import { COMPRESSION_THRESHOLD_BYTES } from './common/encoded-json';
 import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
 import { installAsyncResourceBind } from './common/async-resource-bind';
@@ -101,7 +102,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   // 1 MiB body limit counts inflated bytes, so a compression bomb is cut off at 1 MiB (413).
   await app.register(compress, {
     global: true,
-    threshold: 1024,
+    threshold: COMPRESSION_THRESHOLD_BYTES,
     encodings: ['gzip', 'deflate'],
     requestEncodings: ['gzip', 'deflate'],
     onUnsupportedRequestEncoding: (encoding) =>
