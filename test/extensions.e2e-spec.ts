@@ -70,7 +70,7 @@ describe('EXTENSION_MODULES', () => {
     expect(builtIn.revalidated).toBe(304);
     expect(extended.revalidated).toBe(304);
     expect(extended.etag).not.toBe(builtIn.etag);
-  });
+  }, 180_000); // two boots
 
   describe('bad specifiers stop start-up naming them', () => {
     it.each([
