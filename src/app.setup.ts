@@ -1,4 +1,4 @@
-import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { BadRequestException, ValidationError } from '@nestjs/common';
 import compress from '@fastify/compress';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -13,6 +13,7 @@ import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
 import { installAsyncResourceBind } from './common/async-resource-bind';
 import { checkJsonText } from './common/json-limits';
+import { QueryRememberingValidationPipe } from './common/query-validation';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './common/framework-errors';
 import { SECURITY_HEADERS } from './common/security-headers';
 import { createRootLogger, PinoNestLogger } from './common/logger';
@@ -88,7 +89,7 @@ function tlsOptions(config: AppConfig): Record<string, unknown> {
 /** Everything between the socket and the controllers that is not a Nest provider. */
 export async function configureApp(app: NestFastifyApplication): Promise<void> {
   app.useGlobalPipes(
-    new ValidationPipe({
+    new QueryRememberingValidationPipe({
       transform: true,
       whitelist: true,
       stopAtFirstError: true,

@@ -11,6 +11,7 @@ import { TOOL_CATEGORIES, TOOL_STATUSES } from './sdk';
 import { toolDocumentation } from './tool-docs';
 import { JsonSnapshot, sendSnapshot, snapshotJson } from '../common/http-cache';
 import { EncodedJson } from '../common/encoded-json';
+import { ValidatedOnce } from '../common/query-validation';
 import type { RegisteredTool } from './tool-catalogue';
 import { ToolRegistry } from './tool-registry';
 
@@ -19,6 +20,7 @@ const MAX_LISTINGS = 100;
 /** The listing's `view`: each tool's full summary, or SPEC §2.1's compact form (types only). */
 const LISTING_VIEWS = { full: (tool: RegisteredTool) => tool.summary, compact: (tool: RegisteredTool) => tool.compact };
 
+@ValidatedOnce()
 export class ListToolsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: TOOL_CATEGORIES })
   @IsOptional() @IsIn(TOOL_CATEGORIES)
