@@ -10,6 +10,8 @@ export interface LoadRequest {
   method?: 'GET' | 'POST';
   headers?: Record<string, string>;
   body?: string;
+  /** The status every answer should have, when not any 2xx (a conditional GET's 304). */
+  expectedStatus?: number;
 }
 
 export interface LoadResult {
@@ -20,6 +22,7 @@ export interface LoadResult {
   total: number;
   /** Average bytes per response, headers included. */
   bytesPerResponse: number;
+  /** Answers other than 2xx, or other than `expectedStatus` when the request has one. */
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -56,16 +59,17 @@ export function runLoad(
     execFile(process.execPath, args, { timeout, killSignal: 'SIGKILL', signal, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`autocannon failed on ${request.url}: ${error.message}\n${stderr}`));
       const json = JSON.parse(stdout.trim().split('\n').pop()!) as AutocannonJson;
+      const statusCodes = Object.fromEntries(Object.entries(json.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count]));
       resolve({
         requestsPerSecond: Math.round(json.requests.average),
         p50Ms: json.latency.p50,
         p99Ms: json.latency.p99,
         total: json.latency.totalCount,
         bytesPerResponse: json.requests.average > 0 ? Math.round(json.throughput.average / json.requests.average) : 0,
-        non2xx: json.non2xx,
+        non2xx: request.expectedStatus === undefined ? json.non2xx : json.latency.totalCount - (statusCodes[request.expectedStatus] ?? 0),
         errors: json.errors,
         timeouts: json.timeouts,
-        statusCodes: Object.fromEntries(Object.entries(json.statusCodeStats ?? {}).map(([code, stats]) => [code, stats.count])),
+        statusCodes,
       });
     });
   });

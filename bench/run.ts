@@ -82,6 +82,8 @@ interface Scenario {
   sameBytesTarget?: number;
   /** A target relative to another scenario of the same run (MCP against REST). */
   versus?: { scenario: string; target: number };
+  /** Sent with If-None-Match holding the ETag the same request without it gets: each answer is a 304. */
+  conditional?: boolean;
   /** A problem with a 2xx answer's body, or null (MCP reports failures inside a 200). */
   bodyProblem?: (body: string) => string | null;
 }
@@ -102,7 +104,15 @@ const MCP_2026_CALL = JSON.stringify({
 const mcpProblem = (body: string) => (/"isError":true|"error":\{/.test(body) ? body.slice(0, 300) : null);
 
 const SCENARIOS: Scenario[] = [
-  { name: 'GET /v1/tools', method: 'GET', path: '/v1/tools', targets: { embedded: 0.4, 'postgres+redis': 0.3 }, sameBytesTarget: 0.5 },
+  { name: 'GET /v1/tools', method: 'GET', path: '/v1/tools', targets: { embedded: 0.4, 'postgres+redis': 0.3 }, sameBytesTarget: 0.9 },
+  {
+    name: 'GET /v1/tools (conditional, 304)',
+    method: 'GET',
+    path: '/v1/tools',
+    headers: { 'accept-encoding': 'gzip' },
+    conditional: true,
+    targets: { embedded: 0.7, postgres: 0.7, 'postgres+redis': 0.7 },
+  },
   // Issue 32: our own cost under ~50 µs a request, i.e. at least 0.6 of the same bytes from raw Fastify.
   { name: 'GET /v1/tools/json-transform', method: 'GET', path: '/v1/tools/json-transform', targets: {}, sameBytesTarget: 0.6 },
   {
@@ -266,9 +276,9 @@ async function benchConfiguration(configuration: Configuration, signal: AbortSig
     const scenarios: ScenarioResult[] = [];
     const requestOf = ({ path: at, method, headers, body }: Scenario): LoadRequest => ({ url: base + at, method, headers: { ...auth, ...headers }, body });
     for (const scenario of SCENARIOS.filter((s) => s.name.includes(ONLY_SCENARIOS))) {
-      const request = requestOf(scenario);
+      const request = scenario.conditional ? await revalidating(requestOf(scenario)) : requestOf(scenario);
       const { problem: probeFailure, answer } = await probe(request, scenario.bodyProblem);
-      if (probeFailure) console.error(`!!! ${scenario.name}: a single request did not answer 2xx: ${probeFailure}`);
+      if (probeFailure) console.error(`!!! ${scenario.name}: a single request did not answer ${request.expectedStatus ?? '2xx'}: ${probeFailure}`);
       const result = await measure(scenario.name, request, signal, service);
       const replay = await measureReplay(scenario.name, answer, request, signal);
       const target = scenario.targets[configuration.name] ?? null;
@@ -332,6 +342,15 @@ async function pairedRatio(reference: LoadRequest, scenario: LoadRequest, signal
   return { ratio, pairs: groups };
 }
 
+/** The request with If-None-Match holding the ETag its answer has now, expecting 304. */
+async function revalidating(request: LoadRequest): Promise<LoadRequest> {
+  const response = await fetch(request.url, { method: request.method, headers: request.headers, signal: AbortSignal.timeout(10_000) });
+  await response.arrayBuffer();
+  const etag = response.headers.get('etag');
+  if (!etag) throw new Error(`${request.url} answered ${response.status} with no ETag to revalidate`);
+  return { ...request, headers: { ...request.headers, 'if-none-match': etag }, expectedStatus: 304 };
+}
+
 async function answers2xx(url: string, headers: Record<string, string>): Promise<boolean> {
   const response = await fetch(url, { headers, signal: AbortSignal.timeout(1_000) });
   await response.arrayBuffer();
@@ -340,13 +359,13 @@ async function answers2xx(url: string, headers: Record<string, string>): Promise
 
 /**
  * One request before the load, captured for the same-bytes baseline; `problem` is null when it
- * answers 2xx with a good body, else its status and the start of its body.
+ * answers 2xx (or its expected status) with a good body, else its status and the start of its body.
  */
 async function probe(request: LoadRequest, bodyProblem?: (body: string) => string | null): Promise<{ problem: string | null; answer: CapturedAnswer }> {
   const response = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body, signal: AbortSignal.timeout(10_000) });
   const body = await response.text();
   const answer = { status: response.status, headers: Object.fromEntries(response.headers), body };
-  if (!response.ok) return { problem: `${response.status} ${body.slice(0, 300)}`, answer };
+  if (request.expectedStatus ? response.status !== request.expectedStatus : !response.ok) return { problem: `${response.status} ${body.slice(0, 300)}`, answer };
   return { problem: bodyProblem?.(body) ?? null, answer };
 }
 

@@ -1,4 +1,4 @@
-import { BadRequestException, ValidationError, ValidationPipe } from '@nestjs/common';
+import { BadRequestException, ValidationError } from '@nestjs/common';
 import compress from '@fastify/compress';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -8,10 +8,12 @@ import type { IncomingMessage } from 'node:http';
 import { FastifyRequest, LogController } from 'fastify';
 import { AppModule, AppModuleOptions } from './app.module';
 import { httpCacheHook } from './common/http-cache';
+import { COMPRESSION_THRESHOLD_BYTES } from './common/encoded-json';
 import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
 import { installAsyncResourceBind } from './common/async-resource-bind';
 import { checkJsonText } from './common/json-limits';
+import { QueryRememberingValidationPipe } from './common/query-validation';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './common/framework-errors';
 import { SECURITY_HEADERS } from './common/security-headers';
 import { createRootLogger, PinoNestLogger } from './common/logger';
@@ -87,7 +89,7 @@ function tlsOptions(config: AppConfig): Record<string, unknown> {
 /** Everything between the socket and the controllers that is not a Nest provider. */
 export async function configureApp(app: NestFastifyApplication): Promise<void> {
   app.useGlobalPipes(
-    new ValidationPipe({
+    new QueryRememberingValidationPipe({
       transform: true,
       whitelist: true,
       stopAtFirstError: true,
@@ -101,7 +103,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   // 1 MiB body limit counts inflated bytes, so a compression bomb is cut off at 1 MiB (413).
   await app.register(compress, {
     global: true,
-    threshold: 1024,
+    threshold: COMPRESSION_THRESHOLD_BYTES,
     encodings: ['gzip', 'deflate'],
     requestEncodings: ['gzip', 'deflate'],
     onUnsupportedRequestEncoding: (encoding) =>

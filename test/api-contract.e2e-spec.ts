@@ -1,7 +1,7 @@
 /**
  * The /v1 contract (docs/API.md#contract) against the real application, on PGlite and on PostgreSQL.
  */
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { DataSource } from 'typeorm';
 import { describeEachDatabase } from './support/databases';
 import { TestAccount, useTestApp } from './support/app';
@@ -268,6 +268,78 @@ describeEachDatabase('API contract', (mode) => {
       const page = (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=2&offset=1', key: suite.acme.key })).json();
       expect(page.tools.map((x: { id: string }) => x.id)).toEqual(ids.slice(1, 3));
       expect(page.total).toBe(ids.length);
+    });
+
+    describe('the listing at wire speed (docs/API.md#listing-tools)', () => {
+      const list = (key: string, headers: Record<string, string> = {}, query = '') => suite.t.request({ method: 'GET', url: `/v1/tools${query}`, key, headers });
+
+      it('serves gzip and brotli forms that decode to exactly the identity bytes, chosen by Accept-Encoding q-values', async () => {
+        const identity = await list(suite.acme.key, { 'accept-encoding': 'identity' });
+        expect(identity.headers['content-encoding']).toBeUndefined();
+        expect(identity.headers.vary).toMatch(/accept-encoding/i);
+        const gzip = await list(suite.acme.key, { 'accept-encoding': 'gzip' });
+        expect(gzip.headers['content-encoding']).toBe('gzip');
+        expect(gunzipSync(gzip.rawPayload).equals(identity.rawPayload)).toBe(true);
+        const br = await list(suite.acme.key, { 'accept-encoding': 'gzip, deflate, br' });
+        expect(br.headers['content-encoding']).toBe('br');
+        expect(brotliDecompressSync(br.rawPayload).equals(identity.rawPayload)).toBe(true);
+        expect((await list(suite.acme.key, { 'accept-encoding': 'br;q=0.5, gzip;q=0.8' })).headers['content-encoding']).toBe('gzip');
+        expect((await list(suite.acme.key, { 'accept-encoding': 'br;q=0, gzip;q=0' })).headers['content-encoding']).toBeUndefined();
+        expect((await list(suite.acme.key, { 'accept-encoding': 'deflate' })).headers['content-encoding']).toBeUndefined();
+        expect((await list(suite.acme.key, { 'accept-encoding': '*' })).headers['content-encoding']).toBe('br');
+        expect((await list(suite.acme.key, { 'accept-encoding': 'gzip;q=0.2, identity;q=0.5' })).headers['content-encoding']).toBeUndefined();
+        for (const res of [identity, gzip, br]) {
+          expect(res.statusCode).toBe(200);
+          expect(res.headers.etag).toMatch(/^"[^"]+"$/);
+        }
+      });
+
+      it('answers a matching If-None-Match with 304, no body and the same ETag, rate limit headers still written', async () => {
+        for (const encoding of ['identity', 'gzip', 'br']) {
+          const first = await list(suite.acme.key, { 'accept-encoding': encoding });
+          const again = await list(suite.acme.key, { 'accept-encoding': encoding, 'if-none-match': first.headers.etag as string });
+          expect(again.statusCode).toBe(304);
+          expect(again.rawPayload.length).toBe(0);
+          expect(again.headers.etag).toBe(first.headers.etag);
+          expect(again.headers['x-ratelimit-remaining']).toBeDefined();
+        }
+        expect((await list(suite.acme.key, { 'if-none-match': '"stale"' })).statusCode).toBe(200);
+        expect((await list('sk_svc_' + '0'.repeat(32), { 'if-none-match': '*' })).statusCode).toBe(401);
+      });
+
+      it("a narrowed key gets its own listing and ETag, never another visibility's bytes", async () => {
+        const narrowed = await suite.t.createKey(suite.acme.id, { name: 'narrow', type: 'service', tool_ids: ['json-transform'] });
+        const narrowedToo = await suite.t.createKey(suite.acme.id, { name: 'narrow-2', type: 'service', tool_ids: ['json-transform'] });
+        for (const encoding of ['identity', 'gzip', 'br']) {
+          const full = await list(suite.acme.key, { 'accept-encoding': encoding });
+          const mine = await list(narrowed, { 'accept-encoding': encoding });
+          expect(mine.headers.etag).not.toBe(full.headers.etag);
+          expect(mine.rawPayload.equals(full.rawPayload)).toBe(false);
+          expect((await list(narrowed, { 'accept-encoding': encoding, 'if-none-match': full.headers.etag as string })).statusCode).toBe(200);
+          expect((await list(narrowedToo, { 'accept-encoding': encoding, 'if-none-match': mine.headers.etag as string })).statusCode).toBe(304);
+        }
+        const plain = (await list(narrowed, { 'accept-encoding': 'identity' })).json();
+        expect(plain.tools.map((x: { id: string }) => x.id)).toEqual(['json-transform']);
+      });
+
+      it('?view=compact gives each input and output as its type name; an unknown view is a 400', async () => {
+        const compact = (await list(suite.acme.key, {}, '?view=compact')).json();
+        const full = (await list(suite.acme.key)).json();
+        expect(compact.total).toBe(full.total);
+        const tool = compact.tools.find((x: { id: string }) => x.id === 'json-transform');
+        const fullTool = full.tools.find((x: { id: string }) => x.id === 'json-transform');
+        expect(tool.inputs).toMatchObject({ expression: 'string', data: 'any' });
+        for (const side of ['inputs', 'outputs']) {
+          expect(Object.keys(tool[side])).toEqual(Object.keys(fullTool[side]));
+          for (const [name, type] of Object.entries(tool[side])) expect(type).toBe(fullTool[side][name].type);
+        }
+        expect(tool).toMatchObject({ id: 'json-transform', name: fullTool.name, category: fullTool.category, rate_limit: fullTool.rate_limit, timeout: fullTool.timeout });
+        expect((await list(suite.acme.key, {}, '?view=full')).body).toBe((await list(suite.acme.key)).body);
+
+        const bad = await list(suite.acme.key, {}, '?view=tiny');
+        expect(bad.statusCode).toBe(400);
+        expect(bad.json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'view' } });
+      });
     });
 
     it('rejects bad list parameters with 400 naming the parameter', async () => {

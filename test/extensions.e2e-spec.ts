@@ -53,6 +53,25 @@ describe('EXTENSION_MODULES', () => {
     });
   });
 
+  it("the tool listing's ETag changes with the catalogue (docs/API.md#listing-tools)", async () => {
+    const listing = async (env: Record<string, string>) => {
+      const t = await startTestApp({ env: { ...(await embedded()), ...env } });
+      try {
+        const acme = await t.createAccount('acme');
+        const first = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'accept-encoding': 'gzip' } });
+        const again = await t.request({ method: 'GET', url: '/v1/tools', key: acme.key, headers: { 'accept-encoding': 'gzip', 'if-none-match': first.headers.etag as string } });
+        return { etag: first.headers.etag, revalidated: again.statusCode };
+      } finally {
+        await t.close();
+      }
+    };
+    const builtIn = await listing({});
+    const extended = await listing({ EXTENSION_MODULES: FIXTURE, QUOTE_API_URL: quoteUrl });
+    expect(builtIn.revalidated).toBe(304);
+    expect(extended.revalidated).toBe(304);
+    expect(extended.etag).not.toBe(builtIn.etag);
+  }, 180_000); // two boots
+
   describe('bad specifiers stop start-up naming them', () => {
     it.each([
       ['./test/no-such-extension', /EXTENSION_MODULES: '\.\/test\/no-such-extension' cannot be found/],

@@ -71,7 +71,8 @@ describe('OpenAPI document', () => {
     expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const list = document.paths['/v1/tools'].get;
     expect(list.security).toEqual([{ bearer: [] }]);
-    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['limit', 'offset', 'category', 'status', 'search']));
+    expect(list.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['limit', 'offset', 'category', 'status', 'search', 'view']));
+    expect(list.parameters.find((p: { name: string }) => p.name === 'view')).toMatchObject({ in: 'query', required: false, schema: { enum: ['full', 'compact'], default: 'full' } });
     for (const status of ['400', '401', '403', '404', '429', '500']) expect(list.responses[status]).toEqual({ $ref: `#/components/responses/Error${status}` });
     expect(document.components.responses.Error429.headers).toHaveProperty('Retry-After');
     expect(document.components.responses.Error401.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });

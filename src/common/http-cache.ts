@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /** A strong validator of a response body. */
-export function etagOf(body: string): string {
+export function etagOf(body: string | Buffer): string {
   return `"${createHash('sha1').update(body).digest('base64url')}"`;
 }
 
@@ -34,13 +34,17 @@ export function sendSnapshot(reply: FastifyReply, snapshot: JsonSnapshot): strin
 export async function httpCacheHook(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   if (request.method !== 'GET' || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
   if (!String(reply.getHeader('content-type') ?? '').startsWith('application/json')) return payload;
-  const etag = (reply.getHeader('etag') as string | undefined) ?? etagOf(payload);
+  return notModified(request, reply, (reply.getHeader('etag') as string | undefined) ?? etagOf(payload)) ? '' : payload;
+}
+
+/** Writes a GET answer's validators; true, with the status set to 304, when If-None-Match holds `etag`. */
+export function notModified(request: FastifyRequest, reply: FastifyReply, etag: string): boolean {
   reply.header('etag', etag);
   if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'private, no-cache');
-  if (!matches(request.headers['if-none-match'], etag)) return payload;
+  if (!matches(request.headers['if-none-match'], etag)) return false;
   reply.code(304);
   reply.removeHeader('content-type');
-  return '';
+  return true;
 }
 
 /** Validators of an invoke result that is (or now is) in the result cache. */

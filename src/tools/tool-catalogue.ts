@@ -18,6 +18,8 @@ export interface RegisteredTool {
   /** Names of the declared settings marked `secret`: an account may hold its own value of each. */
   secretSettings: readonly string[];
   summary: Record<string, unknown>;
+  /** The summary with each input and output as its type name (GET /v1/tools?view=compact). */
+  compact: Record<string, unknown>;
   detail: Record<string, unknown>;
   /** Validates in place: applies defaults, strips unknown members; throws the errors of docs/API.md#which-400. */
   validateInput(input: Record<string, unknown>): Record<string, unknown>;

@@ -9,7 +9,7 @@ import type { ToolDefinition, ToolHandler } from './sdk';
 import type { RegisteredTool, ResolvedDefinition } from './tool-catalogue';
 import { definitionProblems, inputRules, inputSchema, outputSchema } from './tool-schema';
 import { readToolSettings } from './tool-settings';
-import { toolDetailView, toolSummaryView } from './tool-views';
+import { toolCompactView, toolDetailView, toolSummaryView } from './tool-views';
 
 const DEFAULT_TIMEOUT_SECONDS = 30;
 const DEFAULT_RATE_LIMIT = 60;
@@ -108,6 +108,7 @@ export class ToolCompiler {
       config,
       secretSettings: Object.entries(definition.config).filter(([, setting]) => setting.secret).map(([name]) => name),
       summary: toolSummaryView(definition),
+      compact: toolCompactView(definition),
       detail: toolDetailView(definition, `${context.publicUrl}/v1/tools/${definition.id}/docs`),
       validateInput,
       outputProblem,

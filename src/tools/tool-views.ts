@@ -45,6 +45,13 @@ export function toolSummaryView(d: Resolved): Record<string, unknown> {
   };
 }
 
+/** SPEC §2.1's compact listing (GET /v1/tools?view=compact): the summary with each input and output as its type name. */
+export function toolCompactView(d: Resolved): Record<string, unknown> {
+  const typeNames = (properties: Readonly<Record<string, ToolInputProperty | ToolOutputProperty>>) =>
+    Object.fromEntries(Object.entries(properties).map(([name, member]) => [name, memberType(member).type]));
+  return { ...toolSummaryView(d), inputs: typeNames(d.input.properties), outputs: typeNames(d.output.properties) };
+}
+
 /** The single-tool read: the summary plus examples and the documentation URL. */
 export function toolDetailView(d: Resolved, documentation: string): Record<string, unknown> {
   return { ...toolSummaryView(d), examples: d.examples, documentation };

@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Controller, Get, Header, Param, Query, Res } from '@nestjs/common';
-import type { FastifyReply } from 'fastify';
+import { Controller, Get, Header, Param, Query, Req, Res } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { AppConfig } from '../config/app-config';
 import { CurrentPrincipal, Public, RequireScopes } from '../identity/auth.decorators';
@@ -9,10 +10,17 @@ import { PageQuery } from '../common/pagination';
 import { TOOL_CATEGORIES, TOOL_STATUSES } from './sdk';
 import { toolDocumentation } from './tool-docs';
 import { JsonSnapshot, sendSnapshot, snapshotJson } from '../common/http-cache';
+import { EncodedJson } from '../common/encoded-json';
+import { ValidatedOnce } from '../common/query-validation';
+import type { RegisteredTool } from './tool-catalogue';
 import { ToolRegistry } from './tool-registry';
 
-const MAX_LISTINGS = 1_000;
+/** Listings kept encoded (each up to ~130 KB with its compressed forms); searches are open-ended, so the least recently asked go. */
+const MAX_LISTINGS = 100;
+/** The listing's `view`: each tool's full summary, or SPEC §2.1's compact form (types only). */
+const LISTING_VIEWS = { full: (tool: RegisteredTool) => tool.summary, compact: (tool: RegisteredTool) => tool.compact };
 
+@ValidatedOnce()
 export class ListToolsQuery extends PageQuery {
   @ApiPropertyOptional({ enum: TOOL_CATEGORIES })
   @IsOptional() @IsIn(TOOL_CATEGORIES)
@@ -25,13 +33,20 @@ export class ListToolsQuery extends PageQuery {
   @ApiPropertyOptional({ maxLength: 200, description: 'Matched against names and descriptions.' })
   @IsOptional() @IsString() @MaxLength(200)
   search?: string;
+
+  @ApiPropertyOptional({ enum: Object.keys(LISTING_VIEWS), default: 'full', description: '`compact`: each input and output as its type name only.' })
+  @IsOptional() @IsIn(Object.keys(LISTING_VIEWS))
+  view: keyof typeof LISTING_VIEWS = 'full';
 }
 
 /** The catalogue: GET /v1/tools and /v1/tools/{id}. A key restricted to some tools sees only those. */
 @Controller()
 export class ToolsController {
-  /** The catalogue is fixed after boot: each distinct listing is serialized (and hashed) once. */
-  private readonly listings = new Map<string, JsonSnapshot>();
+  /**
+   * The catalogue is fixed after boot (a new one comes with a new process): each distinct listing,
+   * per query and per visibility (a key's tool restriction), is serialized, hashed and compressed once.
+   */
+  private readonly listings = new Map<string, EncodedJson>();
   private readonly details = new Map<string, JsonSnapshot>();
 
   constructor(
@@ -41,22 +56,29 @@ export class ToolsController {
 
   @Get(['v1/tools', 'api/skill/tools'])
   @RequireScopes('tools:read')
-  list(@CurrentPrincipal() principal: Principal, @Query() query: ListToolsQuery, @Res({ passthrough: true }) reply: FastifyReply) {
+  @RouteConfig({ compress: false }) // the listing carries its own compressed forms
+  list(@CurrentPrincipal() principal: Principal, @Query() query: ListToolsQuery, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     reply.header('last-modified', this.registry.loadedAt);
-    const key = JSON.stringify([query.category, query.status, query.search, query.limit, query.offset, principal.toolIds && [...principal.toolIds].sort()]);
-    let snapshot = this.listings.get(key);
-    if (!snapshot) {
-      const tools = this.registry.list({ ...query, allowed: principal.toolIds });
-      snapshot = snapshotJson({
-        tools: tools.slice(query.offset, query.offset + query.limit).map((tool) => tool.summary),
+    return this.listing(query, principal.toolIds).send(request, reply);
+  }
+
+  private listing(query: ListToolsQuery, allowed: ReadonlySet<string> | null): EncodedJson {
+    const key = JSON.stringify([query.view, query.category, query.status, query.search, query.limit, query.offset, allowed && [...allowed].sort()]);
+    let listing = this.listings.get(key);
+    if (listing) {
+      this.listings.delete(key); // most recently asked last
+    } else {
+      const tools = this.registry.list({ ...query, allowed });
+      listing = new EncodedJson({
+        tools: tools.slice(query.offset, query.offset + query.limit).map(LISTING_VIEWS[query.view]),
         total: tools.length,
         limit: query.limit,
         offset: query.offset,
       });
-      if (this.listings.size >= MAX_LISTINGS) this.listings.clear(); // searches are open-ended: stay bounded
-      this.listings.set(key, snapshot);
+      if (this.listings.size >= MAX_LISTINGS) this.listings.delete(this.listings.keys().next().value as string);
     }
-    return sendSnapshot(reply, snapshot);
+    this.listings.set(key, listing);
+    return listing;
   }
 
   @Get('v1/tools/:tool_id')
