@@ -6,7 +6,8 @@ import { ExecutionQueue } from '../executions/engine/queue/execution-queue';
 import { MetricsController } from './metrics.controller';
 import { portOf, startMetricsServer } from './metrics-server';
 import { ServiceMetrics } from './service-metrics';
-import { ServiceTracing } from './tracing';
+import type { ServiceTracing } from './tracing';
+import { SERVICE_TRACING } from './tracing-token';
 
 /** Subscribes metrics and tracing while the application runs, and serves metrics on METRICS_PORT when set. */
 @Injectable()
@@ -16,7 +17,7 @@ export class ObservabilityLifecycle implements OnModuleInit, OnApplicationBootst
   constructor(
     private readonly config: AppConfig,
     @Inject(ServiceMetrics) private readonly metrics: ServiceMetrics | null,
-    @Inject(ServiceTracing) private readonly tracing: ServiceTracing | null,
+    @Inject(SERVICE_TRACING) private readonly tracing: ServiceTracing | null,
   ) {}
 
   onModuleInit(): void {
@@ -57,13 +58,13 @@ export const tracingEnabled = (config: AppConfig) => !!config.OTEL_EXPORTER_OTLP
         metricsEnabled(config) ? new ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }) : null,
     },
     {
-      provide: ServiceTracing,
+      provide: SERVICE_TRACING,
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => (tracingEnabled(config) ? new ServiceTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT!, config.ROLE) : null),
+      useFactory: async (config: AppConfig) => (tracingEnabled(config) ? new (await import('./tracing')).ServiceTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT!, config.ROLE) : null),
     },
     ObservabilityLifecycle,
   ],
-  exports: [ServiceMetrics, ServiceTracing, ObservabilityLifecycle],
+  exports: [ServiceMetrics, SERVICE_TRACING, ObservabilityLifecycle],
 })
 export class ObservabilityModule {}
 

@@ -1,7 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { context, Context, Span, SpanStatusCode } from '@opentelemetry/api';
 import { ServiceMetrics } from './service-metrics';
-import { ServiceTracing } from './tracing';
+import type { ServiceTracing } from './tracing';
+import { SERVICE_TRACING } from './tracing-token';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,7 +19,7 @@ export function installRequestObservability(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Null when off (ObservabilityModule).
   const metrics = app.get<typeof ServiceMetrics, ServiceMetrics | null>(ServiceMetrics);
-  const tracing = app.get<typeof ServiceTracing, ServiceTracing | null>(ServiceTracing);
+  const tracing = app.get<symbol, ServiceTracing | null>(SERVICE_TRACING);
   if (tracing) {
     fastify.addHook('onRequest', async (request) => {
       request.traceSpan = tracing.startRequestSpan(request.method, request.headers);
