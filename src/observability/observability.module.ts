@@ -5,9 +5,9 @@ import { ExecutionsModule } from '../executions/executions.module';
 import { ExecutionQueue } from '../executions/engine/queue/execution-queue';
 import { MetricsController } from './metrics.controller';
 import { portOf, startMetricsServer } from './metrics-server';
-import { ServiceMetrics } from './service-metrics';
+import type { ServiceMetrics } from './service-metrics';
 import type { ServiceTracing } from './tracing';
-import { SERVICE_TRACING } from './tracing-token';
+import { SERVICE_METRICS, SERVICE_TRACING } from './observability-tokens';
 
 /** Subscribes metrics and tracing while the application runs, and serves metrics on METRICS_PORT when set. */
 @Injectable()
@@ -16,7 +16,7 @@ export class ObservabilityLifecycle implements OnModuleInit, OnApplicationBootst
 
   constructor(
     private readonly config: AppConfig,
-    @Inject(ServiceMetrics) private readonly metrics: ServiceMetrics | null,
+    @Inject(SERVICE_METRICS) private readonly metrics: ServiceMetrics | null,
     @Inject(SERVICE_TRACING) private readonly tracing: ServiceTracing | null,
   ) {}
 
@@ -52,10 +52,10 @@ export const tracingEnabled = (config: AppConfig) => !!config.OTEL_EXPORTER_OTLP
   imports: [ExecutionsModule],
   providers: [
     {
-      provide: ServiceMetrics,
+      provide: SERVICE_METRICS,
       inject: [AppConfig, ExecutionQueue],
-      useFactory: (config: AppConfig, queue: ExecutionQueue) =>
-        metricsEnabled(config) ? new ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }) : null,
+      useFactory: async (config: AppConfig, queue: ExecutionQueue) =>
+        metricsEnabled(config) ? new (await import('./service-metrics')).ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }) : null,
     },
     {
       provide: SERVICE_TRACING,
@@ -64,7 +64,7 @@ export const tracingEnabled = (config: AppConfig) => !!config.OTEL_EXPORTER_OTLP
     },
     ObservabilityLifecycle,
   ],
-  exports: [ServiceMetrics, SERVICE_TRACING, ObservabilityLifecycle],
+  exports: [SERVICE_METRICS, SERVICE_TRACING, ObservabilityLifecycle],
 })
 export class ObservabilityModule {}
 
