@@ -1,11 +1,12 @@
-import { Controller, Get, Headers, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Inject, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { timingSafeEqual } from 'node:crypto';
 import { Public } from '../identity/auth.decorators';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
-import { ServiceMetrics } from './service-metrics';
+import { SERVICE_METRICS } from './observability-tokens';
+import type { ServiceMetrics } from './service-metrics';
 
 /** GET /metrics on the main port, for a scraper holding METRICS_TOKEN (API keys do not open it). */
 @Controller()
@@ -14,7 +15,7 @@ export class MetricsController {
   private readonly expected: Buffer;
 
   constructor(
-    private readonly metrics: ServiceMetrics,
+    @Inject(SERVICE_METRICS) private readonly metrics: ServiceMetrics,
     config: AppConfig,
   ) {
     this.expected = Buffer.from(`Bearer ${config.METRICS_TOKEN}`);

@@ -5,8 +5,9 @@ import { ExecutionsModule } from '../executions/executions.module';
 import { ExecutionQueue } from '../executions/engine/queue/execution-queue';
 import { MetricsController } from './metrics.controller';
 import { portOf, startMetricsServer } from './metrics-server';
-import { ServiceMetrics } from './service-metrics';
-import { ServiceTracing } from './tracing';
+import type { ServiceMetrics } from './service-metrics';
+import type { ServiceTracing } from './tracing';
+import { SERVICE_METRICS, SERVICE_TRACING } from './observability-tokens';
 
 /** Subscribes metrics and tracing while the application runs, and serves metrics on METRICS_PORT when set. */
 @Injectable()
@@ -15,8 +16,8 @@ export class ObservabilityLifecycle implements OnModuleInit, OnApplicationBootst
 
   constructor(
     private readonly config: AppConfig,
-    @Inject(ServiceMetrics) private readonly metrics: ServiceMetrics | null,
-    @Inject(ServiceTracing) private readonly tracing: ServiceTracing | null,
+    @Inject(SERVICE_METRICS) private readonly metrics: ServiceMetrics | null,
+    @Inject(SERVICE_TRACING) private readonly tracing: ServiceTracing | null,
   ) {}
 
   onModuleInit(): void {
@@ -51,19 +52,19 @@ export const tracingEnabled = (config: AppConfig) => !!config.OTEL_EXPORTER_OTLP
   imports: [ExecutionsModule],
   providers: [
     {
-      provide: ServiceMetrics,
+      provide: SERVICE_METRICS,
       inject: [AppConfig, ExecutionQueue],
-      useFactory: (config: AppConfig, queue: ExecutionQueue) =>
-        metricsEnabled(config) ? new ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }) : null,
+      useFactory: async (config: AppConfig, queue: ExecutionQueue) =>
+        metricsEnabled(config) ? new (await import('./service-metrics')).ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }) : null,
     },
     {
-      provide: ServiceTracing,
+      provide: SERVICE_TRACING,
       inject: [AppConfig],
-      useFactory: (config: AppConfig) => (tracingEnabled(config) ? new ServiceTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT!, config.ROLE) : null),
+      useFactory: async (config: AppConfig) => (tracingEnabled(config) ? new (await import('./tracing')).ServiceTracing(config.OTEL_EXPORTER_OTLP_ENDPOINT!, config.ROLE) : null),
     },
     ObservabilityLifecycle,
   ],
-  exports: [ServiceMetrics, ServiceTracing, ObservabilityLifecycle],
+  exports: [SERVICE_METRICS, SERVICE_TRACING, ObservabilityLifecycle],
 })
 export class ObservabilityModule {}
 

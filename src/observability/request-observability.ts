@@ -1,7 +1,8 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { context, Context, Span, SpanStatusCode } from '@opentelemetry/api';
-import { ServiceMetrics } from './service-metrics';
-import { ServiceTracing } from './tracing';
+import type { ServiceMetrics } from './service-metrics';
+import type { ServiceTracing } from './tracing';
+import { SERVICE_METRICS, SERVICE_TRACING } from './observability-tokens';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -17,8 +18,8 @@ declare module 'fastify' {
 export function installRequestObservability(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   // Null when off (ObservabilityModule).
-  const metrics = app.get<typeof ServiceMetrics, ServiceMetrics | null>(ServiceMetrics);
-  const tracing = app.get<typeof ServiceTracing, ServiceTracing | null>(ServiceTracing);
+  const metrics = app.get<symbol, ServiceMetrics | null>(SERVICE_METRICS);
+  const tracing = app.get<symbol, ServiceTracing | null>(SERVICE_TRACING);
   if (tracing) {
     fastify.addHook('onRequest', async (request) => {
       request.traceSpan = tracing.startRequestSpan(request.method, request.headers);

@@ -11,7 +11,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract as tarExtract } from 'tar-stream';
-import * as yauzl from 'yauzl';
+import type * as yauzl from 'yauzl';
 import { ArchiveRefused, printable, TreeShape } from './tree-shape';
 
 export { ArchiveRefused } from './tree-shape';
@@ -200,11 +200,13 @@ function unreadable(error: unknown, format: string): unknown {
 class SinkFailed extends Error {}
 
 async function readZip(data: ArchiveSource, budget: Budget, sink: EntrySink): Promise<void> {
+  // The zip reader loads with the first .zip upload, not at start-up.
+  const { fromBuffer, open } = await import('yauzl');
   const zip = await new Promise<yauzl.ZipFile>((resolve, reject) => {
     const options = { lazyEntries: true, validateEntrySizes: true, strictFileNames: true };
     const opened = (error: Error | null, file: yauzl.ZipFile) => (error ? reject(unreadable(error, '.zip')) : resolve(file));
-    if (Buffer.isBuffer(data)) yauzl.fromBuffer(data, options, opened);
-    else yauzl.open(data.file, options, opened);
+    if (Buffer.isBuffer(data)) fromBuffer(data, options, opened);
+    else open(data.file, options, opened);
   });
   try {
     for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {

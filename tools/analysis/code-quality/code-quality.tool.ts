@@ -1,7 +1,7 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { fileErrorsOutput, sourceFilesInputs } from '../../shared/scan';
 import { CODE_QUALITY_EXAMPLES } from './examples';
-import { COGNITIVE_LIMIT, CYCLOMATIC_LIMIT, DUPLICATION_LIMIT, GRADE_FLOORS, GRADES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES, codeQuality } from './quality';
+import { COGNITIVE_LIMIT, CYCLOMATIC_LIMIT, DUPLICATION_LIMIT, GRADE_FLOORS, GRADES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES } from './grading';
 
 export type CodeQualityInput = ToolInput<typeof definition>;
 export type CodeQualityOutput = ToolOutput<typeof definition>;
@@ -108,7 +108,9 @@ const definition = defineTool({
 
 @Tool(definition)
 export class CodeQualityTool implements ToolHandler<typeof definition> {
-  execute(input: CodeQualityInput, ctx: ToolContext<typeof definition>): Promise<CodeQualityOutput> {
+  async execute(input: CodeQualityInput, ctx: ToolContext<typeof definition>): Promise<CodeQualityOutput> {
+    // The TypeScript parser and jscpd load on the first call, not with the catalogue.
+    const { codeQuality } = await import('./quality');
     return codeQuality(input, ctx);
   }
 }

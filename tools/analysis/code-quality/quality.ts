@@ -5,20 +5,9 @@ import { eachFileText, listSourceFiles, type FileErrors } from '../../shared/sca
 import { fileMetrics, type CodeUnit, type FunctionMetrics } from './complexity';
 import { CloneFinder, type Clone, type CloneFormat } from './duplication';
 import type { CodeQualityInput, CodeQualityOutput } from './code-quality.tool';
+import { COGNITIVE_LIMIT, CYCLOMATIC_LIMIT, DUPLICATION_LIMIT, GRADE_FLOORS, GRADES, MAX_SOURCE_BYTES, MAX_SOURCE_FILES, type Grade } from './grading';
 
-export const MAX_SOURCE_FILES = 2_000;
-export const MAX_SOURCE_BYTES = 1024 * 1024;
 const MAX_ERRORS_LISTED = 50;
-
-export const GRADES = ['A', 'B', 'C', 'D', 'F'] as const;
-export type Grade = (typeof GRADES)[number];
-/** Lowest maintainability index of each grade but F. */
-export const GRADE_FLOORS: ReadonlyArray<[Grade, number]> = [['A', 65], ['B', 50], ['C', 35], ['D', 20]];
-/** A function past either bound costs its file one grade (Sonar's and ESLint's usual limits). */
-export const COGNITIVE_LIMIT = 15;
-export const CYCLOMATIC_LIMIT = 20;
-/** Duplicated lines past this share of the code cost one grade. */
-export const DUPLICATION_LIMIT = 10;
 
 interface FileReport {
   file: string;

@@ -1,4 +1,4 @@
-import autocannon from 'autocannon';
+import type autocannon from 'autocannon';
 import { requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 type ProfilingInput = ToolInput<typeof definition>;
@@ -101,6 +101,8 @@ export class PerformanceProfilingTool implements ToolHandler<typeof definition> 
     pinned.hostname = family === 6 ? `[${address}]` : address;
     ctx.signal.throwIfAborted();
 
+    // autocannon loads on the first run, not with the catalogue.
+    const { default: runLoad } = await import('autocannon');
     let finish: (err: Error | null, result: autocannon.Result) => void = () => undefined;
     const finished = new Promise<autocannon.Result>((resolve, reject) => (finish = (err, result) => (err ? reject(err) : resolve(result))));
     const options = {
@@ -116,7 +118,7 @@ export class PerformanceProfilingTool implements ToolHandler<typeof definition> 
       // Inside a worker thread autocannon would skip this step on its own: aggregate the same way everywhere.
       skipAggregateResult: true,
     };
-    const instance = autocannon(options, (err, result) => finish(err, result));
+    const instance = runLoad(options, (err, result) => finish(err, result));
     const started = Date.now();
     const progress = setInterval(() => {
       const elapsed = (Date.now() - started) / 1000;
@@ -125,7 +127,7 @@ export class PerformanceProfilingTool implements ToolHandler<typeof definition> 
     const onAbort = () => instance.stop();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const result = aggregate([await finished], options);
+      const result = aggregate(runLoad, [await finished], options);
       ctx.signal.throwIfAborted();
       return summary(result);
     } finally {
@@ -136,7 +138,9 @@ export class PerformanceProfilingTool implements ToolHandler<typeof definition> 
 }
 
 /** autocannon.aggregateResult, which its published types (@types/autocannon 7) do not declare yet. */
-const aggregate = (autocannon as unknown as { aggregateResult(results: autocannon.Result[], options: autocannon.Options): autocannon.Result }).aggregateResult;
+function aggregate(runLoad: typeof autocannon, results: autocannon.Result[], options: autocannon.Options): autocannon.Result {
+  return (runLoad as unknown as { aggregateResult(results: autocannon.Result[], options: autocannon.Options): autocannon.Result }).aggregateResult(results, options);
+}
 
 function summary(result: autocannon.Result): ProfilingOutput {
   const round = (n: number) => Math.round(n * 100) / 100;

@@ -10,9 +10,7 @@ import { PackageURL } from 'packageurl-js';
 import parseSpdx from 'spdx-expression-parse';
 import type { KnownLicense } from '../../shared/licenses/installed';
 import type { Ecosystem, LockedPackage, Lockfile } from '../../shared/lockfiles';
-
-export const SPEC_VERSIONS = ['1.7', '1.6', '1.5'] as const;
-export type SpecVersion = (typeof SPEC_VERSIONS)[number];
+import type { SpecVersion } from './spec-versions';
 
 const SPECS: Readonly<Record<SpecVersion, typeof Spec.Spec1dot6>> = { '1.7': Spec.Spec1dot7, '1.6': Spec.Spec1dot6, '1.5': Spec.Spec1dot5 };
 const SRI_ALGORITHMS: Readonly<Record<string, Enums.HashAlgorithm>> = {

@@ -2,7 +2,8 @@
 import type { ToolContext } from '@tos/sdk';
 import { installedLicenses } from '../../shared/licenses/installed';
 import { findLockfiles, readLockfile, type LockfileFormat } from '../../shared/lockfiles';
-import { buildBom, projectDirectoryName, type BomSource, type SpecVersion } from './build';
+import { buildBom, projectDirectoryName, type BomSource } from './build';
+import type { SpecVersion } from './spec-versions';
 import type { SbomGenerateInput, SbomGenerateOutput } from './sbom-generate.tool';
 
 export async function generateSbom(input: SbomGenerateInput, ctx: ToolContext, tool: { name: string; version: string }): Promise<SbomGenerateOutput> {

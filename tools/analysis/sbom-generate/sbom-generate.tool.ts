@@ -1,9 +1,8 @@
 import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, type ToolInput, type ToolOutput, workspacePathInput } from '@tos/sdk';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILES } from '../../shared/lockfiles';
 import { lockfilesOutput } from '../../shared/scan';
-import { SPEC_VERSIONS } from './build';
+import { SPEC_VERSIONS } from './spec-versions';
 import { SBOM_GENERATE_EXAMPLES } from './examples';
-import { generateSbom } from './generate';
 
 export type SbomGenerateInput = ToolInput<typeof definition>;
 export type SbomGenerateOutput = ToolOutput<typeof definition>;
@@ -50,7 +49,9 @@ const definition = defineTool({
 
 @Tool(definition)
 export class SbomGenerateTool implements ToolHandler<typeof definition> {
-  execute(input: SbomGenerateInput, ctx: ToolContext<typeof definition>): Promise<SbomGenerateOutput> {
+  async execute(input: SbomGenerateInput, ctx: ToolContext<typeof definition>): Promise<SbomGenerateOutput> {
+    // The CycloneDX library loads on the first call, not with the catalogue.
+    const { generateSbom } = await import('./generate');
     return generateSbom(input, ctx, { name: 'tool-orchestration-service sbom-generate', version: VERSION });
   }
 }

@@ -6,9 +6,8 @@ import { COBERTURA_LIST_ELEMENTS, coberturaCoverage, lcovCoverage, looksLikeLcov
 import { JUNIT_LIST_ELEMENTS, junitSuites, MAX_MESSAGE_CHARS, MAX_TRACE_CHARS, type JunitCase, type JunitSuite } from './junit';
 import { parseXml } from './xml';
 import type { TestReportInput, TestReportOutput } from './test-report.tool';
+import { MAX_REPORT_BYTES, MAX_REPORT_FILES } from './limits';
 
-export const MAX_REPORT_FILES = 500;
-export const MAX_REPORT_BYTES = 20 * 1024 * 1024;
 const MAX_LISTED_FILES = 20_000;
 const MAX_ERRORS_LISTED = 50;
 const REPORT_FILE = /\.(?:xml|info|lcov)$/i;

@@ -1,7 +1,7 @@
 import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { fileErrorsOutput } from '../../shared/scan';
 import { TEST_REPORT_EXAMPLES } from './examples';
-import { MAX_REPORT_BYTES, MAX_REPORT_FILES, testReport } from './report';
+import { MAX_REPORT_BYTES, MAX_REPORT_FILES } from './limits';
 
 export type TestReportInput = ToolInput<typeof definition>;
 export type TestReportOutput = ToolOutput<typeof definition>;
@@ -141,7 +141,9 @@ const definition = defineTool({
 
 @Tool(definition)
 export class TestReportTool implements ToolHandler<typeof definition> {
-  execute(input: TestReportInput, ctx: ToolContext<typeof definition>): Promise<TestReportOutput> {
+  async execute(input: TestReportInput, ctx: ToolContext<typeof definition>): Promise<TestReportOutput> {
+    // The XML and LCOV parsers load on the first call, not with the catalogue.
+    const { testReport } = await import('./report');
     return testReport(input, textSource(input), ctx);
   }
 }

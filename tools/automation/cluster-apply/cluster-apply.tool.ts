@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { countBy, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 import { type Cluster, connect, KUBERNETES_SETTINGS, type KubernetesObject } from '../../integrations/kubernetes';
-import { MAX_OBJECTS, parseManifest, type ManifestObject } from './manifest';
+import { MAX_OBJECTS } from './limits';
+import type { ManifestObject } from './manifest';
 
 type ClusterApplyInput = ToolInput<typeof definition>;
 type ClusterApplyOutput = ToolOutput<typeof definition>;
@@ -107,6 +108,8 @@ const definition = defineTool({
 @Tool(definition)
 export class ClusterApplyTool implements ToolHandler<typeof definition> {
   async execute(input: ClusterApplyInput, ctx: ToolContext<typeof definition>): Promise<ClusterApplyOutput> {
+    // The YAML parser loads on the first call, not with the catalogue.
+    const { parseManifest } = await import('./manifest');
     const manifest = parseManifest(input.manifest);
     const cluster = await connect(ctx);
     if (input.confirm && !input.dry_run) {

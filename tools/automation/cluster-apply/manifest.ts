@@ -2,8 +2,7 @@
 import { LineCounter, parseAllDocuments } from 'yaml';
 import { ToolError } from '@tos/sdk';
 import type { KubernetesObject } from '../../integrations/kubernetes';
-
-export const MAX_OBJECTS = 200;
+import { MAX_OBJECTS } from './limits';
 
 export interface ManifestObject {
   object: KubernetesObject & { apiVersion: string; kind: string; metadata: { name: string; namespace?: string } };

@@ -1,5 +1,4 @@
-import { IncomingWebhook } from '@slack/webhook';
-import { WebClient, type WebAPICallResult } from '@slack/web-api';
+import type { WebAPICallResult } from '@slack/web-api';
 import { networkError, requestHeadersInput, Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 type Provider = 'slack_webhook' | 'slack_api' | 'teams_webhook' | 'discord_webhook';
@@ -111,6 +110,8 @@ async function webhookUrl(input: ChatNotifyInput, ctx: ToolContext): Promise<str
 /** @slack/webhook, its connections through the egress policy's agents; bounded by timeout_ms and the call's signal. */
 async function sendSlackWebhook(url: string, input: ChatNotifyInput, ctx: ToolContext): Promise<void> {
   const agent = url.startsWith('https:') ? ctx.http.agents.https : ctx.http.agents.http;
+  // The Slack clients load on the first message of their kind, not with the catalogue.
+  const { IncomingWebhook } = await import('@slack/webhook');
   const webhook = new IncomingWebhook(url, { agent, timeout: input.timeout_ms, ...(input.username && { username: input.username }) });
   try {
     await untilAborted(webhook.send({ text: input.text, ...(input.blocks && { blocks: input.blocks as never }) }), ctx.signal);
@@ -124,6 +125,7 @@ async function postMessage(input: ChatNotifyInput, ctx: ToolContext): Promise<Pi
   if (!input.channel) throw ToolError.invalidInput('channel', 'a channel id or name for slack_api');
   const apiUrl = String(ctx.config.SLACK_API_URL);
   await ctx.net.resolve(new URL(apiUrl).hostname, { parameter: 'SLACK_API_URL' });
+  const { WebClient } = await import('@slack/web-api');
   const client = new WebClient(await ctx.secrets.get('SLACK_BOT_TOKEN'), {
     slackApiUrl: apiUrl,
     agent: apiUrl.startsWith('https:') ? ctx.http.agents.https : ctx.http.agents.http,

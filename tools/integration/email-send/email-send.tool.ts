@@ -1,4 +1,3 @@
-import { createTransport } from 'nodemailer';
 import { Tool, ToolError, type ToolContext, type ToolHandler, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
 
 type EmailSendInput = ToolInput<typeof definition>;
@@ -69,6 +68,8 @@ export class EmailSendTool implements ToolHandler<typeof definition> {
     const server = parseSmtpUrl(await ctx.secrets.get('SMTP_URL'));
     // The policy checks the server's address, and the connection is pinned to it (no second lookup to rebind).
     const { address } = await ctx.net.resolve(server.hostname, { parameter: 'SMTP_URL' });
+    // nodemailer loads on the first message, not with the catalogue.
+    const { createTransport } = await import('nodemailer');
     const transport = createTransport({
       host: address,
       port: server.port,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import Docker from 'dockerode';
+import type Docker from 'dockerode';
 import { ToolError, type ToolContext } from '@tos/sdk';
 
 /**
@@ -15,7 +15,9 @@ export class DockerClients {
     const host = String(ctx.config.DOCKER_HOST ?? 'unix:///var/run/docker.sock');
     let client = this.clients.get(host);
     if (!client) {
-      client = new Docker(await options(host, ctx));
+      // dockerode loads on the first engine call, not with the catalogue.
+      const { default: DockerClient } = await import('dockerode');
+      client = new DockerClient(await options(host, ctx));
       this.clients.set(host, client);
     } else if (host.startsWith('tcp://')) {
       await ctx.net.resolve(new URL(host).hostname, { parameter: 'DOCKER_HOST' });

@@ -6,7 +6,7 @@
  * refused one ends the call before the engine is asked anything that connects.
  */
 import type Docker from 'dockerode';
-import { DockerfileParser, type Arg, type Copy, type From, type Instruction } from 'dockerfile-ast';
+import type { Arg, Copy, From, Instruction } from 'dockerfile-ast';
 import { ToolError, type ToolContext } from '@tos/sdk';
 
 /** The host Docker Hub's images are pulled from and pushed to. */
@@ -51,6 +51,8 @@ export interface BuildEgressOptions {
  * fetches its URLs. Variables are expanded as the builder does, with the build args.
  */
 export async function checkBuildEgress(ctx: ToolContext, docker: Docker, dockerfile: string, options: BuildEgressOptions): Promise<void> {
+  // The parser loads on the first build, not with the catalogue.
+  const { DockerfileParser } = await import('dockerfile-ast');
   const parsed = DockerfileParser.parse(dockerfile);
   const instructions = parsed.getInstructions();
   const buildArgs = options.buildArgs ?? {};

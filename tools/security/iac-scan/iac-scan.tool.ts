@@ -2,7 +2,7 @@ import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, 
 import { IAC_SCAN_EXAMPLES } from './examples';
 import { IAC_RULE_IDS, IAC_SEVERITIES } from './rules';
 import { countsOutput, fileErrorsOutput, pageOutputs } from '../../shared/scan';
-import { iacScan, MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES } from './scan';
+import { MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES } from './limits';
 
 export type IacScanInput = ToolInput<typeof definition>;
 export type IacScanOutput = ToolOutput<typeof definition>;
@@ -74,7 +74,9 @@ const definition = defineTool({
 
 @Tool(definition)
 export class IacScanTool implements ToolHandler<typeof definition> {
-  execute(input: IacScanInput, ctx: ToolContext<typeof definition>): Promise<IacScanOutput> {
+  async execute(input: IacScanInput, ctx: ToolContext<typeof definition>): Promise<IacScanOutput> {
+    // The YAML and Dockerfile parsers load on the first call, not with the catalogue.
+    const { iacScan } = await import('./scan');
     return iacScan(input, ctx);
   }
 }

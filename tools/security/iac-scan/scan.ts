@@ -6,13 +6,10 @@ import { scanDockerfile } from './dockerfile';
 import { scanManifest } from './kubernetes';
 import { IAC_SEVERITIES, type IacFinding, type IacSeverity } from './rules';
 import type { IacScanInput, IacScanOutput } from './iac-scan.tool';
+import { MAX_ERRORS_LISTED, MAX_FILE_BYTES, MAX_SCANNED_FILES } from './limits';
 
 /** Files a walk may meet (node_modules and .git are never walked). */
 const MAX_LISTED_FILES = 20_000;
-/** Manifests and Dockerfiles one call reads. */
-export const MAX_SCANNED_FILES = 2_000;
-export const MAX_FILE_BYTES = 2 * 1024 * 1024;
-export const MAX_ERRORS_LISTED = 100;
 
 const DOCKERFILE = /^(?:(?:Docker|Container)file(?:\.[\w.-]+)?|[\w.-]+\.(?:dockerfile|containerfile))$/i;
 const YAML = /\.ya?ml$/i;

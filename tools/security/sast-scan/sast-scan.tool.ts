@@ -4,7 +4,7 @@ import { countsOutput, fileErrorsOutput, pageOutputs, sourceFilesInputs } from '
 import { pullRequestFiles, pullRequestTarget } from './pull-request';
 import { SAST_SCAN_EXAMPLES } from './examples';
 import { SAST_RULE_IDS, SAST_RULES, SAST_SEVERITIES } from './rules';
-import { MAX_FILE_BYTES, MAX_SCANNED_FILES, sastScan } from './scan';
+import { MAX_FILE_BYTES, MAX_SCANNED_FILES } from './limits';
 
 export type SastScanInput = ToolInput<typeof definition>;
 export type SastScanOutput = ToolOutput<typeof definition>;
@@ -91,6 +91,8 @@ export class SastScanTool implements ToolHandler<typeof definition> {
   private readonly forges = new ForgeClients();
 
   async execute(input: SastScanInput, ctx: ToolContext<typeof definition>): Promise<SastScanOutput> {
+    // ESLint and its plugins load on the first scan, not with the catalogue.
+    const { sastScan } = await import('./scan');
     const target = pullRequestTarget(input);
     if (!target) return sastScan(input, ctx, VERSION);
     const changed = await pullRequestFiles(this.forges, target, ctx);

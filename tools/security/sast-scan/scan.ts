@@ -5,12 +5,11 @@ import tseslint from 'typescript-eslint';
 import { compareText, countBy, ToolError, type ToolContext } from '@tos/sdk';
 import { eachFileText, firstResults, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { PLUGINS } from './plugins';
+import { MAX_FILE_BYTES, MAX_SCANNED_FILES } from './limits';
 import { SAST_RULES, SAST_SEVERITIES, selectRules, type SastSeverity } from './rules';
 import { sarifLog, type SarifLog } from './sarif';
 import type { SastScanInput, SastScanOutput } from './sast-scan.tool';
 
-export const MAX_SCANNED_FILES = 5_000;
-export const MAX_FILE_BYTES = 1024 * 1024;
 const MAX_ERRORS_LISTED = 100;
 /** Where the linter believes files live: it never touches the disk, so any absolute root serves. */
 const VIRTUAL_ROOT = '/workspace';

@@ -7,9 +7,7 @@ import { ToolError, type Workspace } from '@tos/sdk';
 import { parseGoMod, parseGoSum } from './go-sum';
 import type { Ecosystem, Lockfile, LockfileFormat, Manifest } from './model';
 import { parsePackageLock } from './package-lock';
-import { parsePnpmLock } from './pnpm-lock';
 import { parseRequirements } from './requirements';
-import { parseYarnLock } from './yarn-lock';
 
 export * from './model';
 export { normalisePypiName } from './requirements';
@@ -60,7 +58,7 @@ export async function readLockfile(workspace: FileReader, file: string, paramete
   const manifestText = kind.manifest ? await readOptional(workspace, path.posix.join(path.posix.dirname(file), kind.manifest)) : undefined;
   try {
     const manifest = manifestText === undefined ? undefined : kind.format === 'go.sum' ? parseGoMod(manifestText) : packageManifest(manifestText);
-    const parsed = parse(kind.format, text, manifest);
+    const parsed = await parse(kind.format, text, manifest);
     return { file, format: kind.format, ecosystem: kind.ecosystem, ...parsed };
   } catch (error) {
     if (error instanceof ToolError) throw error;
@@ -68,14 +66,15 @@ export async function readLockfile(workspace: FileReader, file: string, paramete
   }
 }
 
-function parse(format: LockfileFormat, text: string, manifest: Manifest | undefined) {
+/** The YAML and Syml parsers load with the first lockfile that needs them, not with the catalogue. */
+async function parse(format: LockfileFormat, text: string, manifest: Manifest | undefined) {
   switch (format) {
     case 'package-lock':
       return parsePackageLock(JSON.parse(text), manifest);
     case 'yarn':
-      return parseYarnLock(text, manifest);
+      return (await import('./yarn-lock')).parseYarnLock(text, manifest);
     case 'pnpm':
-      return parsePnpmLock(text);
+      return (await import('./pnpm-lock')).parsePnpmLock(text);
     case 'requirements':
       return parseRequirements(text);
     case 'go.sum':
