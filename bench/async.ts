@@ -6,7 +6,10 @@
  *
  * `BENCH_WORKERS` (default `1,2,4`) lists the worker counts; `BENCH_ROUNDS` (default 3) repeats
  * the whole list, alternating counts, and the table shows each count's median and min–max. Every
- * measured run has its own fresh database and its own Redis.
+ * measured run has its own fresh database and its own Redis. `BENCH_COMPARE` names another compiled
+ * tree (a copy of an earlier dist/ inside this checkout): each run is then paired with the same run
+ * of that build, alternating, and each build gets its table. `BENCH_CPU_PROF` names a directory
+ * where every service process writes its CPU profile (`--cpu-prof`) when it stops.
  */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
@@ -23,10 +26,12 @@ const ROOT = path.join(__dirname, '..');
 const DURATION_SECONDS = Number(process.env.BENCH_DURATION ?? 10);
 const WORKER_COUNTS = (process.env.BENCH_WORKERS ?? '1,2,4').split(',').map(Number);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BUILDS = [...(process.env.BENCH_COMPARE ? [process.env.BENCH_COMPARE] : []), 'dist'];
 const CONNECTIONS = 50;
 const DRAIN_TIMEOUT_MS = 300_000;
 
 interface RunResult {
+  build: string;
   workers: number;
   accepted: number;
   accept_rate_per_s: number;
@@ -41,7 +46,7 @@ interface RunResult {
 }
 
 /** One measured run: a fresh database and Redis, one API and `workers` worker processes. */
-async function measure(postgres: PostgresServer, workers: number, run: number): Promise<RunResult> {
+async function measure(postgres: PostgresServer, build: string, workers: number, run: number): Promise<RunResult> {
   const cleanups: Array<() => Promise<void>> = [];
   try {
     const database = `tos_bench_${run}`;
@@ -64,7 +69,7 @@ async function measure(postgres: PostgresServer, workers: number, run: number): 
     };
     const auth = { authorization: `Bearer ${provisionBenchKey(env)}` };
     const start = async (name: string, role: 'api' | 'worker', isReady: () => Promise<boolean>): Promise<ReadyProcess> => {
-      const p = await spawnBuiltService({ name, role, env, isReady });
+      const p = await spawnBuiltService({ name, role, env, isReady, build, cpuProfileDir: process.env.BENCH_CPU_PROF });
       cleanups.push(() => p.stop());
       return p;
     };
@@ -97,6 +102,7 @@ async function measure(postgres: PostgresServer, workers: number, run: number): 
       process.exitCode = 1;
     }
     return {
+      build,
       workers,
       accepted,
       accept_rate_per_s: Math.round(accepted / acceptSeconds),
@@ -123,13 +129,13 @@ const median = (values: number[]) => {
 /** Median and min–max of one column over a worker count's runs. */
 const spread = (values: number[]) => (values.length > 1 ? `${median(values)} (${Math.min(...values)}–${Math.max(...values)})` : String(values[0]));
 
-function printTable(results: RunResult[]): void {
-  console.log(`\n${ROUNDS} round(s) of ${DURATION_SECONDS} s per worker count; median (min–max)\n`);
+function printTable(build: string, results: RunResult[]): void {
+  console.log(`\n${build}: ${ROUNDS} round(s) of ${DURATION_SECONDS} s per worker count; median (min–max)\n`);
   console.log('| workers | end to end /s | accepts /s | accept p50 ms | accept p99 ms | drain s |');
   console.log('|---|---|---|---|---|---|');
   for (const workers of WORKER_COUNTS) {
     const runs = results.filter((r) => r.workers === workers);
-    const column = (key: keyof RunResult) => spread(runs.map((r) => r[key]));
+    const column = (key: Exclude<keyof RunResult, 'build'>) => spread(runs.map((r) => r[key]));
     console.log(`| ${workers} | ${column('end_to_end_per_s')} | ${column('accept_rate_per_s')} | ${column('accept_p50_ms')} | ${column('accept_p99_ms')} | ${column('drain_seconds')} |`);
   }
 }
@@ -141,12 +147,14 @@ async function main(): Promise<void> {
     const results: RunResult[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       for (const workers of WORKER_COUNTS) {
-        const result = await measure(postgres, workers, results.length);
-        console.log(JSON.stringify(result));
-        results.push(result);
+        for (const build of BUILDS) {
+          const result = await measure(postgres, build, workers, results.length);
+          console.log(JSON.stringify(result));
+          results.push(result);
+        }
       }
     }
-    printTable(results);
+    for (const build of BUILDS) printTable(build, results.filter((r) => r.build === build));
   } finally {
     await postgres.stop().catch((err) => console.error('cleanup failed:', err));
   }
