@@ -40,6 +40,9 @@ interface RunResult {
   non_202: number;
   end_to_end_per_s: number;
   drain_seconds: number;
+  /** CPU time of the API process, and of all worker processes together, per successful execution. */
+  api_cpu_us_per_execution: number;
+  workers_cpu_us_per_execution: number;
   success: number;
   error: number;
   cancelled: number;
@@ -73,7 +76,7 @@ async function measure(postgres: PostgresServer, build: string, workers: number,
       cleanups.push(() => p.stop());
       return p;
     };
-    await start('api', 'api', async () => (await fetch(`${base}/v1/tools`, { headers: auth })).ok);
+    const api = await start('api', 'api', async () => (await fetch(`${base}/v1/tools`, { headers: auth })).ok);
     // A worker has no HTTP port to probe; jobs wait in Redis until it takes them, which the drain time includes.
     const workerProcesses = await Promise.all(Array.from({ length: workers }, (_, i) => start(`worker ${i + 1}`, 'worker', async () => true)));
 
@@ -84,6 +87,8 @@ async function measure(postgres: PostgresServer, build: string, workers: number,
     const body = JSON.stringify({ inputs: { expression: '$sum(items.price)', data: { items: [{ price: 1 }, { price: 2 }] } } });
     const request = { url: `${base}/v1/tools/json-transform/invoke?async=true`, method: 'POST' as const, headers: { ...auth, 'content-type': 'application/json' }, body };
 
+    const cpu = () => [api.cpuSeconds(), workerProcesses.reduce((sum, w) => sum + w.cpuSeconds(), 0)];
+    const cpuBefore = cpu();
     const t0 = performance.now();
     const load = await runLoad(request, { connections: CONNECTIONS, durationSeconds: DURATION_SECONDS });
     const acceptSeconds = (performance.now() - t0) / 1000;
@@ -95,6 +100,7 @@ async function measure(postgres: PostgresServer, build: string, workers: number,
       if (active > 0) await sleep(100);
     }
     const totalSeconds = (performance.now() - t0) / 1000;
+    const [apiCpu, workersCpu] = cpu().map((seconds, i) => seconds - cpuBefore[i]);
     const [success, error, cancelled] = [await count('success'), await count('error'), await count('cancelled')];
     // Requests still in flight when autocannon stops are accepted but not counted by it: success may exceed `accepted`.
     if (success < accepted || error > 0 || cancelled > 0) {
@@ -111,6 +117,8 @@ async function measure(postgres: PostgresServer, build: string, workers: number,
       non_202: load.total - accepted,
       end_to_end_per_s: Math.round(success / totalSeconds),
       drain_seconds: Math.round((totalSeconds - acceptSeconds) * 10) / 10,
+      api_cpu_us_per_execution: Math.round((apiCpu * 1e6) / success),
+      workers_cpu_us_per_execution: Math.round((workersCpu * 1e6) / success),
       success,
       error,
       cancelled,
@@ -131,12 +139,12 @@ const spread = (values: number[]) => (values.length > 1 ? `${median(values)} (${
 
 function printTable(build: string, results: RunResult[]): void {
   console.log(`\n${build}: ${ROUNDS} round(s) of ${DURATION_SECONDS} s per worker count; median (min–max)\n`);
-  console.log('| workers | end to end /s | accepts /s | accept p50 ms | accept p99 ms | drain s |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('| workers | end to end /s | accepts /s | accept p50 ms | accept p99 ms | drain s | API CPU µs/execution | workers CPU µs/execution |');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const workers of WORKER_COUNTS) {
     const runs = results.filter((r) => r.workers === workers);
     const column = (key: Exclude<keyof RunResult, 'build'>) => spread(runs.map((r) => r[key]));
-    console.log(`| ${workers} | ${column('end_to_end_per_s')} | ${column('accept_rate_per_s')} | ${column('accept_p50_ms')} | ${column('accept_p99_ms')} | ${column('drain_seconds')} |`);
+    console.log(`| ${workers} | ${column('end_to_end_per_s')} | ${column('accept_rate_per_s')} | ${column('accept_p50_ms')} | ${column('accept_p99_ms')} | ${column('drain_seconds')} | ${column('api_cpu_us_per_execution')} | ${column('workers_cpu_us_per_execution')} |`);
   }
 }
 

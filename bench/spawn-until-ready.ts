@@ -14,6 +14,8 @@ export interface ReadyProcess {
   startupMs: number;
   /** Resident set size (VmRSS of /proc/<pid>/status) in MiB. */
   rssMb(): number;
+  /** CPU time used so far, user and system (/proc/<pid>/stat), in seconds. */
+  cpuSeconds(): number;
   /** The last lines the process wrote (stdout and stderr). */
   outputTail(): string;
   /** SIGTERM, SIGKILL after a grace period; resolves once the process has exited. */
@@ -77,6 +79,11 @@ export async function spawnUntilReady(options: SpawnOptions): Promise<ReadyProce
     rssMb: () => {
       const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
       return match ? Math.round(Number(match[1]) / 102.4) / 10 : NaN;
+    },
+    cpuSeconds: () => {
+      // The fields after the command's closing parenthesis; utime and stime are the 12th and 13th, in clock ticks (100 a second).
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
     },
     outputTail: () => output,
     stop,

@@ -25,18 +25,10 @@ import { ExecutionsService } from './request/executions.service';
 import { InputRounds } from './request/input-rounds';
 import { InvocationService } from './request/invocation.service';
 
-/**
- * Bull's three connections, opened (and closed) by the Redis module; `client` runs commands, the
- * others block or subscribe. `client` auto-pipelines: the jobs of one group-committed batch of
- * accepts (or of starts and ends in a worker) reach Redis in one write.
- */
+/** Bull's three connections, opened (and closed) by the Redis module; `client` runs commands, the others block or subscribe. */
 function bullConnection(redis: RedisConnections) {
   return (type: 'client' | 'subscriber' | 'bclient') =>
-    redis.open(`bull-${type}`, {
-      enableReadyCheck: false,
-      retryStrategy: reconnectPromptly,
-      ...(type === 'client' ? { enableAutoPipelining: true } : { maxRetriesPerRequest: null }),
-    });
+    redis.open(`bull-${type}`, { enableReadyCheck: false, retryStrategy: reconnectPromptly, ...(type !== 'client' && { maxRetriesPerRequest: null }) });
 }
 
 /** The queue: Bull on Redis when REDIS_URL is set, else in this process. */

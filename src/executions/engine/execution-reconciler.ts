@@ -62,7 +62,7 @@ export class ExecutionReconciler {
       await this.beat();
       const now = new Date();
       const queued = await this.store.queuedBefore(new Date(now.getTime() - minAgeSeconds * 1000), this.config.RECONCILE_BATCH);
-      // Asked together, so the queue's client sends them in one write.
+      // Asked together: the queue client writes them without waiting for each answer.
       const pending = await Promise.all(queued.map((execution) => this.queue.pending(this.runner.jobOf(execution))));
       // Under a backlog a worker may take and finish a job between the read above and its check:
       // only a row still queued after its check lacks a job (a job starts by moving its row out of queued).
