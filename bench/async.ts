@@ -131,7 +131,7 @@ async function measure(postgres: PostgresServer, build: string, workers: number,
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return Math.round((sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2) * 10) / 10;
 };
 
 /** Median and min–max of one column over a worker count's runs. */
