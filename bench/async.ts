@@ -13,6 +13,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
+import Redis from 'ioredis';
 import { Client } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../test/support/free-port';
@@ -77,8 +78,12 @@ async function measure(postgres: PostgresServer, build: string, workers: number,
       return p;
     };
     const api = await start('api', 'api', async () => (await fetch(`${base}/v1/tools`, { headers: auth })).ok);
-    // A worker has no HTTP port to probe; jobs wait in Redis until it takes them, which the drain time includes.
-    const workerProcesses = await Promise.all(Array.from({ length: workers }, (_, i) => start(`worker ${i + 1}`, 'worker', async () => true)));
+    // A worker has no HTTP port to probe: it is up once its heartbeat is in Redis (every process with
+    // a shared queue beats, the API too), so start-up is neither in the CPU time nor in the drain.
+    const heartbeats = new Redis(redis.url);
+    cleanups.push(async () => void heartbeats.disconnect());
+    const allBeating = async () => (await heartbeats.zcard('tos:executions:workers')) >= 1 + workers;
+    const workerProcesses = await Promise.all(Array.from({ length: workers }, (_, i) => start(`worker ${i + 1}`, 'worker', allBeating)));
 
     const count = async (status: string) => {
       const res = await fetch(`${base}/v1/executions?status=${status}&limit=1`, { headers: auth });
