@@ -93,8 +93,16 @@ export async function spawnUntilReady(options: SpawnOptions): Promise<ReadyProce
   };
 }
 
-/** The built service (`dist/src/main.js`, optionally in one role), ready once `isReady` answers true. */
-export function spawnBuiltService(options: Omit<SpawnOptions, 'command' | 'args' | 'cwd'> & { role?: 'api' | 'worker' }): Promise<ReadyProcess> {
-  const { role, ...rest } = options;
-  return spawnUntilReady({ ...rest, command: process.execPath, args: ['dist/src/main.js', ...(role ? ['--role', role] : [])], cwd: ROOT });
+/**
+ * The built service (`dist/src/main.js`, optionally in one role), ready once `isReady` answers
+ * true. `build` names another compiled tree (a copy of an earlier dist/ inside this checkout, so
+ * that it finds the same node_modules) to measure against. `cpuProfileDir`: the process writes a
+ * V8 CPU profile there when it exits (`--cpu-prof`, which NODE_OPTIONS does not accept).
+ */
+export function spawnBuiltService(
+  options: Omit<SpawnOptions, 'command' | 'args' | 'cwd'> & { role?: 'api' | 'worker'; build?: string; cpuProfileDir?: string },
+): Promise<ReadyProcess> {
+  const { role, build = 'dist', cpuProfileDir, ...rest } = options;
+  const profiling = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`, `--cpu-prof-name=${rest.name.replace(/\W+/g, '-')}.${Date.now()}.cpuprofile`] : [];
+  return spawnUntilReady({ ...rest, command: process.execPath, args: [...profiling, path.join(build, 'src/main.js'), ...(role ? ['--role', role] : [])], cwd: ROOT });
 }

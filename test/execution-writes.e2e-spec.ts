@@ -130,6 +130,19 @@ describeEachDatabase('execution writes', (mode) => {
       await store().finish(row.id, terminal('success', { result: 4 }, null), first!.started_at);
       expect(await store().start(row.id, new Date(), row.id)).toBeNull();
     });
+
+    it('concurrent starts share statements: each queued row starts once, for one of two jobs claiming it together', async () => {
+      const queued = Array.from({ length: 150 }, () => newRow({ status: 'queued', started_at: null }));
+      await Promise.all(queued.map((row) => store().insert(row)));
+      const [started, contested] = await Promise.all([
+        Promise.all(queued.slice(1).map((row) => store().start(row.id, new Date(), row.id))),
+        Promise.all([store().start(queued[0].id, new Date(), queued[0].id), store().start(queued[0].id, new Date(), `${queued[0].id}:1`)]),
+      ]);
+      expect(started.map((row) => row?.claimed_by)).toEqual(queued.slice(1).map(({ id }) => id));
+      const winners = contested.filter((row) => row !== null);
+      expect(winners).toHaveLength(1);
+      expect(await rows().findOneBy({ id: queued[0].id })).toMatchObject({ status: 'running', claimed_by: winners[0]!.claimed_by });
+    });
   });
 
   describe('sync executions', () => {

@@ -62,11 +62,15 @@ export class ExecutionReconciler {
       await this.beat();
       const now = new Date();
       const queued = await this.store.queuedBefore(new Date(now.getTime() - minAgeSeconds * 1000), this.config.RECONCILE_BATCH);
+      // Asked together: the queue client writes them without waiting for each answer.
+      const pending = await Promise.all(queued.map((execution) => this.queue.pending(this.runner.jobOf(execution))));
+      // Under a backlog a worker may take and finish a job between the read above and its check:
+      // only a row still queued after its check lacks a job (a job starts by moving its row out of queued).
+      const stillQueued = await this.store.stillQueued(queued.filter((_, i) => !pending[i]).map(({ id }) => id));
       let withoutJob = 0;
       let requeued = 0;
-      for (const execution of queued) {
+      for (const execution of queued.filter(({ id }) => stillQueued.has(id))) {
         const job = this.runner.jobOf(execution);
-        if (await this.queue.pending(job)) continue;
         withoutJob++;
         if (await this.runner.requeue(execution, by)) {
           requeued++;

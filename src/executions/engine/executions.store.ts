@@ -34,6 +34,7 @@ export function terminalColumns(fields: TerminalFields, startedAt: Date | null):
 export type OverdueReason = 'running' | 'queued' | 'unanswered';
 
 type Finish = TerminalColumns & Pick<Execution, 'id'>;
+type Start = Pick<Execution, 'id' | 'started_at' | 'claimed_by'>;
 
 export interface ListFilter {
   status?: ExecutionStatus;
@@ -49,13 +50,14 @@ export interface ExecutionReader {
 
 /**
  * Execution rows; every transition out of an active state is conditional, so the first terminal
- * state wins. Inserts and terminal writes are group-committed: concurrent callers share one
- * statement (see GroupCommit).
+ * state wins. Inserts, starts and terminal writes are group-committed: concurrent callers share
+ * one statement (see GroupCommit).
  */
 @Injectable()
 export class ExecutionsStore {
   private readonly inserts = new GroupCommit((executions: Execution[]) => this.insertAll(executions), MAX_BATCH);
   private readonly finishes = new GroupCommit((finishes: Finish[]) => this.finishAll(finishes), MAX_BATCH);
+  private readonly starts = new GroupCommit((starts: Start[]) => this.startAll(starts), MAX_BATCH);
 
   constructor(@InjectRepository(Execution) private readonly executions: Repository<Execution>) {}
 
@@ -74,16 +76,8 @@ export class ExecutionsStore {
    * claim is taken again (that job's earlier try wrote it but never heard back). Null when the
    * execution is no longer queued (cancelled, taken by another job, or finished).
    */
-  async start(id: string, now: Date, claim: string): Promise<Execution | null> {
-    const { raw } = await this.executions
-      .createQueryBuilder()
-      .update()
-      .set({ status: 'running', started_at: now, claimed_by: claim })
-      .where("id = :id AND (status = 'queued' OR (status = 'running' AND claimed_by = :claim))", { id, claim })
-      .returning('*')
-      .execute();
-    const rows = raw as Execution[];
-    return rows.length > 0 ? this.executions.create(rows[0]) : null;
+  start(id: string, now: Date, claim: string): Promise<Execution | null> {
+    return this.starts.submit({ id, started_at: now, claimed_by: claim });
   }
 
   /** running → input_required: an async run stopped at its caller's questions; null when it is no longer running (a cancel won). */
@@ -145,6 +139,13 @@ export class ExecutionsStore {
       .orderBy('COALESCE(e.waiting_since, e.created_at)', 'ASC')
       .limit(limit)
       .getMany();
+  }
+
+  /** Which of these executions are queued now. */
+  async stillQueued(ids: string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.executions.find({ select: { id: true }, where: { id: In(ids), status: 'queued' } });
+    return new Set(rows.map(({ id }) => id));
   }
 
   /** How long the oldest queued execution has waited, in seconds (0 when none waits). */
@@ -250,6 +251,22 @@ export class ExecutionsStore {
   private async insertAll(executions: Execution[]): Promise<void[]> {
     await this.executions.query('INSERT INTO executions SELECT * FROM jsonb_populate_recordset(NULL::executions, $1::jsonb)', [JSON.stringify(executions)]);
     return executions.map(() => undefined);
+  }
+
+  private async startAll(starts: Start[]): Promise<Array<Execution | null>> {
+    const [updated] = (await this.executions.query(
+      `UPDATE executions e SET status = 'running', started_at = s.started_at, claimed_by = s.claimed_by
+         FROM jsonb_populate_recordset(NULL::executions, $1::jsonb) s
+        WHERE e.id = s.id AND (e.status = 'queued' OR (e.status = 'running' AND e.claimed_by = s.claimed_by))
+        RETURNING e.*`,
+      [JSON.stringify(starts)],
+    )) as [Execution[], number];
+    const rows = new Map(updated.map((row) => [row.id, row]));
+    // Two jobs of one row in a batch: the row is updated once, from either; the job whose claim it took started it.
+    return starts.map(({ id, claimed_by }) => {
+      const row = rows.get(id);
+      return row?.claimed_by === claimed_by ? this.executions.create(row) : null;
+    });
   }
 
   private async finishAll(finishes: Finish[]): Promise<Execution[]> {
