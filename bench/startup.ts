@@ -12,7 +12,6 @@
  * the wall time it reports the CPU time the process used until then (user + system, all threads),
  * which a busy machine disturbs far less.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -32,20 +31,11 @@ const ROLE = process.env.STARTUP_ROLE === 'worker' ? 'worker' : undefined;
 const POSTGRES = process.env.STARTUP_POSTGRES === '1' || ROLE === 'worker';
 const PROFILE_ROWS = 40;
 const REPORT_WAIT_MS = 500;
-/** The kernel's clock ticks per second (USER_HZ), the unit of utime and stime in /proc/<pid>/stat. */
-const TICKS_PER_SECOND = 100;
 
 interface Sample {
   startupMs: number;
   cpuMs: number;
   rssMb: number;
-}
-
-/** User plus system CPU time of a process so far (fields 14 and 15 of /proc/<pid>/stat, after the command name). */
-function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
 async function runOnce(dist: string, resources: Record<string, string>, profileFile?: string): Promise<Sample> {
@@ -62,7 +52,7 @@ async function runOnce(dist: string, resources: Record<string, string>, profileF
     env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', HEALTH_PORT: String(healthPort), DATA_DIR: dataDir, DATABASE_URL: '', REDIS_URL: '', ...resources, STARTUP_LOAD_REPORT: profileFile ?? '' },
     isReady: async () => (await fetch(`http://127.0.0.1:${probePort}/readyz`, { signal: AbortSignal.timeout(1_000) })).status === 200,
   });
-  const sample = { startupMs: service.startupMs, cpuMs: cpuMsOf(service.pid), rssMb: service.rssMb() };
+  const sample = { startupMs: service.startupMs, cpuMs: service.cpuMs(), rssMb: service.rssMb() };
   if (profileFile) {
     process.kill(service.pid, 'SIGUSR2');
     await sleep(REPORT_WAIT_MS);
