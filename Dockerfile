@@ -19,7 +19,7 @@ COPY src/tools/sdk/package.json ./src/tools/sdk/
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 # The build's last step, run again once the dev dependencies are gone: the name @tos/sdk for the built service.
-COPY scripts/link-sdk.js ./scripts/
+COPY scripts/link-sdk.js scripts/stale-output.js ./scripts/
 COPY src ./src
 COPY tools ./tools
 # Then only what runs: production dependencies without source maps and type declarations

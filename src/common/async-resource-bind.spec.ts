@@ -31,7 +31,7 @@ describe('installAsyncResourceBind', () => {
     expect(bound.call(receiver, 1, 2)).toEqual({ self: receiver, sum: 3 });
     const withThis = AsyncResource.bind(describeCall, 'typed', receiver);
     expect(withThis.call({ other: true }, 2, 3)).toEqual({ self: receiver, sum: 5 });
-    expect(() => AsyncResource.bind(42 as never)).toThrow(TypeError);
+    expect(() => AsyncResource.bind(42 as never)).toThrow(/"fn" argument must be of type function/);
   });
 
   it('creates one AsyncResource per bind, of the given type or the function’s name', () => {

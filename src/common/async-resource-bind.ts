@@ -1,5 +1,10 @@
 import { AsyncResource } from 'node:async_hooks';
 
+// Taken once: the installed bind outlives the module instance that installed it (in Jest, a test
+// file's context, whose globals are removed after it ends), so it reads no global at call time.
+const { defineProperty } = Object;
+const ArgumentTypeError = TypeError;
+
 /**
  * `AsyncResource.bind` without the deprecated `asyncResource` accessor on the bound function.
  *
@@ -24,7 +29,7 @@ export function installAsyncResourceBind(): boolean {
 }
 
 function bindToResource<Func>(resource: AsyncResource, fn: Func, thisArg: unknown): Func {
-  if (typeof fn !== 'function') throw new TypeError(`The "fn" argument must be of type function. Received ${typeof fn}`);
+  if (typeof fn !== 'function') throw new ArgumentTypeError(`The "fn" argument must be of type function. Received ${typeof fn}`);
   const call = fn as (...args: unknown[]) => unknown;
   const bound =
     thisArg === undefined
@@ -32,6 +37,6 @@ function bindToResource<Func>(resource: AsyncResource, fn: Func, thisArg: unknow
           return resource.runInAsyncScope(call, this, ...args);
         }
       : resource.runInAsyncScope.bind(resource, call, thisArg);
-  Object.defineProperty(bound, 'length', { configurable: true, enumerable: false, value: call.length, writable: false });
+  defineProperty(bound, 'length', { configurable: true, enumerable: false, value: call.length, writable: false });
   return bound as Func;
 }

@@ -24,8 +24,13 @@ const instanceBytes = (text: string) => 17_000 + 64 * text.length;
  * the whole process when one allocation overshoots the heap limit: the budget stays far below it.
  */
 const HEAP_BUDGET_BYTES = 256 * 2 ** 20;
-/** Nor while the heap, every request's share together, is more than this share of its limit. */
-const HEAP_SHARE = 0.5;
+/**
+ * Nor while the service's heap, every request's share together, is past this share of its limit:
+ * that is the service's state, not the expression's fault, so the call fails retryable.
+ */
+const HEAP_SHARE = 0.75;
+/** Seconds a caller refused for the service's memory is told to wait before retrying. */
+const HEAP_RETRY_AFTER_SECONDS = 1;
 /**
  * Longest string a step may produce. `&` builds strings without copying (doubling a 1 MiB string
  * eight times costs nothing), but jsonata's character functions (`$length`, `$substring`, `$pad`)
@@ -233,8 +238,9 @@ function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimit
       throw tooExpensive(`nesting deeper than ${MAX_DEPTH} evaluation steps (non-terminating recursion?)`);
     }
     const heap = getHeapStatistics();
-    if (heap.used_heap_size - timebox.heapAtStart > HEAP_BUDGET_BYTES || heap.used_heap_size > heap.heap_size_limit * HEAP_SHARE) {
-      throw tooExpensive(`it took more than ${HEAP_BUDGET_BYTES / 2 ** 20} MB of memory`);
+    if (heap.used_heap_size - timebox.heapAtStart > HEAP_BUDGET_BYTES) throw tooExpensive(`it took more than ${HEAP_BUDGET_BYTES / 2 ** 20} MB of memory`);
+    if (heap.used_heap_size > heap.heap_size_limit * HEAP_SHARE) {
+      throw new ToolError('The service is short of memory for a JSONata evaluation right now; retry shortly', { retryable: true, retryAfter: HEAP_RETRY_AFTER_SECONDS });
     }
     let now = Date.now();
     if (now > timebox.deadline) throw tooExpensive(`it ran longer than ${timeLimitMs / 1000} s (infinite loop?)`);
