@@ -8,10 +8,6 @@ const common = { testEnvironment: 'node', transform, moduleNameMapper, moduleFil
 module.exports = {
   // Per-project testTimeout is ignored by Jest; e2e suites boot databases and processes.
   testTimeout: 60000,
-  // A worker that has grown past this after a test file is replaced: suites booting whole services
-  // leave memory behind, and a tool that guards the process's heap (json-transform) would refuse
-  // work in a bloated worker, which no production process resembles.
-  workerIdleMemoryLimit: '2GB',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'] },
     {
