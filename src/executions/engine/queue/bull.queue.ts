@@ -24,12 +24,19 @@ const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'paused']);
  */
 export class BullExecutionQueue extends ExecutionQueue {
   private readonly logger = new Logger(BullExecutionQueue.name);
+  private stopping = false;
 
   constructor(private readonly queue: Queue<ExecutionJob>) {
     super();
     // Each client errors at every reconnect attempt: one line when Redis goes, one when it is back.
     const outages = new OutageLog({ redis: () => queue.client.ping() });
     queue.on('error', (err) => outages.report('redis', err));
+    // Bull 4's process() names its blocking connection once the command connection is up and
+    // leaves that promise unhandled: a stop before the blocking connection is up rejected it
+    // ('Connection is closed'), an unhandled rejection that ends the process.
+    const named = queue as Queue<ExecutionJob> & { setWorkerName(): Promise<void> };
+    const setWorkerName = named.setWorkerName.bind(queue);
+    named.setWorkerName = () => setWorkerName().catch((err: Error) => this.unlessStopping(err));
   }
 
   async enqueue(job: ExecutionJob): Promise<void> {
@@ -83,7 +90,7 @@ export class BullExecutionQueue extends ExecutionQueue {
     this.queue.on('failed', (job: Job<ExecutionJob> | null, err: Error) => {
       if (job && /stalled/i.test(err.message)) onLost(job.data.executionId).catch((e: Error) => this.logger.error(`lost ${job.id}: ${e.message}`));
     });
-    void this.queue.process(concurrency, (job: Job<ExecutionJob>) => handler(job.data));
+    this.queue.process(concurrency, (job: Job<ExecutionJob>) => handler(job.data)).catch((err: Error) => this.unlessStopping(err));
   }
 
   async backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }> {
@@ -96,6 +103,12 @@ export class BullExecutionQueue extends ExecutionQueue {
   }
 
   async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
     await withinGrace(this.queue.close(), graceMs);
+  }
+
+  /** A start cut short by a stop fails as expected; any other failure is the queue's error. */
+  private unlessStopping(err: Error): void {
+    if (!this.stopping) this.queue.emit('error', err);
   }
 }
