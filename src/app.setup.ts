@@ -18,7 +18,6 @@ import { clientErrorHandler, frameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from
 import { SECURITY_HEADERS } from './common/security-headers';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { AppConfig } from './config/app-config';
-import { OpenApiDocument } from './openapi/openapi-document';
 import { installRequestObservability } from './observability/request-observability';
 import { countedIn, writeRateLimitHeaders } from './common/rate-limit-headers';
 import { ipWindowKey } from './limits/rate-limit-headers';
@@ -96,7 +95,11 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
       exceptionFactory: (errors) => validationException(errors),
     }),
   );
-  if (app.get(AppConfig).runsApi) app.get(OpenApiDocument).attach(app);
+  if (app.get(AppConfig).runsApi) {
+    // Loaded here, as ApiModule is (app.module.ts): a worker process never loads Swagger.
+    const { OpenApiDocument } = await import('./openapi/openapi-document');
+    app.get(OpenApiDocument).attach(app);
+  }
   installRequestObservability(app);
 
   // Gzip answers over 1 KB when accepted; gzip/deflate request bodies are inflated as a stream, and the

@@ -15,6 +15,9 @@ import { RedisServer, startRedis } from './support/redis-server';
 import { startRecordingServer } from './support/recording-server';
 import { TestToolsModule } from './support/test-tools.module';
 
+/** Preloaded into a process under test: it prints the npm packages it loaded as it exits. */
+const REPORT_LOADED_PACKAGES = path.join(__dirname, 'support', 'report-loaded-packages.ts');
+
 describeEachEngine('worker processes', (mode) => {
   if (mode.name === 'embedded') return; // one process owns an embedded service: nothing to share
 
@@ -67,6 +70,15 @@ describeEachEngine('worker processes', (mode) => {
     const w = await worker();
     await status(id, 'success');
     expect(ranBy(id)).toEqual([w.child.pid]);
+  });
+
+  it('a worker process loads none of the API role\'s libraries (the MCP SDKs, Swagger)', async () => {
+    const w = await worker({ NODE_OPTIONS: `-r ${REPORT_LOADED_PACKAGES}` });
+    w.child.kill('SIGUSR2');
+    const line = await until('the loaded packages', async () => /^loaded-packages: (.*)$/m.exec(w.output())?.[1]);
+    const loaded: string[] = JSON.parse(line);
+    expect(loaded).toEqual(expect.arrayContaining(['bull', '@nestjs/core']));
+    for (const apiOnly of ['@modelcontextprotocol/sdk', '@modelcontextprotocol/server', '@nestjs/swagger']) expect(loaded).not.toContain(apiOnly);
   });
 
   it('two workers share the queue: 1,000 executions all succeed and none runs twice', async () => {

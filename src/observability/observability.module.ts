@@ -3,7 +3,6 @@ import type { Server } from 'node:http';
 import { AppConfig } from '../config/app-config';
 import { ExecutionsModule } from '../executions/executions.module';
 import { ExecutionQueue } from '../executions/engine/queue/execution-queue';
-import { MetricsController } from './metrics.controller';
 import { portOf, startMetricsServer } from './metrics-server';
 import type { ServiceMetrics } from './service-metrics';
 import type { ServiceTracing } from './tracing';
@@ -67,7 +66,3 @@ export const tracingEnabled = (config: AppConfig) => !!config.OTEL_EXPORTER_OTLP
   exports: [SERVICE_METRICS, SERVICE_TRACING, ObservabilityLifecycle],
 })
 export class ObservabilityModule {}
-
-/** GET /metrics on the main port: an API process with METRICS_TOKEN set (the root module decides). */
-@Module({ imports: [ObservabilityModule], controllers: [MetricsController] })
-export class MetricsEndpointModule {}
