@@ -128,9 +128,17 @@ describe('JsonTransformTool', () => {
     expect([error.code, error.message]).toEqual(['INVALID_INPUT', 'JSONata evaluation stopped: it made a string of more than 2097152 characters']);
   });
 
+  it('stops a sequence past 2^19 items before a built-in walks it in one call (the event loop held seconds)', async () => {
+    const started = Date.now();
+    const error = await toolFailure(run({ expression: '$string([1..10000000])', data: {} }));
+    expect([error.code, error.message]).toEqual(['INVALID_INPUT', 'JSONata evaluation stopped: it made a sequence of more than 524288 items']);
+    expect(Date.now() - started).toBeLessThan(1500);
+    await expect(run({ expression: '$count([1..524288])', data: {} })).resolves.toEqual({ result: 524288 });
+  });
+
   it('refuses a result far over the limit without serializing all of it', async () => {
     const started = Date.now();
-    const error = await toolFailure(run({ expression: '[1..10000000]', data: {} }));
+    const error = await toolFailure(run({ expression: '[1..20000].{"key": $pad("", 500, "x")}', data: {} }));
     expect([error.code, error.message]).toEqual(['INVALID_INPUT', expect.stringMatching(/^The result is more than 8388608 bytes as JSON, over the limit of 1048576 bytes/)]);
     expect(Date.now() - started).toBeLessThan(5000);
   });
