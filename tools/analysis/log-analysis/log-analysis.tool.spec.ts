@@ -12,6 +12,26 @@ const fixtures = path.join(__dirname, '../fixtures');
 const analyse = (input: Partial<Input>, overrides: RunToolOverrides = {}) => runTool<Output>(tool, input, { workspaceRoot: fixtures, ...overrides });
 const lines = (...text: string[]) => text.join('\n');
 
+/** Each fixture of fixtures/logs: the levels its lines carry in their own terms, mapped onto the one scale, and its first and last time. */
+const FORMAT_FIXTURES: Array<[file: string, levels: Output['levels'], range: [start: string, end: string]]> = [
+  ['syslog-rfc3164.log', { trace: 0, debug: 2, info: 8, warn: 2, error: 4, fatal: 4, unknown: 0 }, ['2025-12-31T23:58:01.000Z', '2026-01-01T00:02:08.000Z']],
+  ['syslog-rfc5424.log', { trace: 0, debug: 2, info: 8, warn: 3, error: 3, fatal: 4, unknown: 0 }, ['2024-05-01T08:00:00.003Z', '2024-05-01T08:02:55.753Z']],
+  ['android-logcat.log', { trace: 2, debug: 4, info: 6, warn: 2, error: 4, fatal: 2, unknown: 0 }, ['2024-03-17T16:13:38.811Z', '2024-03-17T16:15:58.081Z']],
+  ['windows-cbs.log', { trace: 0, debug: 0, info: 12, warn: 4, error: 4, fatal: 0, unknown: 0 }, ['2016-09-28T04:30:30.000Z', '2016-09-28T04:33:40.000Z']],
+  ['windows-events.txt', { trace: 2, debug: 0, info: 8, warn: 3, error: 5, fatal: 2, unknown: 0 }, ['2024-05-01T09:58:12.000Z', '2024-05-01T12:27:02.000Z']],
+  ['log4j.log', { trace: 2, debug: 3, info: 5, warn: 3, error: 5, fatal: 2, unknown: 0 }, ['2024-05-01T10:00:00.123Z', '2024-05-01T10:01:04.932Z']],
+  ['python.log', { trace: 0, debug: 4, info: 7, warn: 3, error: 3, fatal: 3, unknown: 0 }, ['2024-05-01T11:20:00.005Z', '2024-05-01T11:23:38.505Z']],
+  ['apache-error.log', { trace: 1, debug: 3, info: 5, warn: 3, error: 3, fatal: 5, unknown: 0 }, ['2024-05-01T14:32:52.123Z', '2024-05-01T14:42:03.000Z']],
+  ['nginx-error.log', { trace: 0, debug: 2, info: 5, warn: 3, error: 5, fatal: 5, unknown: 0 }, ['2024-05-01T10:00:00.000Z', '2024-05-01T10:06:01.000Z']],
+  ['hdfs.log', { trace: 0, debug: 0, info: 14, warn: 3, error: 3, fatal: 0, unknown: 0 }, ['2008-11-09T20:35:18.000Z', '2008-11-09T20:39:25.000Z']],
+  ['hadoop.log', { trace: 0, debug: 0, info: 11, warn: 3, error: 3, fatal: 3, unknown: 0 }, ['2015-10-18T18:01:47.978Z', '2015-10-18T18:02:39.639Z']],
+  ['spark.log', { trace: 0, debug: 0, info: 12, warn: 3, error: 5, fatal: 0, unknown: 0 }, ['2017-06-09T20:10:40.000Z', '2017-06-09T20:11:26.000Z']],
+  ['zookeeper.log', { trace: 0, debug: 3, info: 10, warn: 4, error: 3, fatal: 0, unknown: 0 }, ['2015-07-29T17:41:44.747Z', '2015-07-29T17:43:20.450Z']],
+  ['kubernetes.jsonl', { trace: 0, debug: 5, info: 5, warn: 3, error: 7, fatal: 0, unknown: 0 }, ['2024-05-01T10:00:00.047Z', '2024-05-01T10:02:03.549Z']],
+  ['journald.jsonl', { trace: 0, debug: 2, info: 6, warn: 3, error: 3, fatal: 6, unknown: 0 }, ['2024-05-01T10:00:00.123Z', '2024-05-01T10:01:01.878Z']],
+  ['klog.log', { trace: 0, debug: 0, info: 11, warn: 3, error: 3, fatal: 3, unknown: 0 }, ['2024-05-01T10:00:00.123Z', '2024-05-01T10:00:44.691Z']],
+];
+
 describe('LogAnalysisTool', () => {
   describe('JSON lines', () => {
     it('reads level, message and time under their common names', async () => {
@@ -130,24 +150,7 @@ describe('LogAnalysisTool', () => {
       return analyse({ path: file }, { workspaceRoot: copies });
     };
 
-    it.each([
-    ['syslog-rfc3164.log', { trace: 0, debug: 2, info: 8, warn: 2, error: 4, fatal: 4, unknown: 0 }, ['2025-12-31T23:58:01.000Z', '2026-01-01T00:02:08.000Z']],
-    ['syslog-rfc5424.log', { trace: 0, debug: 2, info: 8, warn: 3, error: 3, fatal: 4, unknown: 0 }, ['2024-05-01T08:00:00.003Z', '2024-05-01T08:02:55.753Z']],
-    ['android-logcat.log', { trace: 2, debug: 4, info: 6, warn: 2, error: 4, fatal: 2, unknown: 0 }, ['2024-03-17T16:13:38.811Z', '2024-03-17T16:15:58.081Z']],
-    ['windows-cbs.log', { trace: 0, debug: 0, info: 12, warn: 4, error: 4, fatal: 0, unknown: 0 }, ['2016-09-28T04:30:30.000Z', '2016-09-28T04:33:40.000Z']],
-    ['windows-events.txt', { trace: 2, debug: 0, info: 8, warn: 3, error: 5, fatal: 2, unknown: 0 }, ['2024-05-01T09:58:12.000Z', '2024-05-01T12:27:02.000Z']],
-    ['log4j.log', { trace: 2, debug: 3, info: 5, warn: 3, error: 5, fatal: 2, unknown: 0 }, ['2024-05-01T10:00:00.123Z', '2024-05-01T10:01:04.932Z']],
-    ['python.log', { trace: 0, debug: 4, info: 7, warn: 3, error: 3, fatal: 3, unknown: 0 }, ['2024-05-01T11:20:00.005Z', '2024-05-01T11:23:38.505Z']],
-    ['apache-error.log', { trace: 1, debug: 3, info: 5, warn: 3, error: 3, fatal: 5, unknown: 0 }, ['2024-05-01T14:32:52.123Z', '2024-05-01T14:42:03.000Z']],
-    ['nginx-error.log', { trace: 0, debug: 2, info: 5, warn: 3, error: 5, fatal: 5, unknown: 0 }, ['2024-05-01T10:00:00.000Z', '2024-05-01T10:06:01.000Z']],
-    ['hdfs.log', { trace: 0, debug: 0, info: 14, warn: 3, error: 3, fatal: 0, unknown: 0 }, ['2008-11-09T20:35:18.000Z', '2008-11-09T20:39:25.000Z']],
-    ['hadoop.log', { trace: 0, debug: 0, info: 11, warn: 3, error: 3, fatal: 3, unknown: 0 }, ['2015-10-18T18:01:47.978Z', '2015-10-18T18:02:39.639Z']],
-    ['spark.log', { trace: 0, debug: 0, info: 12, warn: 3, error: 5, fatal: 0, unknown: 0 }, ['2017-06-09T20:10:40.000Z', '2017-06-09T20:11:26.000Z']],
-    ['zookeeper.log', { trace: 0, debug: 3, info: 10, warn: 4, error: 3, fatal: 0, unknown: 0 }, ['2015-07-29T17:41:44.747Z', '2015-07-29T17:43:20.450Z']],
-    ['kubernetes.jsonl', { trace: 0, debug: 5, info: 5, warn: 3, error: 7, fatal: 0, unknown: 0 }, ['2024-05-01T10:00:00.047Z', '2024-05-01T10:02:03.549Z']],
-    ['journald.jsonl', { trace: 0, debug: 2, info: 6, warn: 3, error: 3, fatal: 6, unknown: 0 }, ['2024-05-01T10:00:00.123Z', '2024-05-01T10:01:01.878Z']],
-    ['klog.log', { trace: 0, debug: 0, info: 11, warn: 3, error: 3, fatal: 3, unknown: 0 }, ['2024-05-01T10:00:00.123Z', '2024-05-01T10:00:44.691Z']],
-    ])('%s: levels on the one scale and the time range', async (file, levels, [start, end]) => {
+    it.each(FORMAT_FIXTURES)('%s: levels on the one scale and the time range', async (file, levels, [start, end]) => {
       let result: Output;
       if (WRITTEN[file]) {
         result = await writtenCopy(file);

@@ -63,7 +63,7 @@ async function installedTree(workspace: Workspace, directory: string, signal: Ab
     signal.throwIfAborted();
     const manifest = parsedManifest(await readOptional(workspace, file));
     const license = manifest && declaredLicense(manifest);
-    if (license && typeof manifest.name === 'string' && typeof manifest.version === 'string') {
+    if (manifest && license && typeof manifest.name === 'string' && typeof manifest.version === 'string') {
       const key = `${manifest.name}@${manifest.version}`;
       if (!licenses.has(key)) licenses.set(key, license);
     }
