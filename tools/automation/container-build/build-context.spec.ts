@@ -13,15 +13,21 @@ const definition = defineTool({
   category: 'automation',
   description: 'Packs a build context as container-build sends it (test only).',
   version: '1.0.0',
-  input: { type: 'object', properties: { context: { type: 'string', maxLength: 1024 } }, required: ['context'] },
+  input: { type: 'object', properties: { context: { type: 'string', maxLength: 1024, description: 'The context folder.' } }, required: ['context'] },
   output: {
     type: 'object',
     properties: {
-      files: { type: 'integer' },
-      entries: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string' }, linkname: { type: ['string', 'null'] }, body: { type: 'string' } } } },
+      files: { type: 'integer', description: 'Files in the context.' },
+      entries: {
+        type: 'array',
+        description: 'The tar entries, as packed.',
+        items: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string' }, linkname: { type: ['string', 'null'] }, body: { type: 'string' } } },
+      },
     },
     required: ['files', 'entries'],
   },
+  // Definitions need one; this one is never run (the probe is not registered).
+  examples: [{ name: 'An empty context', input: { context: 'app' }, output: { files: 0, entries: [] } }],
 });
 
 @Tool(definition)
@@ -101,7 +107,7 @@ describe('the container-build context', () => {
     expect(JSON.stringify(entries)).not.toContain('outside secret');
   });
 
-  it('keeps the file bound, counting only what .dockerignore lets through (an ignored directory is not walked)', async () => {
+  it('keeps the file bound, counting only what .dockerignore lets through', async () => {
     tree({ 'app/Dockerfile': 'FROM scratch\n', 'app/.dockerignore': 'node_modules\n' });
     const many = path.join(workspace, 'app/node_modules/many');
     mkdirSync(many, { recursive: true });
