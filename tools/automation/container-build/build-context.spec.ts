@@ -38,7 +38,7 @@ class BuildContextProbe implements ToolHandler<typeof definition> {
     const reading = extract();
     reading.on('entry', (header, stream, next) => {
       const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('data', (chunk) => chunks.push(chunk as Buffer));
       stream.on('end', () => {
         entries.push({ name: header.name, type: header.type, linkname: header.linkname || null, body: Buffer.concat(chunks).toString('utf8') });
         next();
