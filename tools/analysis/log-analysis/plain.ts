@@ -26,8 +26,8 @@ const WINDOWS_EXPORT = /^(Information|Warning|Error|Critical|Verbose)\t([^\t]+)\
 const PYTHON_DEFAULT = /^(DEBUG|INFO|WARNING|ERROR|CRITICAL):[^:\s]*:(.*)$/;
 /** logcat `brief`: `D/Tag( 1234): message` (also after a `time` format's timestamp). */
 const LOGCAT_BRIEF = /^([VDIWEFA])\/[^(]*\(\s*\d+\):\s?(.*)$/;
-/** logcat `threadtime` after its timestamp: `PID TID L Tag: message` */
-const LOGCAT_THREADTIME = /^\d+\s+\d+\s+([VDIWEFA])\s+[^:]*?\s*:\s?(.*)$/;
+/** logcat `threadtime` after its timestamp: `PID TID L Tag: message` (the tag starts at a non-space, so a run of spaces is read once). */
+const LOGCAT_THREADTIME = /^\d+\s+\d+\s+([VDIWEFA])\s+(?:[^\s:][^:]*)?:\s?(.*)$/;
 /** klog: `Lmmdd hh:mm:ss.uuuuuu threadid file:line] message` — no year. */
 const KLOG = /^([IWEF])(\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.(\d{6})\s+\d+ [^\]]*\] ?(.*)$/;
 
