@@ -189,6 +189,16 @@ describe('LogAnalysisTool', () => {
       expect(result.anomalies).toContainEqual(expect.objectContaining({ type: 'error_spike', minute: '2024-02-03T09:03:00.000Z', count: 6, median: 1 }));
     });
 
+    it('reads long hostile lines of each layout in linear time', async () => {
+      const spaces = ' '.repeat(150_000);
+      const hostile = ['03-17 16:13:38.811  1702  2395 D', '<165>1 2024-05-01T10:00:00Z h a p m [x', 'I0501 10:00:00.123456 1 ', 'Oct 11 22:14:15 host', 'Information\t', '[Wed Oct 11 14:32:52 2000] [core:'];
+      const started = Date.now();
+      const result = await analyse({ content: lines(...hostile.map((prefix) => `${prefix}${spaces}x`)) });
+      expect(result.parsed_lines).toBe(hostile.length);
+      // A lazy logcat tag before optional spaces took minutes on 10,000 spaces.
+      expect(Date.now() - started).toBeLessThan(5_000);
+    });
+
     it("reads Python's default layout, logcat's brief one and syslog without a PRI", async () => {
       const result = await analyse({
         content: lines(
