@@ -127,6 +127,26 @@ describe('createWorkspace', () => {
       ]);
     });
 
+    it('walks .git and node_modules too when `exclude` decides, pruning the directories it excludes before counting', async () => {
+      await expect(ws.listFiles('.', { exclude: () => false })).resolves.toEqual([
+        { path: '.git/config', size: 3 },
+        { path: 'README.md', size: 6 },
+        { path: 'node_modules/dep/index.js', size: 3 },
+        { path: 'src/a.ts', size: 4 },
+        { path: 'src/b.ts', size: 1 },
+        { path: 'src/nested/c.ts', size: 100 },
+      ]);
+      const asked: string[] = [];
+      const exclude = (file: string, kind: 'file' | 'directory') => {
+        asked.push(`${kind} ${file}`);
+        return file === 'src/nested' || file.endsWith('.md');
+      };
+      const files = await ws.listFiles('.', { exclude, maxFiles: 4 });
+      expect(files.map((f) => f.path)).toEqual(['.git/config', 'node_modules/dep/index.js', 'src/a.ts', 'src/b.ts']);
+      expect(asked).toContain('directory src/nested');
+      expect(asked).not.toContain('file src/nested/c.ts');
+    });
+
     it('lists a single file, and a subdirectory with root-relative paths', async () => {
       await expect(ws.listFiles('README.md')).resolves.toEqual([{ path: 'README.md', size: 6 }]);
       await expect(ws.listFiles('src/nested')).resolves.toEqual([{ path: 'src/nested/c.ts', size: 100 }]);

@@ -12,8 +12,9 @@ import type { Workspace, WorkspaceFile, WorkspaceListOptions } from './sdk/conte
 import { compareText } from './sdk/collections';
 import { ToolError } from './sdk/tool-error';
 
-/** Directories a listing never descends into: VCS metadata and installed dependencies. */
+/** Directories a listing does not descend into unless told otherwise: VCS metadata and installed dependencies. */
 const SKIPPED_DIRECTORIES = new Set(['.git', 'node_modules']);
+const skippedByDefault = (workspacePath: string, kind: 'file' | 'directory') => kind === 'directory' && SKIPPED_DIRECTORIES.has(path.posix.basename(workspacePath));
 
 export function createWorkspace(root: string): Workspace {
   const absoluteRoot = path.resolve(root);
@@ -91,6 +92,7 @@ export function createWorkspace(root: string): Workspace {
     const base = await getRealRoot();
     const found = new Map<string, WorkspaceFile>();
     const maxFiles = options.maxFiles ?? Number.POSITIVE_INFINITY;
+    const excluded = options.exclude ?? skippedByDefault;
 
     const add = (file: WorkspaceFile, limitParameter: string) => {
       if (options.maxFileBytes !== undefined && file.size > options.maxFileBytes) return;
@@ -124,7 +126,9 @@ export function createWorkspace(root: string): Workspace {
         const workspacePath = workspaceDirectory === '' ? entry.name : `${workspaceDirectory}/${entry.name}`;
         const entryPath = path.join(realDirectory, entry.name);
         if (entry.isDirectory()) {
-          if (!SKIPPED_DIRECTORIES.has(entry.name)) await walk(entryPath, workspacePath, walkParameter);
+          if (!excluded(workspacePath, 'directory')) await walk(entryPath, workspacePath, walkParameter);
+        } else if (excluded(workspacePath, 'file')) {
+          continue;
         } else if (entry.isFile()) {
           add({ path: workspacePath, size: (await stat(entryPath)).size }, walkParameter);
         } else if (entry.isSymbolicLink()) {

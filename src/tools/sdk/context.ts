@@ -29,6 +29,12 @@ export interface WorkspaceListOptions {
   maxFiles?: number;
   /** Skip files larger than this many bytes. */
   maxFileBytes?: number;
+  /**
+   * Which paths a walk leaves out, asked of every directory before it is walked (a `true` prunes it)
+   * and of every file, by workspace path; excluded files do not count toward `maxFiles`. When
+   * given it alone decides; by default the `.git` and `node_modules` directories are left out.
+   */
+  exclude?: (path: string, kind: 'file' | 'directory') => boolean;
 }
 
 /**

@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import type { WorldPart } from './world';
 
 /** The signing secret of the webhook examples' receiver (an example's input names it inline). */
-export const EXAMPLE_WEBHOOK_SECRET = 'whsec_example_world';
+export const EXAMPLE_WEBHOOK_SECRET = 'whsec_ZXhhbXBsZS13b3JsZC1zaWduaW5nLWtleSE=';
 
 function route(req: IncomingMessage, res: ServerResponse): void {
   const chunks: Buffer[] = [];

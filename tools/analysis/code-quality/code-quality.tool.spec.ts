@@ -2,6 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool } from '@tos/sdk/testing';
+import { Linter } from 'eslint';
 import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
 import { CodeQualityTool } from './code-quality.tool';
 import type { CodeQualityOutput } from './code-quality.tool';
@@ -39,6 +40,38 @@ describe('CodeQualityTool', () => {
     // A callback is a function of its own, not part of the one that holds it.
     expect(output.functions.find((fn) => fn.name.startsWith('(anonymous'))).toMatchObject({ file: 'code/quality/src/shipping.ts', line: 19, cyclomatic: 2, cognitive: 1 });
     expect(output.functions[0]).toMatchObject({ name: 'exportCsv', line: 3, end_line: 16, lines: 14, parameters: 1 });
+  });
+
+  it("counts each optional link (a?.b, f?.()) as ESLint's complexity rule does, function by function", async () => {
+    const source = [
+      'export function plan(order, a) {',
+      '  const city = order?.customer?.address?.city;',
+      "  const first = order.items?.[0]?.sku ?? 'none';",
+      '  order.notify?.(city);',
+      '  const total = order.items?.map((item) => item?.price).reduce((sum, price) => sum + price, 0);',
+      '  return a?.b.c.d?.e ? first : total;',
+      '}',
+      "export const label = (user) => user?.profile?.name?.trim?.() || 'anon';",
+      'export class Cart {',
+      '  total(items = []) {',
+      '    return items?.length ?? 0;',
+      '  }',
+      '}',
+      'export function plain(x) {',
+      '  return x.y.z();',
+      '}',
+      '',
+    ].join('\n');
+    const output = await measure({ path: folder('optional-chaining', { 'chains.js': source }) });
+    const ours = Object.fromEntries(output.functions.map((fn) => [fn.line, fn.cyclomatic]));
+    // ESLint 9's complexity rule, every function reported (threshold 0), keyed by the line it starts on.
+    const eslint = Object.fromEntries(
+      new Linter().verify(source, [{ rules: { complexity: ['error', 0] } }], 'chains.js').map((message) => [message.line, Number(/complexity of (\d+)/.exec(message.message)![1])]),
+    );
+    expect(Object.keys(eslint)).toHaveLength(5);
+    expect(ours).toEqual(eslint);
+    expect(ours[1]).toBe(12); // 1 + seven ?. links + ?? + ?: … as ESLint counts them
+    expect(ours[14]).toBe(1);
   });
 
   it('finds the copied block in both files and grades them down for it', async () => {

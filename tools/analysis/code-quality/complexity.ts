@@ -3,7 +3,8 @@
  * JavaScript and TypeScript, on typescript-estree's syntax tree (the parser typescript-eslint uses).
  *
  * Cyclomatic: 1 + each branch point, counted as ESLint's `complexity` rule does (if, ?:, loops,
- * case, catch, &&, ||, ??, logical assignments, default values). Cognitive: SonarSource's
+ * case, catch, &&, ||, ??, logical assignments, default values, each optional `?.` member access or
+ * call). Cognitive: SonarSource's
  * definition — +1 per break in linear flow (if, else, ?:, switch, loops, catch, labelled jumps,
  * each run of like logical operators), plus the nesting depth for structures that nest.
  * Each function is measured on its own body: a nested function is a function of its own.
@@ -117,6 +118,11 @@ function countNode(node: Node, counts: Counts, nesting: number, parent: Node | u
       return;
     case 'AssignmentPattern':
       counts.cyclomatic += 1;
+      return;
+    // `a?.b` and `f?.()` short-circuit: ESLint's rule counts each optional link, not the chain.
+    case 'MemberExpression':
+    case 'CallExpression':
+      if (node.optional) counts.cyclomatic += 1;
       return;
     case 'BreakStatement':
     case 'ContinueStatement':

@@ -1,10 +1,25 @@
-/** Log lines as entries: JSON (pino, bunyan, …), logfmt, access-log and plain lines, auto-detected per line. */
+/**
+ * Log lines as entries: JSON (pino, bunyan, klog, journald, container runtimes' json-file, …),
+ * logfmt, access-log and plain lines (plain.ts: syslog, logcat, Windows, log4j, Python, Apache and
+ * nginx error logs, …), auto-detected per line.
+ */
+import { normaliseLevel, syslogLevel, type Level } from './levels';
+import { parsePlain } from './plain';
+import { fieldTime, leadingTimestamp, type Stamp } from './timestamps';
 
-export const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'unknown'] as const;
-export type Level = (typeof LEVELS)[number];
+export { LEVELS, type Level } from './levels';
 export const FORMATS = ['json', 'logfmt', 'access', 'plain'] as const;
 export type LogFormat = (typeof FORMATS)[number];
 
+/** A line as read: its time may lack a year until the whole log is read (timestamps.ts, withYear). */
+export interface ParsedLine {
+  format: LogFormat;
+  level: Level;
+  message: string;
+  stamp: Stamp | null;
+}
+
+/** An entry as counted. */
 export interface LogEntry {
   format: LogFormat;
   level: Level;
@@ -13,7 +28,7 @@ export interface LogEntry {
   time: number | null;
 }
 
-export function parseLine(line: string, format: 'auto' | LogFormat): LogEntry | null {
+export function parseLine(line: string, format: 'auto' | LogFormat): ParsedLine | null {
   if (line.trim() === '') return null;
   switch (format) {
     case 'json':
@@ -23,60 +38,10 @@ export function parseLine(line: string, format: 'auto' | LogFormat): LogEntry | 
     case 'access':
       return parseAccess(line);
     case 'plain':
-      return parsePlain(line);
+      return { format: 'plain', ...parsePlain(line) };
     case 'auto':
-      return parseJson(line) ?? parseAccess(line) ?? parseLogfmt(line) ?? parsePlain(line);
+      return parseJson(line) ?? parseAccess(line) ?? parseLogfmt(line) ?? { format: 'plain', ...parsePlain(line) };
   }
-}
-
-const LEVEL_ALIASES: Readonly<Record<string, Level>> = {
-  trace: 'trace',
-  verbose: 'trace',
-  debug: 'debug',
-  info: 'info',
-  information: 'info',
-  notice: 'info',
-  warn: 'warn',
-  warning: 'warn',
-  error: 'error',
-  err: 'error',
-  severe: 'error',
-  fatal: 'fatal',
-  panic: 'fatal',
-  crit: 'fatal',
-  critical: 'fatal',
-  alert: 'fatal',
-  emerg: 'fatal',
-  emergency: 'fatal',
-};
-
-/** pino and bunyan numeric levels. */
-const NUMERIC_LEVELS: Readonly<Record<number, Level>> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
-
-function normaliseLevel(value: unknown): Level {
-  if (typeof value === 'string' && /^\d+$/.test(value)) return normaliseLevel(Number(value)); // logfmt `level=50`
-  if (typeof value === 'number') return NUMERIC_LEVELS[value] ?? 'unknown';
-  if (typeof value === 'string') return Object.hasOwn(LEVEL_ALIASES, value.toLowerCase()) ? LEVEL_ALIASES[value.toLowerCase()] : 'unknown';
-  return 'unknown';
-}
-
-const ISO_TIME = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:[.,](\d+))?(Z|[+-]\d{2}:?\d{2})?$/i;
-
-/**
- * ISO 8601 date-times (a missing zone means UTC, so results do not depend on the server's zone)
- * and epoch numbers: below 1e11 they are seconds, above milliseconds.
- */
-function parseTime(value: unknown): number | null {
-  if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value)) return parseTime(Number(value));
-  if (typeof value === 'number') return Number.isFinite(value) ? Math.round(value < 1e11 ? value * 1000 : value) : null;
-  if (typeof value !== 'string') return null;
-  const match = ISO_TIME.exec(value.trim());
-  if (!match) return null;
-  const [, date, time, fraction = '0', zone = 'Z'] = match;
-  const millis = fraction.padEnd(3, '0').slice(0, 3);
-  const offset = zone.toUpperCase() === 'Z' || zone.includes(':') ? zone.toUpperCase() : `${zone.slice(0, 3)}:${zone.slice(3)}`;
-  const parsed = Date.parse(`${date}T${time}.${millis}${offset}`);
-  return Number.isNaN(parsed) ? null : parsed;
 }
 
 /** The first of `keys` the record has (the field names differ between loggers). */
@@ -85,22 +50,35 @@ function pick(fields: ReadonlyMap<string, unknown>, keys: readonly string[]): un
   return undefined;
 }
 
-const LEVEL_KEYS = ['level', 'severity', 'lvl', 'loglevel'];
-const MESSAGE_KEYS = ['msg', 'message'];
-const TIME_KEYS = ['time', 'timestamp', 'ts', '@timestamp'];
+const LEVEL_KEYS = ['level', 'severity', 'lvl', 'loglevel', 'levelname', 'log.level'];
+const MESSAGE_KEYS = ['msg', 'message', 'MESSAGE'];
+// journald's __REALTIME_TIMESTAMP is in microseconds; Python's JSON formatters write asctime.
+const TIME_KEYS = ['time', 'timestamp', 'ts', '@timestamp', '__REALTIME_TIMESTAMP', 'asctime'];
 
 /** A structured record (JSON or logfmt) as an entry; the raw line stands in for a missing message. */
-function fromFields(format: LogFormat, fields: ReadonlyMap<string, unknown>, line: string): LogEntry {
+function fromFields(format: LogFormat, fields: ReadonlyMap<string, unknown>, line: string): ParsedLine {
   const message = pick(fields, MESSAGE_KEYS);
   return {
     format,
-    level: normaliseLevel(pick(fields, LEVEL_KEYS)),
+    level: levelOf(fields),
     message: typeof message === 'string' ? message : line.trim(),
-    time: parseTime(pick(fields, TIME_KEYS)),
+    stamp: fieldTime(pick(fields, TIME_KEYS)),
   };
 }
 
-function parseJson(line: string): LogEntry | null {
+function levelOf(fields: ReadonlyMap<string, unknown>): Level {
+  // journald (`journalctl -o json`): PRIORITY is a syslog severity, 0–7.
+  if (fields.has('PRIORITY')) return syslogLevel(fields.get('PRIORITY'));
+  const named = pick(fields, LEVEL_KEYS);
+  if (named !== undefined) return normaliseLevel(named);
+  // klog's JSON (Kubernetes components): an error carries `err`, an info line its verbosity `v` (0 is info, more is debug).
+  if (fields.has('err')) return 'error';
+  const verbosity = Number(fields.get('v'));
+  if (fields.has('v') && Number.isInteger(verbosity)) return verbosity === 0 ? 'info' : 'debug';
+  return 'unknown';
+}
+
+function parseJson(line: string): ParsedLine | null {
   if (!line.trimStart().startsWith('{')) return null;
   let record: unknown;
   try {
@@ -109,13 +87,27 @@ function parseJson(line: string): LogEntry | null {
     return null;
   }
   if (typeof record !== 'object' || record === null || Array.isArray(record)) return null;
-  return fromFields('json', new Map(Object.entries(record)), line);
+  const fields = new Map(Object.entries(record));
+  return containerLine(fields) ?? fromFields('json', fields, line);
+}
+
+/**
+ * Docker's and Kubernetes' json-file logs (`{"log":"…\n","stream":"stderr","time":"…"}`): the
+ * level and message are the logged line's own, read as any line is; the time is the runtime's
+ * when the line has none.
+ */
+function containerLine(fields: ReadonlyMap<string, unknown>): ParsedLine | null {
+  const logged = fields.get('log');
+  if (typeof logged !== 'string' || !(fields.has('stream') || fields.has('time'))) return null;
+  const inner = parseLine(logged.trimEnd(), 'auto');
+  const stamp = inner?.stamp ?? fieldTime(fields.get('time'));
+  return { format: 'json', level: inner?.level ?? 'unknown', message: inner?.message ?? logged.trim(), stamp };
 }
 
 const LOGFMT_PAIR = /([A-Za-z_][\w.\-/@]*)=(?:"((?:[^"\\]|\\.)*)"|([^\s"]*))(?=\s|$)\s*/y;
 
 /** A line made only of key=value pairs (at least two), values optionally double-quoted. */
-function parseLogfmt(line: string): LogEntry | null {
+function parseLogfmt(line: string): ParsedLine | null {
   const fields = new Map<string, string>();
   const text = line.trim();
   LOGFMT_PAIR.lastIndex = 0;
@@ -129,63 +121,17 @@ function parseLogfmt(line: string): LogEntry | null {
 
 /** Common log format, optionally followed by the combined format's referer and user agent. */
 const ACCESS_LINE = /^(\S+) (\S+) (\S+) \[([^\]]+)\] "((?:[^"\\]|\\.)*)" (\d{3}) (\d+|-)(?: "(?:[^"\\]|\\.)*" "(?:[^"\\]|\\.)*")?/;
-const ACCESS_TIME = /^(\d{2})\/([A-Za-z]{3})\/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})$/;
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
-function parseAccess(line: string): LogEntry | null {
+function parseAccess(line: string): ParsedLine | null {
   const match = ACCESS_LINE.exec(line);
   if (!match) return null;
   const [, , , , time, request, statusText] = match;
   const status = Number(statusText);
+  const found = leadingTimestamp(time);
   return {
     format: 'access',
     level: status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info',
     message: `${request} ${status}`,
-    time: parseAccessTime(time),
+    stamp: found?.shape === 'access' ? found.stamp : null,
   };
-}
-
-/** `10/Oct/2000:13:55:36 -0700` */
-function parseAccessTime(text: string): number | null {
-  const match = ACCESS_TIME.exec(text);
-  const month = match ? MONTHS.indexOf(match[2].toLowerCase()) : -1;
-  if (!match || month < 0) return null;
-  const [, day, , year, hours, minutes, seconds, sign, offsetHours, offsetMinutes] = match;
-  const local = Date.UTC(Number(year), month, Number(day), Number(hours), Number(minutes), Number(seconds));
-  const offset = (Number(offsetHours) * 60 + Number(offsetMinutes)) * 60_000;
-  return sign === '+' ? local - offset : local + offset;
-}
-
-/** An optional leading ISO timestamp, bracketed or not. */
-const PLAIN_TIMESTAMP = /^\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\]?\s*/i;
-const LEVEL_WORDS = Object.keys(LEVEL_ALIASES).join('|');
-/**
- * A level word: upper case anywhere (`ERROR`), or in brackets in any case (`[error]`).
- * A bare lower-case "error" is ordinary prose ("connection error"), not a level.
- */
-const PLAIN_LEVEL = new RegExp(`[\\[(<](${LEVEL_WORDS})[\\])>]|\\b(${LEVEL_WORDS})\\b`, 'gi');
-
-function parsePlain(line: string): LogEntry {
-  const timestamp = PLAIN_TIMESTAMP.exec(line);
-  const rest = timestamp ? line.slice(timestamp[0].length) : line.trim();
-  const level = findPlainLevel(rest);
-  // The message is what follows the level word: what precedes it is a prefix (host, pid, logger).
-  const message = level ? rest.slice(level.end).replace(/^[\s:|-]+/, '') : '';
-  return {
-    format: 'plain',
-    level: level?.level ?? 'unknown',
-    message: message || rest.trim(),
-    time: timestamp ? parseTime(timestamp[1]) : null,
-  };
-}
-
-function findPlainLevel(text: string): { level: Level; end: number } | null {
-  for (const match of text.matchAll(PLAIN_LEVEL)) {
-    const [whole, bracketed, bare] = match;
-    // The regex is case-insensitive for brackets; a bare word only counts in upper case.
-    if (bracketed !== undefined || bare === bare.toUpperCase()) {
-      return { level: LEVEL_ALIASES[(bracketed ?? bare).toLowerCase()], end: match.index + whole.length };
-    }
-  }
-  return null;
 }

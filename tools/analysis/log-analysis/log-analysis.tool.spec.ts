@@ -1,3 +1,5 @@
+import { copyFileSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool, toolFailure, type RunToolOverrides } from '@tos/sdk/testing';
 import { LogAnalysisTool } from './log-analysis.tool';
@@ -9,6 +11,26 @@ const tool = new LogAnalysisTool();
 const fixtures = path.join(__dirname, '../fixtures');
 const analyse = (input: Partial<Input>, overrides: RunToolOverrides = {}) => runTool<Output>(tool, input, { workspaceRoot: fixtures, ...overrides });
 const lines = (...text: string[]) => text.join('\n');
+
+/** Each fixture of fixtures/logs: the levels its lines carry in their own terms, mapped onto the one scale, and its first and last time. */
+const FORMAT_FIXTURES: Array<[file: string, levels: Output['levels'], range: [start: string, end: string]]> = [
+  ['syslog-rfc3164.log', { trace: 0, debug: 2, info: 8, warn: 2, error: 4, fatal: 4, unknown: 0 }, ['2025-12-31T23:58:01.000Z', '2026-01-01T00:02:08.000Z']],
+  ['syslog-rfc5424.log', { trace: 0, debug: 2, info: 8, warn: 3, error: 3, fatal: 4, unknown: 0 }, ['2024-05-01T08:00:00.003Z', '2024-05-01T08:02:55.753Z']],
+  ['android-logcat.log', { trace: 2, debug: 4, info: 6, warn: 2, error: 4, fatal: 2, unknown: 0 }, ['2024-03-17T16:13:38.811Z', '2024-03-17T16:15:58.081Z']],
+  ['windows-cbs.log', { trace: 0, debug: 0, info: 12, warn: 4, error: 4, fatal: 0, unknown: 0 }, ['2016-09-28T04:30:30.000Z', '2016-09-28T04:33:40.000Z']],
+  ['windows-events.txt', { trace: 2, debug: 0, info: 8, warn: 3, error: 5, fatal: 2, unknown: 0 }, ['2024-05-01T09:58:12.000Z', '2024-05-01T12:27:02.000Z']],
+  ['log4j.log', { trace: 2, debug: 3, info: 5, warn: 3, error: 5, fatal: 2, unknown: 0 }, ['2024-05-01T10:00:00.123Z', '2024-05-01T10:01:04.932Z']],
+  ['python.log', { trace: 0, debug: 4, info: 7, warn: 3, error: 3, fatal: 3, unknown: 0 }, ['2024-05-01T11:20:00.005Z', '2024-05-01T11:23:38.505Z']],
+  ['apache-error.log', { trace: 1, debug: 3, info: 5, warn: 3, error: 3, fatal: 5, unknown: 0 }, ['2024-05-01T14:32:52.123Z', '2024-05-01T14:42:03.000Z']],
+  ['nginx-error.log', { trace: 0, debug: 2, info: 5, warn: 3, error: 5, fatal: 5, unknown: 0 }, ['2024-05-01T10:00:00.000Z', '2024-05-01T10:06:01.000Z']],
+  ['hdfs.log', { trace: 0, debug: 0, info: 14, warn: 3, error: 3, fatal: 0, unknown: 0 }, ['2008-11-09T20:35:18.000Z', '2008-11-09T20:39:25.000Z']],
+  ['hadoop.log', { trace: 0, debug: 0, info: 11, warn: 3, error: 3, fatal: 3, unknown: 0 }, ['2015-10-18T18:01:47.978Z', '2015-10-18T18:02:39.639Z']],
+  ['spark.log', { trace: 0, debug: 0, info: 12, warn: 3, error: 5, fatal: 0, unknown: 0 }, ['2017-06-09T20:10:40.000Z', '2017-06-09T20:11:26.000Z']],
+  ['zookeeper.log', { trace: 0, debug: 3, info: 10, warn: 4, error: 3, fatal: 0, unknown: 0 }, ['2015-07-29T17:41:44.747Z', '2015-07-29T17:43:20.450Z']],
+  ['kubernetes.jsonl', { trace: 0, debug: 5, info: 5, warn: 3, error: 7, fatal: 0, unknown: 0 }, ['2024-05-01T10:00:00.047Z', '2024-05-01T10:02:03.549Z']],
+  ['journald.jsonl', { trace: 0, debug: 2, info: 6, warn: 3, error: 3, fatal: 6, unknown: 0 }, ['2024-05-01T10:00:00.123Z', '2024-05-01T10:01:01.878Z']],
+  ['klog.log', { trace: 0, debug: 0, info: 11, warn: 3, error: 3, fatal: 3, unknown: 0 }, ['2024-05-01T10:00:00.123Z', '2024-05-01T10:00:44.691Z']],
+];
 
 describe('LogAnalysisTool', () => {
   describe('JSON lines', () => {
@@ -112,6 +134,88 @@ describe('LogAnalysisTool', () => {
       const result = await analyse({ content: 'ERROR boom 1\nERROR boom 2\n' });
       expect(result.time_range).toBeNull();
       expect(result.error_groups[0]).toMatchObject({ signature: 'boom <*>', count: 2, first_seen: null, last_seen: null });
+    });
+  });
+
+  describe('the formats real systems write (fixtures/logs: 20 lines each, in each format\'s published layout)', () => {
+    let copies: string;
+    beforeAll(() => (copies = mkdtempSync(path.join(tmpdir(), 'log-analysis-'))));
+    afterAll(() => rmSync(copies, { recursive: true, force: true }));
+
+    /** Yearless logs are read as written by their file's modification time: a copy gets one. */
+    const WRITTEN: Readonly<Record<string, string>> = { 'syslog-rfc3164.log': '2026-01-01T12:00:00Z', 'android-logcat.log': '2024-03-18T08:00:00Z', 'klog.log': '2024-05-02T00:00:00Z' };
+    const writtenCopy = (file: string) => {
+      copyFileSync(path.join(fixtures, 'logs', file), path.join(copies, file));
+      utimesSync(path.join(copies, file), new Date(WRITTEN[file]), new Date(WRITTEN[file]));
+      return analyse({ path: file }, { workspaceRoot: copies });
+    };
+
+    it.each(FORMAT_FIXTURES)('%s: levels on the one scale and the time range', async (file, levels, [start, end]) => {
+      let result: Output;
+      if (WRITTEN[file]) {
+        result = await writtenCopy(file);
+        expect(result.warnings).toEqual([expect.stringMatching(/^20 timestamp\(s\) carry no year .* at most a day after .*, the file's modification time$/)]);
+      } else {
+        result = await analyse({ path: `logs/${file}` });
+        expect(result.warnings).toEqual([]);
+      }
+      expect(result).toMatchObject({ total_lines: 20, parsed_lines: 20 });
+      expect(result.levels).toEqual(levels);
+      expect(result.time_range).toEqual({ start, end });
+    });
+
+    it('puts a yearless time in the latest year no more than a day after the reference: December before January', async () => {
+      // The 3164 fixture crosses midnight of 31 December: with the file written on 1 January, December is the year before.
+      expect((await writtenCopy('syslog-rfc3164.log')).time_range).toEqual({ start: '2025-12-31T23:58:01.000Z', end: '2026-01-01T00:02:08.000Z' });
+      // The log's own latest dated line is the reference when there is one.
+      const mixed = await analyse({
+        content: lines('<11>Dec 31 23:59:58 web01 app[7]: payment 1 failed', '<11>Jan  1 00:00:03 web01 app[7]: payment 2 failed', '{"level":"info","time":"2024-01-01T00:05:00Z","msg":"rotated"}'),
+      });
+      expect(mixed.time_range).toEqual({ start: '2023-12-31T23:59:58.000Z', end: '2024-01-01T00:05:00.000Z' });
+      expect(mixed.warnings).toEqual(["2 timestamp(s) carry no year (RFC 3164 syslog, Android logcat, klog): each was put in the latest year that places it at most a day after 2024-01-01T00:05:00.000Z, the log's latest dated line"]);
+      // Inline text with no dated line: the call's time, said so.
+      const inline = await analyse({ content: '<11>Mar  3 10:00:00 web01 app[7]: payment 3 failed' });
+      expect(inline.warnings).toEqual([expect.stringContaining('the time of the call')]);
+      const placed = Date.parse(String(inline.time_range?.start));
+      expect(placed).toBeLessThanOrEqual(Date.now() + 86_400_000);
+      expect(placed).toBeGreaterThan(Date.now() - 366 * 86_400_000);
+    });
+
+    it('finds an error spike in a yearless syslog', async () => {
+      const quiet = (minute: number) => `<14>Feb  3 09:0${minute}:10 web01 app[7]: heartbeat ok`;
+      const failing = (second: number) => `<11>Feb  3 09:03:${String(second).padStart(2, '0')} web01 app[7]: upstream 10.0.3.${second}:5432 refused connection`;
+      const noisy = [0, 1, 2, 4, 5].map((minute) => [quiet(minute), `<11>Feb  3 09:0${minute}:20 web01 app[7]: retry budget low`]).flat();
+      const result = await analyse({ content: lines(...noisy, ...[11, 12, 13, 14, 15, 16].map(failing), '{"time":"2024-02-03T09:06:00Z","level":"info","msg":"done"}') });
+      expect(result.anomalies).toContainEqual(expect.objectContaining({ type: 'error_spike', minute: '2024-02-03T09:03:00.000Z', count: 6, median: 1 }));
+    });
+
+    it('reads long hostile lines of each layout in linear time', async () => {
+      const spaces = ' '.repeat(150_000);
+      const hostile = ['03-17 16:13:38.811  1702  2395 D', '<165>1 2024-05-01T10:00:00Z h a p m [x', 'I0501 10:00:00.123456 1 ', 'Oct 11 22:14:15 host', 'Information\t', '[Wed Oct 11 14:32:52 2000] [core:'];
+      const started = Date.now();
+      const result = await analyse({ content: lines(...hostile.map((prefix) => `${prefix}${spaces}x`)) });
+      expect(result.parsed_lines).toBe(hostile.length);
+      // A lazy logcat tag before optional spaces took minutes on 10,000 spaces.
+      expect(Date.now() - started).toBeLessThan(5_000);
+    });
+
+    it("reads Python's default layout, logcat's brief one and syslog without a PRI", async () => {
+      const result = await analyse({
+        content: lines(
+          'WARNING:root:disk almost full',
+          'CRITICAL:app.db:connection pool exhausted',
+          'E/BluetoothAdapter( 1702): getState() failed',
+          'I/ActivityManager( 1702): Start proc com.example',
+          'Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; logname= uid=0',
+          '{"ts":"2024-06-14T15:16:05Z","msg":"done","v":0}',
+        ),
+      });
+      expect(result.levels).toEqual({ trace: 0, debug: 0, info: 2, warn: 1, error: 1, fatal: 1, unknown: 1 });
+      expect(result.error_groups.map((group) => [group.signature, group.level])).toEqual([
+        ['connection pool exhausted', 'fatal'],
+        ['getState() failed', 'error'],
+      ]);
+      expect(result.time_range).toEqual({ start: '2024-06-14T15:16:01.000Z', end: '2024-06-14T15:16:05.000Z' });
     });
   });
 

@@ -1,7 +1,9 @@
+import { stat } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { exactlyOneOf, Tool, type ToolContext, type ToolHandler, textSource, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
-import { FORMATS, LEVELS, parseLine, type LogFormat } from './entries';
+import { exactlyOneOf, Tool, type TextSource, type ToolContext, type ToolHandler, textSource, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { FORMATS, LEVELS, parseLine, type ParsedLine } from './entries';
 import { LogStats, MAX_ANOMALIES, SPIKE_FACTOR, SPIKE_MIN_ERRORS } from './stats';
+import { placeInTime, type Reference } from './years';
 
 const MAX_FILE_BYTES = 20 * 1024 * 1024;
 /** Lines between cancellation checkpoints (which also yield to the event loop). */
@@ -19,7 +21,7 @@ const definition = defineTool({
   name: 'Log Analysis',
   category: 'analysis',
   description:
-    'Parses JSON-lines, logfmt, access-log and plain logs, counts levels, groups errors by message template and flags anomalies.',
+    "Parses JSON-lines, logfmt, access-log and plain logs — syslog (RFC 3164 and 5424), Android logcat, klog, Windows CBS and Event Viewer text, log4j, Python logging, Apache and nginx error logs, HDFS/Hadoop/Spark/ZooKeeper lines, Kubernetes (klog JSON, container json-file) and journald JSON — maps their levels onto one scale, counts them, groups errors by message template and flags anomalies. Timestamps in their common shapes; a yearless one (syslog, logcat) gets the latest year that puts it no more than a day after the log's latest dated line, else the file's modification time, else the call's time, and a warning says so.",
   status: 'ready',
   version: '1.0.0',
   cacheable: true,
@@ -94,8 +96,9 @@ const definition = defineTool({
         },
       },
       truncated: { type: 'boolean', description: `True when error groups were cut to max_groups or anomalies to ${MAX_ANOMALIES}.` },
+      warnings: { type: 'array', items: { type: 'string' }, description: 'How times were read where the log leaves them open: the year given to yearless timestamps, and from what.' },
     },
-    required: ['total_lines', 'parsed_lines', 'formats', 'levels', 'error_groups', 'time_range', 'anomalies', 'truncated'],
+    required: ['total_lines', 'parsed_lines', 'formats', 'levels', 'error_groups', 'time_range', 'anomalies', 'truncated', 'warnings'],
   },
   examples: [
     {
@@ -126,6 +129,7 @@ const definition = defineTool({
         time_range: { start: '2024-05-01T10:00:00.000Z', end: '2024-05-01T10:00:09.000Z' },
         anomalies: [],
         truncated: false,
+        warnings: [],
       },
     },
     {
@@ -158,6 +162,7 @@ const definition = defineTool({
           { type: 'rare_error', description: 'Error seen only once: POST <*> HTTP/<*> <*>', count: 1, signature: 'POST <*> HTTP/<*> <*>' },
         ],
         truncated: false,
+        warnings: [],
       },
     },
   ],
@@ -173,7 +178,7 @@ export class LogAnalysisTool implements ToolHandler<typeof definition> {
     const lines = text.split(/\r?\n/);
     if (lines[lines.length - 1] === '') lines.pop(); // a final newline ends the last line, it adds none
 
-    const stats = new LogStats();
+    const parsed: ParsedLine[] = [];
     let nextProgress = 10;
     for (let index = 0; index < lines.length; index++) {
       if (index > 0 && index % CHUNK_LINES === 0) {
@@ -186,8 +191,19 @@ export class LogAnalysisTool implements ToolHandler<typeof definition> {
         }
       }
       const entry = parseLine(lines[index], input.format);
-      if (entry) stats.add(entry);
+      if (entry) parsed.push(entry);
     }
-    return stats.summary(lines.length, input.max_groups);
+    // Yearless times are placed once the whole log is read: its latest dated line is their reference.
+    const { entries, warnings } = await placeInTime(parsed, () => writtenBy(source, ctx));
+    const stats = new LogStats();
+    for (const entry of entries) stats.add(entry);
+    return { ...stats.summary(lines.length, input.max_groups), warnings };
   }
+}
+
+/** When the log was written at the latest, for yearless times: a file's modification time, else now (inline text was just sent). */
+async function writtenBy(source: TextSource, ctx: ToolContext): Promise<Reference> {
+  if (source.kind === 'content') return { time: Date.now(), source: 'the time of the call (inline content carries no date)' };
+  const { mtimeMs } = await stat(await ctx.workspace.resolve(source.path, 'path'));
+  return { time: mtimeMs, source: "the file's modification time" };
 }

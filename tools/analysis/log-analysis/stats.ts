@@ -69,7 +69,7 @@ export class LogStats {
     }
   }
 
-  summary(totalLines: number, maxGroups: number): LogAnalysisOutput {
+  summary(totalLines: number, maxGroups: number): Omit<LogAnalysisOutput, 'warnings'> {
     const groups = [...this.groups.entries()]
       .map(([signature, group]): ErrorGroup => ({
         signature,

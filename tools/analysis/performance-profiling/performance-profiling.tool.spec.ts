@@ -26,6 +26,17 @@ describe('performance-profiling', () => {
     expect(progress.length).toBeGreaterThanOrEqual(1);
   });
 
+  it('reports the mean per-second rate of answered requests and response bytes, not 0', async () => {
+    const out = await profile({ url: `${target.url}/`, connections: 2, duration_seconds: 2 });
+    expect(out.requests_total).toBeGreaterThan(20);
+    // One sample a second over a 2 s run: the mean rate is the total over about two seconds.
+    expect(out.requests_per_second).toBeGreaterThan(out.requests_total / 3);
+    expect(out.requests_per_second).toBeLessThanOrEqual(out.requests_total);
+    // Every answer carries the same 15-byte body and its headers: more bytes than requests, a fixed multiple of them.
+    expect(out.throughput_bytes_per_second).toBeGreaterThan(15 * out.requests_per_second);
+    expect(out.throughput_bytes_per_second / out.requests_per_second).toBeLessThan(1000);
+  });
+
   it('holds the requested rate (autocannon paces per second, so a 2 s run sees two or three of them)', async () => {
     const out = await profile({ url: `${target.url}/`, connections: 2, duration_seconds: 2, rate: 20 });
     expect(out.requests_total).toBeGreaterThanOrEqual(20);

@@ -15,6 +15,7 @@ interface LatencySummary {
 type ProfilingOutput = ToolOutput<typeof definition>;
 
 const NUMBER = { type: 'number' } as const;
+const SAMPLE_MS = 1000;
 
 const definition = defineTool({
   id: 'performance-profiling',
@@ -114,6 +115,8 @@ export class PerformanceProfilingTool implements ToolHandler<typeof definition> 
       duration: input.duration_seconds,
       ...(input.rate && { overallRate: input.rate }),
       timeout: Math.ceil(input.timeout_ms / 1000),
+      // One sample a second: the per-second rates below are totals over samples.
+      sampleInt: SAMPLE_MS,
       ...(target.protocol === 'https:' && { servername: target.hostname }),
       // Inside a worker thread autocannon would skip this step on its own: aggregate the same way everywhere.
       skipAggregateResult: true,
@@ -137,22 +140,29 @@ export class PerformanceProfilingTool implements ToolHandler<typeof definition> 
   }
 }
 
+/** What aggregateResult returns; `samples` (how many sampleInt intervals the run took) is not in @types/autocannon 7. */
+type AggregatedResult = autocannon.Result & { samples: number };
+
 /** autocannon.aggregateResult, which its published types (@types/autocannon 7) do not declare yet. */
-function aggregate(runLoad: typeof autocannon, results: autocannon.Result[], options: autocannon.Options): autocannon.Result {
-  return (runLoad as unknown as { aggregateResult(results: autocannon.Result[], options: autocannon.Options): autocannon.Result }).aggregateResult(results, options);
+function aggregate(runLoad: typeof autocannon, results: autocannon.Result[], options: autocannon.Options): AggregatedResult {
+  return (runLoad as unknown as { aggregateResult(results: autocannon.Result[], options: autocannon.Options): AggregatedResult }).aggregateResult(results, options);
 }
 
-function summary(result: autocannon.Result): ProfilingOutput {
+function summary(result: AggregatedResult): ProfilingOutput {
   const round = (n: number) => Math.round(n * 100) / 100;
+  // aggregateResult fills the per-sample `requests`/`throughput` histograms only from histograms handed to it
+  // (none for a run's own result), so their averages read 0; its totals and sample count are exact, and
+  // the mean of the per-second samples is their total over the samples.
+  const perSecond = (total: number) => (result.samples > 0 ? round((total / result.samples) * (1000 / SAMPLE_MS)) : 0);
   return {
     requests_total: result.requests.total,
-    requests_per_second: round(result.requests.average),
+    requests_per_second: perSecond(result.requests.total),
     latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, mean: round(result.latency.average) },
     status_counts: { '1xx': result['1xx'], '2xx': result['2xx'], '3xx': result['3xx'], '4xx': result['4xx'], '5xx': result['5xx'] },
     non_2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
-    throughput_bytes_per_second: round(result.throughput.average),
+    throughput_bytes_per_second: perSecond(result.throughput.total),
     duration_seconds: round(result.duration),
   };
 }

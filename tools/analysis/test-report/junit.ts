@@ -40,8 +40,17 @@ const MAX_NAME_CHARS = 1_000;
 /** The XML element names read as lists even when one is present. */
 export const JUNIT_LIST_ELEMENTS = ['testsuite', 'testcase', 'failure', 'error', 'skipped', 'flakyFailure', 'flakyError', 'rerunFailure', 'rerunError'];
 
-/** The suites of a parsed JUnit document, or undefined when its root is not JUnit's. */
-export function junitSuites(document: Element): JunitSuite[] | undefined {
+export interface JunitReport {
+  suites: JunitSuite[];
+  /**
+   * Seconds the run took: the root `<testsuites time>` when the report gives it (suites run in
+   * parallel overlap, so their sum overstates the run), else the sum of the suites' times.
+   */
+  time: number;
+}
+
+/** The suites of a parsed JUnit document and its run time, or undefined when its root is not JUnit's. */
+export function junitReport(document: Element): JunitReport | undefined {
   const root = (document.testsuites ?? (document.testsuite !== undefined ? { testsuite: document.testsuite } : undefined)) as Element | undefined;
   if (root === undefined) return undefined;
   const suites: JunitSuite[] = [];
@@ -52,7 +61,7 @@ export function junitSuites(document: Element): JunitSuite[] | undefined {
     for (const nested of list(suite.testsuite)) walk(nested, name);
   };
   for (const suite of list(root.testsuite)) walk(suite);
-  return suites;
+  return { suites, time: seconds(root.time) ?? suites.reduce((sum, suite) => sum + suite.time, 0) };
 }
 
 function junitCase(entry: Element, suite: string): JunitCase {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { ToolError, type ToolContext, type TextSource } from '@tos/sdk';
 import { eachFileText, type FileErrors } from '../../shared/scan';
 import { COBERTURA_LIST_ELEMENTS, coberturaCoverage, lcovCoverage, looksLikeLcov, type Counter, type FileCoverage } from './coverage';
-import { JUNIT_LIST_ELEMENTS, junitSuites, MAX_MESSAGE_CHARS, MAX_TRACE_CHARS, type JunitCase, type JunitSuite } from './junit';
+import { JUNIT_LIST_ELEMENTS, junitReport, MAX_MESSAGE_CHARS, MAX_TRACE_CHARS, type JunitCase, type JunitSuite } from './junit';
 import { parseXml } from './xml';
 import type { TestReportInput, TestReportOutput } from './test-report.tool';
 import { MAX_REPORT_BYTES, MAX_REPORT_FILES } from './limits';
@@ -21,12 +21,14 @@ type Percent = Counter & { percent: number | null };
 interface Collected {
   reports: TestReportOutput['reports'];
   suites: Array<JunitSuite & { report: string }>;
+  /** Seconds, summed over the JUnit reports (each its own run, or a part of one run in sequence). */
+  seconds: number;
   coverage: FileCoverage[];
   errors: FileErrors;
 }
 
 export async function testReport(input: TestReportInput, source: TextSource, ctx: ToolContext): Promise<TestReportOutput> {
-  const collected: Collected = { reports: [], suites: [], coverage: [], errors: [] };
+  const collected: Collected = { reports: [], suites: [], seconds: 0, coverage: [], errors: [] };
   if (source.kind === 'content') {
     await readReport(INLINE, source.content, collected);
   } else {
@@ -63,9 +65,11 @@ async function readReport(file: string, text: string, into: Collected): Promise<
     into.errors.push({ file, message: `Not well-formed XML: ${parsed.error}` });
     return;
   }
-  const suites = junitSuites(parsed.document);
-  if (suites) {
+  const junit = junitReport(parsed.document);
+  if (junit) {
+    const { suites } = junit;
     into.suites.push(...suites.map((suite) => ({ ...suite, report: file })));
+    into.seconds += junit.time;
     into.reports.push({ file, format: 'junit', entries: suites.reduce((sum, suite) => sum + suite.cases.length, 0) });
     return;
   }
@@ -92,7 +96,7 @@ function summarise(input: TestReportInput, collected: Collected): TestReportOutp
       skipped: count('skipped'),
       flaky: flaky.filter((entry) => entry.outcome === 'passed').length,
       suites: collected.suites.length,
-      duration_ms: milliseconds(collected.suites.reduce((sum, suite) => sum + suite.time, 0)),
+      duration_ms: milliseconds(collected.seconds),
     },
     failures: failing.slice(0, input.max_failures).map((entry) => failure(entry, input.trace_lines)),
     failures_truncated: Math.max(0, failing.length - input.max_failures),

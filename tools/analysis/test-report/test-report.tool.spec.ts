@@ -117,6 +117,18 @@ describe('TestReportTool', () => {
     await expect(report({ content: 'plain text' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'content' } });
   });
 
+  it("takes the run's duration from the root <testsuites time> when given: parallel suites overlap", async () => {
+    const suites = '<testsuite name="a" tests="1" time="120.5"><testcase name="a1" time="120.5"/></testsuite><testsuite name="b" tests="1" time="100"><testcase name="b1" time="100"/></testsuite>';
+    const parallel = await report({ content: `<?xml version="1.0"?><testsuites name="all" tests="2" time="130.25">${suites}</testsuites>` });
+    expect(parallel.totals).toMatchObject({ tests: 2, suites: 2, duration_ms: 130_250 });
+    // Without the root's time, the suites' sum is all there is.
+    const untimed = await report({ content: `<?xml version="1.0"?><testsuites name="all" tests="2">${suites}</testsuites>` });
+    expect(untimed.totals.duration_ms).toBe(220_500);
+    // Reports of a directory add up, each by its own root or suites.
+    const both = folder('parallel-runs', { 'a.xml': `<testsuites time="130.25">${suites}</testsuites>`, 'b.xml': `<testsuites>${suites}</testsuites>` });
+    expect((await report({ path: both })).totals.duration_ms).toBe(350_750);
+  });
+
   it('does not expand an entity bomb', async () => {
     const laughs = ['<!ENTITY l0 "lol">', ...Array.from({ length: 9 }, (_, index) => `<!ENTITY l${index + 1} "${`&l${index};`.repeat(10)}">`)].join('');
     const output = await report({ content: `<?xml version="1.0"?><!DOCTYPE t [${laughs}]><testsuite name="&l9;"><testcase name="t"/></testsuite>` });

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runTool } from '@tos/sdk/testing';
+import { Webhook } from 'standardwebhooks';
 import { startRecordingServer, type RecordedRequest, type RecordingServer } from '../../../test/support/recording-server';
 import { WebhookTriggerTool } from './webhook-trigger.tool';
 
@@ -33,6 +34,29 @@ describe('webhook-trigger', () => {
     expect(headers['x-signature']).toBe(`sha256=${createHmac('sha256', 'whsec-test-1').update(body).digest('hex')}`);
     const expected = createHmac('sha256', 'whsec-test-1').update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
     expect(headers['webhook-signature']).toBe(`v1,${expected}`);
+  });
+
+  it('signs webhook-signature so the official standardwebhooks verifier accepts it: a whsec_ secret keys with its base64-decoded bytes', async () => {
+    // The Standard Webhooks specification's example secret.
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    await runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: { event: 'deploy', version: '1.4.2' }, secret });
+    const [{ headers, body }] = received;
+    expect(new Webhook(secret).verify(body, headers as Record<string, string>)).toEqual({ event: 'deploy', version: '1.4.2' });
+    // X-Signature stays an HMAC keyed by the secret as given (GitHub's scheme).
+    expect(headers['x-signature']).toBe(`sha256=${createHmac('sha256', secret).update(body).digest('hex')}`);
+  });
+
+  it('signs with the bytes of a secret without the whsec_ prefix (the verifier\'s raw format), and refuses a whsec_ secret that is not base64', async () => {
+    await runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: { n: 1 }, secret: 'plain-secret-1' });
+    const [{ headers, body }] = received;
+    expect(new Webhook('plain-secret-1', { format: 'raw' }).verify(body, headers as Record<string, string>)).toEqual({ n: 1 });
+    server.clear();
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {}, secret: 'whsec_not*base64' })).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'secret' } });
+    await expect(runTool(WebhookTriggerTool, { url: `${base}/hook`, payload: {}, secret_name: 'BAD' }, { secrets: { BAD: 'whsec_abc' } })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { parameter: 'secret_name' },
+    });
+    expect(received).toEqual([]);
   });
 
   it('retries a 503 honouring Retry-After, then succeeds', async () => {

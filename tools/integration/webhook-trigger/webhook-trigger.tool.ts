@@ -46,7 +46,7 @@ const definition = defineTool({
   examples: [
     {
       name: 'Deliver a signed deploy event',
-      input: { url: 'https://hooks.example.test:8443/hooks/deploy', payload: { event: 'deploy', service: 'api', version: '1.4.2' }, secret: 'whsec_example_world' },
+      input: { url: 'https://hooks.example.test:8443/hooks/deploy', payload: { event: 'deploy', service: 'api', version: '1.4.2' }, secret: 'whsec_ZXhhbXBsZS13b3JsZC1zaWduaW5nLWtleSE=' },
       output: { status: 202, attempts: 1, delivered: true, response_body: '{"accepted":true,"verified":true}', signed: true, duration_ms: 12 },
       varies: ['duration_ms'],
     },
@@ -64,6 +64,7 @@ export class WebhookTriggerTool implements ToolHandler<typeof definition> {
   async execute(input: WebhookInput, ctx: ToolContext<typeof definition>): Promise<WebhookOutput> {
     if (input.secret !== undefined && input.secret_name !== undefined) throw ToolError.invalidInput('secret_name', "only one of 'secret' or 'secret_name'");
     const secret = input.secret ?? (input.secret_name !== undefined ? await ctx.secrets.get(input.secret_name) : undefined);
+    const standardKey = secret === undefined ? undefined : standardWebhooksKey(secret, input.secret !== undefined ? 'secret' : 'secret_name');
     const body = JSON.stringify(input.payload);
     // The execution id is the Standard Webhooks `webhook-id`, signed or not: one for every attempt, and for a
     // run of the same execution again, so a receiver can drop what it already has.
@@ -71,7 +72,7 @@ export class WebhookTriggerTool implements ToolHandler<typeof definition> {
     const started = performance.now();
     for (let attempt = 1; ; attempt++) {
       ctx.progress(Math.round(((attempt - 1) / input.max_attempts) * 100), `attempt ${attempt}`);
-      const headers: Record<string, string> = { ...input.headers, 'content-type': 'application/json', 'webhook-id': messageId, ...(secret && signatureHeaders(secret, messageId, body)) };
+      const headers: Record<string, string> = { ...input.headers, 'content-type': 'application/json', 'webhook-id': messageId, ...(secret && standardKey && signatureHeaders(secret, standardKey, messageId, body)) };
       let wait: number;
       try {
         const response = await ctx.http.request(input.url, { method: 'POST', headers, body, timeoutMs: input.timeout_ms, maxResponseBytes: MAX_RESPONSE_BYTES, redirect: 'manual', parameter: 'url' });
@@ -96,10 +97,30 @@ export class WebhookTriggerTool implements ToolHandler<typeof definition> {
   }
 }
 
-/** `X-Signature: sha256=<hex>` (HMAC-SHA-256 of the body) plus the Standard Webhooks timestamp and signature of `id`, signed per attempt. */
-function signatureHeaders(secret: string, id: string, body: string): Record<string, string> {
+const STANDARD_SECRET_PREFIX = 'whsec_';
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * The Standard Webhooks HMAC key: a `whsec_` secret is that prefix and base64, and its key is the
+ * decoded bytes (what the standardwebhooks verifiers decode); any other secret signs with its own
+ * bytes (the verifiers' `raw` format). A `whsec_` secret that is not base64 no verifier could check.
+ */
+function standardWebhooksKey(secret: string, parameter: 'secret' | 'secret_name'): Buffer {
+  if (!secret.startsWith(STANDARD_SECRET_PREFIX)) return Buffer.from(secret, 'utf8');
+  const encoded = secret.slice(STANDARD_SECRET_PREFIX.length);
+  if (encoded === '' || !BASE64.test(encoded)) {
+    throw ToolError.invalidInput(parameter, `'${STANDARD_SECRET_PREFIX}' followed by base64 (a Standard Webhooks secret), or a secret without that prefix`);
+  }
+  return Buffer.from(encoded, 'base64');
+}
+
+/**
+ * `X-Signature: sha256=<hex>` (HMAC-SHA-256 of the body, keyed by the secret as given) plus the Standard
+ * Webhooks timestamp and signature of `id`, signed per attempt.
+ */
+function signatureHeaders(secret: string, standardKey: Buffer, id: string, body: string): Record<string, string> {
   const timestamp = Math.floor(Date.now() / 1000).toString();
-  const standard = createHmac('sha256', secret).update(`${id}.${timestamp}.${body}`).digest('base64');
+  const standard = createHmac('sha256', standardKey).update(`${id}.${timestamp}.${body}`).digest('base64');
   return {
     'x-signature': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
     'webhook-timestamp': timestamp,

@@ -160,6 +160,7 @@ interface LayerBudgets {
 /** A layer tar (gzip-compressed or not): its inventory files and whiteouts; null when it is not a tar. */
 async function readLayer(stream: AsyncIterable<unknown>, name: string, warnings: string[], budgets: LayerBudgets, mayKeep: () => boolean): Promise<LayerContents | null> {
   const contents: LayerContents = { files: new Map(), deleted: [], opaque: [] };
+  const hardLinks: Array<[path: string, target: string]> = [];
   let refusal: ToolError | null = null;
   // Stops the parse without an error event (entry streams would raise it unheard); the loop
   // below throws the refusal, and destroying the feed wakes it if it waits for a drain.
@@ -181,7 +182,10 @@ async function readLayer(stream: AsyncIterable<unknown>, name: string, warnings:
       (base === '.wh..wh..opq' ? contents.opaque : contents.deleted).push(whiteout);
     }
     const size = header.size ?? 0;
-    const wanted = header.type === 'file' && INVENTORY_FILES.some((pattern) => pattern.test(path));
+    const inventoryPath = INVENTORY_FILES.some((pattern) => pattern.test(path));
+    // A hard link names an earlier entry of this layer: it lists what that file lists.
+    if (inventoryPath && header.type === 'link' && header.linkname) hardLinks.push([path, header.linkname.replace(/^\.?\/+/, '')]);
+    const wanted = header.type === 'file' && inventoryPath;
     if (wanted && size > MAX_FILE_BYTES) warnings.push(`${path} in layer ${layerId(name)} is over ${MAX_FILE_BYTES / 1024 / 1024} MiB and was not read`);
     if (!wanted || size > MAX_FILE_BYTES) {
       file.resume();
@@ -229,7 +233,24 @@ async function readLayer(stream: AsyncIterable<unknown>, name: string, warnings:
   feed.end();
   await parsed;
   if (refusal) throw refusal;
-  return failed || gzipped === undefined ? null : contents;
+  if (failed || gzipped === undefined) return null;
+  linkInventoryFiles(contents, hardLinks, name, warnings, mayKeep);
+  return contents;
+}
+
+/**
+ * Hard-linked package manifests (a layer stores a file once, then links its other paths to it; pnpm
+ * installs that way) list what their target lists. A target the scan did not read (a package
+ * store's file) leaves its links unlisted, said once per layer.
+ */
+function linkInventoryFiles(contents: LayerContents, hardLinks: Array<[path: string, target: string]>, name: string, warnings: string[], mayKeep: () => boolean): void {
+  let unread = 0;
+  for (const [path, target] of hardLinks) {
+    const file = contents.files.get(target);
+    if (file === undefined) unread++;
+    else if (mayKeep()) contents.files.set(path, file);
+  }
+  if (unread > 0) warnings.push(`${unread} package manifest(s) in layer ${layerId(name)} are hard links to files the scan does not read: they are not listed`);
 }
 
 /** A stream's text, or null (drained) when longer than `max`. */

@@ -9,6 +9,7 @@ import { buildFixtureImage, findDockerd, SCAN_FIXTURE, startDockerEngine, type D
 import { FIXTURE_OSV_DIR } from '../../../test/support/code-tools/workspace';
 import { gzipLayer, packageJsonBomb, savedImage } from '../../../test/support/docker/image-bomb';
 import { describeWith } from '../../../test/support/prerequisites';
+import { tar } from '../../../test/support/tar';
 import { DockerClients } from '../../integrations/docker';
 import { ImageScanTool } from './image-scan.tool';
 import { readSavedImage } from './image-layers';
@@ -105,6 +106,58 @@ describe('image-scan limits on what an image unpacks to', () => {
     expect(out.packages).toHaveLength(50_000);
     expect(out.warnings).toContain('The image has more than 50000 package databases and manifests: the rest were not read');
   }, 60_000);
+
+  it('lists nested node_modules installs and hard-linked manifests, each at its own path', async () => {
+    const manifest = (name: string, version: string) => JSON.stringify({ name, version });
+    const npm = 'usr/local/lib/node_modules/npm/node_modules';
+    const layer = await tar([
+      { name: 'app/node_modules/express/package.json', body: manifest('express', '4.17.1') },
+      { name: 'app/node_modules/express/node_modules/qs/package.json', body: manifest('qs', '6.7.0') },
+      { name: 'app/node_modules/@acme/util/node_modules/lodash/package.json', body: manifest('lodash', '4.17.15') },
+      { name: 'app/node_modules/a/node_modules/b/node_modules/@s/c/package.json', body: manifest('@s/c', '1.0.0') },
+      { name: `${npm}/@npmcli/arborist/node_modules/semver/package.json`, body: manifest('semver', '7.3.5') },
+      // pnpm's layout: the store's copy, and a hard link to it from another path.
+      { name: 'srv/node_modules/.pnpm/ms@2.1.3/node_modules/ms/package.json', body: manifest('ms', '2.1.3') },
+      { name: 'srv/node_modules/.pnpm/debug@4.3.4/node_modules/ms/package.json', type: 'link', linkname: 'srv/node_modules/.pnpm/ms@2.1.3/node_modules/ms/package.json' },
+      { name: 'srv/node_modules/left-pad/package.json', type: 'link', linkname: 'root/.pnpm-store/v3/files/ab/cdef' },
+    ]);
+    writeFileSync(path.join(workspace, 'nested.tar'), await savedImage([layer]));
+    const out = await scan('nested.tar');
+    expect(out.packages.map(({ name, version, path: where }) => `${name}@${version} ${where}`).sort()).toEqual([
+      '@s/c@1.0.0 /app/node_modules/a/node_modules/b/node_modules/@s/c/package.json',
+      'express@4.17.1 /app/node_modules/express/package.json',
+      'lodash@4.17.15 /app/node_modules/@acme/util/node_modules/lodash/package.json',
+      'ms@2.1.3 /srv/node_modules/.pnpm/debug@4.3.4/node_modules/ms/package.json',
+      'ms@2.1.3 /srv/node_modules/.pnpm/ms@2.1.3/node_modules/ms/package.json',
+      'qs@6.7.0 /app/node_modules/express/node_modules/qs/package.json',
+      `semver@7.3.5 /${npm}/@npmcli/arborist/node_modules/semver/package.json`,
+    ]);
+    // The nested lodash is the fixture advisories' vulnerable version: found where it is installed.
+    expect(out.vulnerabilities).toContainEqual(expect.objectContaining({ package: 'lodash', path: '/app/node_modules/@acme/util/node_modules/lodash/package.json' }));
+    expect(out.warnings).toContainEqual(expect.stringMatching(/^1 package manifest\(s\) in layer sha256:[0-9a-f]{64} are hard links to files the scan does not read/));
+  });
+
+  it('says so when an image has no OS package database (busybox-like), rather than 0 packages silently', async () => {
+    const busybox = await tar([
+      { name: 'bin/', type: 'directory' },
+      { name: 'bin/busybox', body: '\x7fELF busybox' },
+      { name: 'bin/sh', type: 'symlink', linkname: 'busybox' },
+      { name: 'etc/passwd', body: 'root:x:0:0:root:/root:/bin/sh\n' },
+    ]);
+    writeFileSync(path.join(workspace, 'busybox.tar'), await savedImage([busybox]));
+    const out = await scan('busybox.tar');
+    expect(out.packages).toEqual([]);
+    expect(out.warnings).toEqual([
+      'The image has no OS package database this scan reads (/var/lib/dpkg/status, /lib/apk/db/installed): what it installed otherwise (busybox, static binaries, RPM packages) is not seen; 0 package(s) come from language manifests alone',
+    ]);
+    // An image with one says nothing of the kind.
+    const debian = await tar([
+      { name: 'etc/os-release', body: 'ID=debian\nVERSION_ID="12"\n' },
+      { name: 'var/lib/dpkg/status', body: 'Package: zlib1g\nStatus: install ok installed\nSource: zlib (1:1.2.13.dfsg-1)\nVersion: 1:1.2.13.dfsg-1+b1\n' },
+    ]);
+    writeFileSync(path.join(workspace, 'debian.tar'), await savedImage([debian]));
+    expect((await scan('debian.tar')).warnings).toEqual([]);
+  });
 
   it('reads the same images within their limits', async () => {
     await expect(scan('two-layers.tar', { IMAGE_SCAN_MAX_UNPACKED_BYTES: String(mib(5)) })).resolves.toMatchObject({ layers: [{ index: 0 }, { index: 1 }] });

@@ -42,7 +42,7 @@ const definition = defineTool({
   // Caller-supplied archives are parsed here: a thread that dies takes one call, not the service.
   isolated: true,
   description:
-    "Lists what is installed in a container image — Debian (dpkg) and Alpine (apk) packages, npm packages (node_modules/*/package.json) and Python packages (*.dist-info/METADATA) — layer by layer, and matches them against OSV advisories (Debian and Alpine by source package and release, with dpkg and apk version ordering). The image is one the Docker engine at DOCKER_HOST holds, or a `docker save` tarball in the workspace. Beta: RPM databases, Go and Java binaries, and packages installed without a manifest are not seen; a package is put in the layer that installed its current version.",
+    "Lists what is installed in a container image — Debian (dpkg) and Alpine (apk) packages, npm packages (the package.json of every node_modules install, nested ones and hard links too) and Python packages (*.dist-info/METADATA) — layer by layer, and matches them against OSV advisories (Debian and Alpine by source package and release, with dpkg and apk version ordering). The image is one the Docker engine at DOCKER_HOST holds, or a `docker save` tarball in the workspace. Beta: RPM databases, Go and Java binaries, and packages installed without a manifest are not seen (an image with no dpkg or apk database gets a warning saying so); a package is put in the layer that installed its current version.",
   version: '0.9.0',
   effects: 'read',
   open_world: true,

@@ -92,6 +92,12 @@ export function inventory(image: SavedImage): Inventory {
     }
   }
   packages.sort((a, b) => a.layer_index - b.layer_index || a.ecosystem.localeCompare(b.ecosystem) || a.name.localeCompare(b.name) || a.version.localeCompare(b.version));
+  // busybox, distroless-static and scratch images: no database, so no count of 0 should read as "nothing installed".
+  if (![...files.keys()].some((path) => isDpkgStatus(path) || path === APK_INSTALLED)) {
+    warnings.push(
+      `The image has no OS package database this scan reads (/${DPKG_STATUS}, /${APK_INSTALLED}): what it installed otherwise (busybox, static binaries, RPM packages) is not seen; ${packages.length} package(s) come from language manifests alone`,
+    );
+  }
   return { os, packages, warnings };
 }
 

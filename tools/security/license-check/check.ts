@@ -35,7 +35,7 @@ export async function licenseCheck(input: LicenseCheckInput, ctx: ToolContext): 
     checked.push({ lockfile, known: await installedLicenses(ctx.workspace, lockfile, ctx.signal) });
     ctx.progress(Math.round(((index + 1) / files.length) * 50), `${file} read`);
   }
-  if (input.registry_lookup) await fillFromRegistry(checked, input, ctx);
+  const warnings = input.registry_lookup ? await fillFromRegistry(checked, input, ctx) : [];
   ctx.progress(90, 'judging licences');
 
   const findings: LicenseFinding[] = [];
@@ -69,11 +69,15 @@ export async function licenseCheck(input: LicenseCheckInput, ctx: ToolContext): 
     licenses: licenseCounts(findings),
     packages_checked: findings.length,
     lockfiles: checked.map(({ lockfile }) => ({ file: lockfile.file, format: lockfile.format, ecosystem: lockfile.ecosystem, packages: lockfile.packages.length })),
+    warnings,
   };
 }
 
-/** npm packages whose licence the workspace does not record, asked of the registry once each. */
-async function fillFromRegistry(checked: Array<{ lockfile: Lockfile; known: Map<string, KnownLicense> }>, input: LicenseCheckInput, ctx: ToolContext): Promise<void> {
+/**
+ * npm packages whose licence the workspace does not record, asked of the registry once each. A
+ * registry that cannot be reached leaves the rest unknown, with a warning: the call still answers.
+ */
+async function fillFromRegistry(checked: Array<{ lockfile: Lockfile; known: Map<string, KnownLicense> }>, input: LicenseCheckInput, ctx: ToolContext): Promise<string[]> {
   const missing = new Map<string, { name: string; version: string }>();
   for (const { lockfile, known } of checked) {
     if (lockfile.ecosystem !== 'npm') continue;
@@ -82,17 +86,20 @@ async function fillFromRegistry(checked: Array<{ lockfile: Lockfile; known: Map<
       missing.set(entry.key, { name: entry.name, version: entry.version });
     }
   }
-  if (missing.size === 0) return;
+  if (missing.size === 0) return [];
   // The account's own token when it set one, else the operator's (a declared secret setting).
   const token = await ctx.secrets.find('REGISTRY_TOKEN');
   const registry = new NpmRegistryLicenses(ctx.http, String(ctx.config.REGISTRY_URL), token);
-  const published = await registry.licenses([...missing.values()]);
+  const { licenses: published, unreachable } = await registry.licenses([...missing.values()]);
   for (const { lockfile, known } of checked) {
     for (const entry of lockfile.packages) {
       const license = lockfile.ecosystem === 'npm' && !known.has(entry.key) ? published.get(entry.key) : undefined;
       if (license) known.set(entry.key, { license, source: 'registry' });
     }
   }
+  if (!unreachable) return [];
+  const unanswered = [...missing.keys()].filter((key) => !published.has(key)).length;
+  return [`The npm registry (REGISTRY_URL) could not be reached (${unreachable.message}): ${unanswered} package(s) without a licence in the workspace are reported unknown`];
 }
 
 function licenseCounts(findings: LicenseFinding[]): Array<{ license: string; packages: number }> {

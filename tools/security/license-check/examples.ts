@@ -91,6 +91,7 @@ export const LICENSE_CHECK_EXAMPLES: ToolExample[] = [
       ],
       packages_checked: 8,
       lockfiles: [{ file: 'code/licensed-app/package-lock.json', format: 'package-lock', ecosystem: 'npm', packages: 8 }],
+      warnings: [],
     },
   },
   {
@@ -106,6 +107,7 @@ export const LICENSE_CHECK_EXAMPLES: ToolExample[] = [
       licenses: [{ license: 'MIT', packages: 5 }, { license: 'BSD-3-Clause', packages: 1 }],
       packages_checked: 6,
       lockfiles: [{ file: 'code/npm-app/package-lock.json', format: 'package-lock', ecosystem: 'npm', packages: 7 }],
+      warnings: [],
     },
   },
 ];

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool } from '@tos/sdk/testing';
@@ -84,6 +85,47 @@ describe('LicenseCheckTool', () => {
     await expect(check({ path: 'code/licensed-app' })).rejects.toMatchObject({ code: 'TOOL_ERROR', retryable: true, details: { upstream: { service: 'npm-registry', status: 502 } } });
     registry.failWith = 401;
     await expect(check({ path: 'code/licensed-app' })).rejects.toMatchObject({ code: 'TOOL_ERROR', retryable: false, details: { upstream: { service: 'npm-registry', status: 401 } } });
+  });
+
+  it('reports the packages a registry that cannot be reached was to answer as unknown, with a warning, instead of failing', async () => {
+    // A loopback port nothing listens on: the connection is refused, no packet leaves the machine.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as { port: number };
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const output = await runTool<LicenseCheckOutput>(LicenseCheckTool, { path: 'code/licensed-app', ...POLICY, max_results: 1000 }, { workspaceRoot: root, config: { REGISTRY_URL: `http://127.0.0.1:${port}` } });
+    expect(statuses(output)).toMatchObject({ pm2: 'unknown null', 'left-pad': 'unknown null', 'internal-utils': 'unknown null', '@fortawesome/fontawesome-free': 'unapproved lockfile' });
+    expect(output.summary.allowed).toBe(3);
+    expect(output.warnings).toEqual([expect.stringMatching(/^The npm registry \(REGISTRY_URL\) could not be reached \(.*ECONNREFUSED.*\): 3 package\(s\) without a licence in the workspace are reported unknown$/)]);
+    // A reachable registry leaves no warning.
+    expect((await check({ path: 'code/licensed-app', ...POLICY })).warnings).toEqual([]);
+  });
+
+  it('reads nested installs (node_modules/x/node_modules/y) as license-checker does, and nothing outside package folders', async () => {
+    const app = 'nested-app';
+    const installed: Record<string, { name: string; version: string; license?: string }> = {
+      'node_modules/a': { name: 'a', version: '1.0.0', license: 'MIT' },
+      'node_modules/b': { name: 'b', version: '2.0.0', license: 'ISC' },
+      'node_modules/a/node_modules/b': { name: 'b', version: '1.0.0', license: 'GPL-3.0-only' },
+      'node_modules/@s/c': { name: '@s/c', version: '1.0.0', license: 'MIT' },
+      'node_modules/@s/c/node_modules/d': { name: 'd', version: '1.0.0', license: 'Apache-2.0' },
+      'node_modules/a/node_modules/b/node_modules/e': { name: 'e', version: '1.0.0', license: 'BSD-3-Clause' },
+      // Not an install: a package's own test fixture, which license-checker does not read either.
+      'node_modules/a/test/fixtures/node_modules/f': { name: 'f', version: '1.0.0', license: 'MIT' },
+    };
+    for (const [location, manifest] of Object.entries(installed)) {
+      mkdirSync(path.join(root, app, location), { recursive: true });
+      writeFileSync(path.join(root, app, location, 'package.json'), JSON.stringify(manifest));
+    }
+    const locked = Object.fromEntries(
+      [...Object.entries(installed).filter(([location]) => !location.includes('/test/')), ['node_modules/f', { name: 'f', version: '1.0.0' }] as const].map(([location, { version }]) => [location, { version }]),
+    );
+    const lockfile = { name: app, version: '1.0.0', lockfileVersion: 3, packages: { '': { name: app, version: '1.0.0', dependencies: { a: '1', b: '2', '@s/c': '1', f: '1' } }, ...locked } };
+    writeFileSync(path.join(root, app, 'package-lock.json'), JSON.stringify(lockfile));
+    const output = await check({ path: app, allow: ['MIT', 'ISC', 'Apache-2.0'], deny: ['GPL-3.0-only'], registry_lookup: false });
+    // license-checker on this tree: a MIT, b@2.0.0 ISC, b@1.0.0 GPL-3.0-only, @s/c MIT, d Apache-2.0, e BSD-3-Clause; f is not installed.
+    expect(statuses(output)).toEqual({ b: 'denied installed', e: 'unapproved installed', f: 'unknown null' });
+    expect(output.summary).toMatchObject({ allowed: 4, denied: 1, unapproved: 1, unknown: 1 });
   });
 
   it('refuses a registry on a loopback address through the egress policy', async () => {

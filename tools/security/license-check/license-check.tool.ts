@@ -16,7 +16,7 @@ const definition = defineTool({
   name: 'License Check',
   category: 'security',
   description:
-    'Checks the licence of every locked dependency against an allow/deny SPDX policy (expressions such as MIT OR Apache-2.0 honoured); unknown and non-SPDX licences are flagged. Licences come from the lockfile, the installed package.json, else the npm registry.',
+    'Checks the licence of every locked dependency against an allow/deny SPDX policy (expressions such as MIT OR Apache-2.0 honoured); unknown and non-SPDX licences are flagged. Licences come from the lockfile, the installed package.json (nested installs too), else the npm registry; one that cannot be reached leaves its packages unknown, with a warning.',
   status: 'ready',
   version: '1.0.0',
   cacheable: true,
@@ -71,8 +71,9 @@ const definition = defineTool({
       },
       packages_checked: { type: 'integer', description: 'Package versions checked (per lockfile).' },
       lockfiles: lockfilesOutput(),
+      warnings: { type: 'array', items: { type: 'string' }, description: 'What the check could not learn: a registry that could not be reached (its packages are unknown).' },
     },
-    required: ['passed', 'violations', 'count', 'total', 'truncated', 'summary', 'licenses', 'packages_checked', 'lockfiles'],
+    required: ['passed', 'violations', 'count', 'total', 'truncated', 'summary', 'licenses', 'packages_checked', 'lockfiles', 'warnings'],
   },
   examples: LICENSE_CHECK_EXAMPLES,
 });

@@ -1,10 +1,11 @@
 /**
  * The licence of each locked npm package as far as the workspace tells: the lockfile's own
- * `license` (npm lockfile v2+), else the installed package.json (node_modules, or pnpm's
- * node_modules/.pnpm store) when its version is the locked one.
+ * `license` (npm lockfile v2+), else an installed package.json of the locked version — anywhere in
+ * the installed tree, nested installs (`node_modules/x/node_modules/y`) included, as
+ * license-checker reads it — else a linked package (npm workspaces, pnpm's node_modules/.pnpm store).
  */
 import * as path from 'node:path';
-import type { Workspace } from '@tos/sdk';
+import { ToolError, type Workspace } from '@tos/sdk';
 import { readOptional, type LockedPackage, type Lockfile } from '../lockfiles';
 
 export type LicenseSource = 'lockfile' | 'installed' | 'registry';
@@ -15,10 +16,14 @@ export interface KnownLicense {
   source: LicenseSource;
 }
 
+/** Most package.json files read from one installed tree. */
+export const MAX_INSTALLED_MANIFESTS = 50_000;
+
 /** Licences found for a lockfile's packages, by package key; packages not found are absent. */
 export async function installedLicenses(workspace: Workspace, lockfile: Lockfile, signal: AbortSignal): Promise<Map<string, KnownLicense>> {
   const found = new Map<string, KnownLicense>();
   const directory = path.posix.dirname(lockfile.file);
+  let installed: Map<string, string> | undefined;
   for (const entry of lockfile.packages) {
     signal.throwIfAborted();
     if (entry.license) {
@@ -26,29 +31,86 @@ export async function installedLicenses(workspace: Workspace, lockfile: Lockfile
       continue;
     }
     if (lockfile.ecosystem !== 'npm') continue;
-    const installed = await installedManifest(workspace, directory, entry);
-    const license = installed && declaredLicense(installed);
+    // The tree is read once, and only when some package needs it.
+    installed ??= await installedTree(workspace, directory, signal);
+    const license = installed.get(entry.key) ?? (await linkedLicense(workspace, directory, entry));
     if (license) found.set(entry.key, { license, source: 'installed' });
   }
   return found;
 }
 
-async function installedManifest(workspace: Workspace, directory: string, entry: LockedPackage): Promise<Record<string, unknown> | undefined> {
+/**
+ * Declared licences by `name@version` of every package installed under `<directory>/node_modules`,
+ * at any depth: each package folder's package.json, and the `node_modules` inside package folders.
+ * Nothing else is walked (not a package's own files, not symlinked folders).
+ */
+async function installedTree(workspace: Workspace, directory: string, signal: AbortSignal): Promise<Map<string, string>> {
+  const root = path.posix.join(directory, 'node_modules');
+  const below = (file: string) => file.slice(root.length + 1).split('/');
+  try {
+    await workspace.resolve(root);
+  } catch (error) {
+    // No node_modules (or one reached through a link out of the workspace): nothing is installed here.
+    if (error instanceof ToolError && error.code === 'INVALID_INPUT') return new Map();
+    throw error;
+  }
+  const manifests = await workspace.listFiles(root, {
+    maxFiles: MAX_INSTALLED_MANIFESTS,
+    exclude: (file, kind) => (kind === 'directory' ? placeInTree(below(file)) === 'outside' : path.posix.basename(file) !== 'package.json' || placeInTree(below(file).slice(0, -1)) !== 'package'),
+  });
+  const licenses = new Map<string, string>();
+  for (const { path: file } of manifests) {
+    signal.throwIfAborted();
+    const manifest = parsedManifest(await readOptional(workspace, file));
+    const license = manifest && declaredLicense(manifest);
+    if (manifest && license && typeof manifest.name === 'string' && typeof manifest.version === 'string') {
+      const key = `${manifest.name}@${manifest.version}`;
+      if (!licenses.has(key)) licenses.set(key, license);
+    }
+  }
+  return licenses;
+}
+
+/**
+ * Where folders below a node_modules stand: a package folder (`x`, `@scope/x`, and again after each
+ * nested `node_modules`), on the way to one (`@scope`, a nested `node_modules`), or outside (a
+ * package's own files).
+ */
+function placeInTree(segments: readonly string[]): 'package' | 'on-the-way' | 'outside' {
+  let at = 0;
+  for (;;) {
+    if (at === segments.length) return 'on-the-way';
+    if (segments[at].startsWith('@') && ++at === segments.length) return 'on-the-way';
+    if (++at === segments.length) return 'package';
+    if (segments[at++] !== 'node_modules') return 'outside';
+  }
+}
+
+/**
+ * Where a walk does not go, as the package manager links it: a top-level package that is a symlink
+ * (npm workspaces), and pnpm's node_modules/.pnpm store; read when the version is the locked one.
+ */
+async function linkedLicense(workspace: Workspace, directory: string, entry: LockedPackage): Promise<string | undefined> {
   const candidates = [
     `node_modules/${entry.name}/package.json`,
     `node_modules/.pnpm/${entry.name.replace('/', '+')}@${entry.version}/node_modules/${entry.name}/package.json`,
   ];
   for (const candidate of candidates) {
-    const text = await readOptional(workspace, path.posix.join(directory, candidate));
-    if (text === undefined) continue;
-    try {
-      const manifest = JSON.parse(text) as Record<string, unknown>;
-      if (manifest.version === entry.version) return manifest;
-    } catch {
-      // A broken package.json tells nothing: the next place may.
-    }
+    const manifest = parsedManifest(await readOptional(workspace, path.posix.join(directory, candidate)));
+    if (manifest?.version === entry.version) return declaredLicense(manifest);
   }
   return undefined;
+}
+
+/** A package.json's object, or undefined when absent or broken (a broken one tells nothing). */
+function parsedManifest(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
