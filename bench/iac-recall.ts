@@ -35,8 +35,9 @@ async function main(): Promise<void> {
 
   let found = 0;
   for (const resource of expected) {
-    // Checkov names a provider configuration `aws.alias`; Terraform (and iac-scan) `provider.aws.alias`.
-    const names = [resource.resource, `provider.${resource.resource}`];
+    // Checkov names a provider configuration `aws.alias` and a data source `type.name`;
+    // Terraform (and iac-scan) say `provider.aws.alias` and `data.type.name`.
+    const names = [resource.resource, `provider.${resource.resource}`, `data.${resource.resource}`];
     const rules = result.findings.filter((entry) => entry.file === resource.file && names.includes(entry.object)).map((entry) => entry.rule);
     if (rules.length > 0) found += 1;
     console.log(`${rules.length > 0 ? 'found  ' : 'MISSED '} ${resource.file} ${resource.resource}  checkov ${resource.checkov.length}, ours ${rules.length}: ${[...new Set(rules)].join(' ')}`);

@@ -103,9 +103,10 @@ describe('IacScanTool', () => {
     const output = await scan({ path: 'code/iac/terraform', max_results: 1000 });
     expect(where(output)).toEqual(
       expect.arrayContaining([
-        'azure/nsg-admin-port-open-to-world azurerm_network_security_group.open 35',
+        'azure/nsg-admin-port-open-to-world azurerm_network_security_group.open 44',
+        'azure/storage-queue-logging-incomplete azurerm_storage_account.logs 12',
         'azure/storage-https-not-required azurerm_storage_account.logs 8',
-        'azure/aks-rbac-disabled azurerm_kubernetes_cluster.main 80',
+        'azure/aks-rbac-disabled azurerm_kubernetes_cluster.main 89',
         'gcp/storage-bucket-public google_storage_bucket_iam_member.public 10',
         'gcp/firewall-admin-port-open-to-world google_compute_firewall.ssh 43',
         'gcp/sql-open-to-world google_sql_database_instance.main 32',

@@ -117,6 +117,7 @@ export const AZURE_RULES = {
   storageHttps: rule('azure/storage-https-not-required', 'high', "Storage account accepts plain HTTP ('Secure transfer required' off)", 'Set enable_https_traffic_only (https_traffic_only_enabled) = true.', 'CIS Azure 1.1.0 3.1'),
   storageTls: rule('azure/storage-old-tls', 'medium', 'Storage account accepts TLS older than 1.2', 'Set min_tls_version = "TLS1_2".'),
   storageNetwork: rule('azure/storage-network-open', 'medium', 'Storage account accepts traffic from every network', 'Set network_rules { default_action = "Deny" } and allow the networks that need it.'),
+  storageLogging: rule('azure/storage-queue-logging-incomplete', 'low', 'Storage queue logging leaves out reads, writes or deletes', 'Set queue_properties { logging { read = true write = true delete = true } }.'),
   storageBypass: rule('azure/storage-trusted-services-blocked', 'low', 'Storage network rules do not let trusted Azure services through', 'Add "AzureServices" to bypass.'),
   nsgAdminOpen: rule('azure/nsg-admin-port-open-to-world', 'critical', 'Network security group allows SSH or RDP from the internet', 'Restrict source_address_prefix to known ranges, or use Azure Bastion / just-in-time access.', 'CIS Azure 1.1.0 6.1, 6.2'),
   flowLog: rule('azure/nsg-flow-log-retention-short', 'low', 'NSG flow log is disabled or kept under 90 days', 'Enable the flow log and its retention_policy with days >= 90.'),

@@ -22,6 +22,11 @@ function storageChecks(): TfCheck[] {
       if (module.referring('azurerm_storage_account_network_rules', 'storage_account_id', block).concat(module.referring('azurerm_storage_account_network_rules', 'storage_account_name', block)).some((rules) => rules.body.default_action === 'Deny')) return undefined;
       return { path: inline === undefined ? [] : ['network_rules', 'default_action'], message: inline === undefined ? 'No network rule denies traffic by default' : `network_rules.default_action = "${String(inline)}"` };
     }),
+    check(R.storageLogging, ['azurerm_storage_account'], ({ body }) => {
+      const logging = valueAt(body, ['queue_properties', 'logging']);
+      const off = ['read', 'write', 'delete'].filter((operation) => isFalse(valueAt(logging, [operation])));
+      return off.length > 0 ? { path: ['queue_properties', 'logging'], message: `Queue logging leaves out ${off.join(', ')}` } : undefined;
+    }),
     check(R.storageBypass, ['azurerm_storage_account', 'azurerm_storage_account_network_rules'], ({ type, body }) => {
       const rules = type === 'azurerm_storage_account' ? valueAt(body, ['network_rules']) : body;
       const bypass = valueAt(rules, ['bypass']);
