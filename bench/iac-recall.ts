@@ -1,9 +1,9 @@
 /**
- * iac-scan's recall on bridgecrewio/terragoat: runs the tool on a tree given on the command line
- * (fetches nothing) and says, for every resource terragoat's README documents as misconfigured
- * (bench/iac/terragoat-expected.json), whether at least one finding names it.
+ * iac-scan's recall on bridgecrewio's vulnerable-by-design trees: runs the tool on a tree given on
+ * the command line (fetches nothing) and says, for every resource the tree's README documents as
+ * misconfigured (bench/iac/<name>-expected.json), whether at least one finding names it.
  *
- *   npx ts-node --transpile-only bench/iac-recall.ts /tmp/terragoat [runs]
+ *   npx ts-node --transpile-only bench/iac-recall.ts /tmp/terragoat [terragoat|cfngoat] [runs]
  *
  * Prints one line per expected resource, the findings per rule, and the median and spread of the
  * scan's wall time over `runs` calls (default 5). Exits 1 when a documented resource has no finding.
@@ -20,14 +20,14 @@ interface Expected {
 }
 
 async function main(): Promise<void> {
-  const [tree, runsArgument = '5'] = process.argv.slice(2);
-  if (!tree) throw new Error('usage: bench/iac-recall.ts <terragoat tree> [runs]');
-  const expected = (JSON.parse(readFileSync(path.join(__dirname, 'iac/terragoat-expected.json'), 'utf8')) as { resources: Expected[] }).resources;
+  const [tree, name = 'terragoat', runsArgument = '5'] = process.argv.slice(2);
+  if (!tree) throw new Error('usage: bench/iac-recall.ts <tree> [terragoat|cfngoat] [runs]');
+  const { path: scanned, resources: expected } = JSON.parse(readFileSync(path.join(__dirname, `iac/${name}-expected.json`), 'utf8')) as { path: string; resources: Expected[] };
   const times: number[] = [];
   let output: IacScanOutput | undefined;
   for (let run = 0; run < Number(runsArgument); run += 1) {
     const started = process.hrtime.bigint();
-    output = await runTool<IacScanOutput>(IacScanTool, { path: 'terraform', max_results: 1000 }, { workspaceRoot: path.resolve(tree) });
+    output = await runTool<IacScanOutput>(IacScanTool, { path: scanned, max_results: 1000 }, { workspaceRoot: path.resolve(tree) });
     times.push(Number(process.hrtime.bigint() - started) / 1e6);
   }
   const result = output!;
@@ -35,9 +35,11 @@ async function main(): Promise<void> {
 
   let found = 0;
   for (const resource of expected) {
-    // Checkov names a provider configuration `aws.alias` and a data source `type.name`;
-    // Terraform (and iac-scan) say `provider.aws.alias` and `data.type.name`.
-    const names = [resource.resource, `provider.${resource.resource}`, `data.${resource.resource}`];
+    // Checkov names a provider configuration `aws.alias`, a data source `type.name` and a
+    // CloudFormation resource `AWS::S3::Bucket.Logs`; iac-scan says `provider.aws.alias`,
+    // `data.type.name` (as Terraform does) and `Logs (AWS::S3::Bucket)`.
+    const cloudformation = /^(AWS::\w+::\w+)\.(.+)$/.exec(resource.resource);
+    const names = [resource.resource, `provider.${resource.resource}`, `data.${resource.resource}`, ...(cloudformation ? [`${cloudformation[2]} (${cloudformation[1]})`] : [])];
     const rules = result.findings.filter((entry) => entry.file === resource.file && names.includes(entry.object)).map((entry) => entry.rule);
     if (rules.length > 0) found += 1;
     console.log(`${rules.length > 0 ? 'found  ' : 'MISSED '} ${resource.file} ${resource.resource}  checkov ${resource.checkov.length}, ours ${rules.length}: ${[...new Set(rules)].join(' ')}`);

@@ -112,8 +112,18 @@ const CHECKS: Readonly<Record<string, (properties: Json, at: At, document: YamlD
   },
   'AWS::EC2::SecurityGroup': (properties, at) => {
     for (const [index, rule] of arrayOf(properties.SecurityGroupIngress).entries()) if (isObject(rule)) ingress(rule, ['SecurityGroupIngress', index], at);
+    for (const field of ['SecurityGroupIngress', 'SecurityGroupEgress']) {
+      const bare = arrayOf(properties[field]).findIndex((rule) => isObject(rule) && rule.Description === undefined);
+      if (bare !== -1) at([field, bare], R.sgDescription, `An ${field === 'SecurityGroupIngress' ? 'ingress' : 'egress'} rule has no Description`);
+    }
   },
-  'AWS::EC2::SecurityGroupIngress': (properties, at) => ingress(properties, [], at),
+  'AWS::EC2::SecurityGroupIngress': (properties, at) => {
+    ingress(properties, [], at);
+    if (properties.Description === undefined) at([], R.sgDescription, 'The rule has no Description');
+  },
+  'AWS::EC2::SecurityGroupEgress': (properties, at) => {
+    if (properties.Description === undefined) at([], R.sgDescription, 'The rule has no Description');
+  },
   'AWS::EC2::Volume': (properties, at) => mustBeTrue(properties, ['Encrypted'], at, R.ebsUnencrypted, 'the volume is stored unencrypted'),
   'AWS::EC2::Instance': (properties, at) => {
     for (const [index, mapping] of arrayOf(properties.BlockDeviceMappings).entries()) {

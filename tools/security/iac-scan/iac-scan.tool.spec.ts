@@ -136,6 +136,7 @@ describe('IacScanTool', () => {
         'aws/s3-versioning-disabled Uploads (AWS::S3::Bucket) 13',
         'aws/ebs-unencrypted Logs (AWS::EC2::Volume) 20',
         'aws/sg-admin-port-open-to-world AdminSsh (AWS::EC2::SecurityGroup) 31',
+        'aws/sg-no-description AdminSsh (AWS::EC2::SecurityGroup) 31', // the ingress rule has no Description
         'aws/kms-key-rotation-disabled Key (AWS::KMS::Key) 35',
         'aws/iam-policy-full-admin Admin (AWS::IAM::Policy) 44',
         'aws/db-publicly-accessible Orders (AWS::RDS::DBInstance) 11',
