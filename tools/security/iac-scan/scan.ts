@@ -73,8 +73,7 @@ export async function iacScan(input: IacScanInput, ctx: ToolContext): Promise<Ia
     keep(findings);
   }
   for (const files of held.modules.values()) {
-    ctx.signal.throwIfAborted();
-    const module = await scanTerraformModule(files);
+    const module = await scanTerraformModule(files, ctx.signal);
     errors.push(...module.errors);
     scanned += files.length - module.errors.length;
     keep(module.findings);
