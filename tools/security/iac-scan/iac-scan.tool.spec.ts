@@ -201,6 +201,16 @@ describe('IacScanTool', () => {
     ]);
   });
 
+  it('fills what the file budget leaves with JSON files instead of refusing the tree', async () => {
+    const tree = path.join(root, 'json-heavy');
+    mkdirSync(tree);
+    copyFileSync(path.join(root, 'code/iac/k8s/debug-pod.yaml'), path.join(tree, 'pod.yaml'));
+    for (let index = 0; index < 2000; index += 1) writeFileSync(path.join(tree, `locale-${index}.json`), '{"hello": "world"}\n');
+    const output = await scan({ path: 'json-heavy' });
+    expect(output.errors).toEqual([{ file: 'json-heavy', message: 'Not scanned: 1 JSON files past the limit of 2000 files per call; narrow the path or list files' }]);
+    expect(output).toMatchObject({ files_scanned: 1 });
+  });
+
   it('stops when cancelled between files', async () => {
     const many = path.join(root, 'many');
     mkdirSync(many);

@@ -39,15 +39,22 @@ export async function iacScan(input: IacScanInput, ctx: ToolContext): Promise<Ia
   const listed = await ctx.workspace.listFiles(input.path, { files: input.files, maxFiles: MAX_LISTED_FILES }, 'path');
   const chartRoots = new Set(listed.filter((file) => path.posix.basename(file.path) === 'Chart.yaml').map((file) => path.posix.dirname(file.path)));
   const mayBeTemplate = (file: WorkspaceFile) => JSON_TEMPLATE.test(file.path) && !NOT_TEMPLATE.test(file.path) && file.size <= MAX_FILE_BYTES;
-  const candidates = listed.filter((file) => chartOf(file.path, chartRoots) !== undefined || DOCKERFILE.test(path.posix.basename(file.path)) || YAML.test(file.path) || mayBeTemplate(file) || TERRAFORM.test(file.path));
-  if (candidates.length > MAX_SCANNED_FILES) {
-    throw ToolError.invalidInput('path', `at most ${MAX_SCANNED_FILES} IaC files`, input.path, `More than ${MAX_SCANNED_FILES} YAML, JSON, Terraform files and Dockerfiles under '${input.path}'; narrow the path or list files`);
+  const certain = listed.filter((file) => chartOf(file.path, chartRoots) !== undefined || DOCKERFILE.test(path.posix.basename(file.path)) || YAML.test(file.path) || TERRAFORM.test(file.path));
+  if (certain.length > MAX_SCANNED_FILES) {
+    throw ToolError.invalidInput('path', `at most ${MAX_SCANNED_FILES} IaC files`, input.path, `More than ${MAX_SCANNED_FILES} YAML, Terraform files and Dockerfiles under '${input.path}'; narrow the path or list files`);
+  }
+  // JSON is mostly not CloudFormation (locales, fixtures, configs): it fills what is left of the
+  // file budget rather than refusing a tree the other formats fit in.
+  const templates = listed.filter(mayBeTemplate);
+  const candidates = [...certain, ...templates.slice(0, MAX_SCANNED_FILES - certain.length)];
+  const errors: FileErrors = [];
+  if (candidates.length < certain.length + templates.length) {
+    errors.push({ file: input.path, message: `Not scanned: ${certain.length + templates.length - candidates.length} JSON files past the limit of ${MAX_SCANNED_FILES} files per call; narrow the path or list files` });
   }
   const skipped = new Set(input.skip_rules ?? []);
   const threshold = IAC_SEVERITIES.indexOf(input.min_severity);
   const found: IacFinding[] = [];
   const keep = (findings: IacFinding[]) => found.push(...findings.filter((entry) => !skipped.has(entry.rule) && IAC_SEVERITIES.indexOf(entry.severity) <= threshold));
-  const errors: FileErrors = [];
   const held: Held = { modules: new Map(), charts: new Map(), bytes: 0 };
   let scanned = 0;
   for await (const { file, text } of eachFileText(ctx, candidates, MAX_FILE_BYTES, errors, 'scanned')) {
