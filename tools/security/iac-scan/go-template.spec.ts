@@ -4,7 +4,7 @@ import { Renderer } from './go-template';
 const render = (template: string, dot: unknown, helpers = '') => {
   const renderer = new Renderer(HELM_FUNCTIONS);
   renderer.parse(helpers, '_helpers.tpl');
-  return renderer.execute(renderer.parse(template, 'test.yaml'), dot);
+  return renderer.execute(renderer.parse(template, 'test.yaml'), dot).text;
 };
 
 describe('Go template subset', () => {
@@ -36,6 +36,16 @@ describe('Go template subset', () => {
   it('declares and reassigns variables, and calls functions of the context', () => {
     expect(render('{{ $x := 1 }}{{ if true }}{{ $x = 2 }}{{ end }}{{ $x }}', {})).toBe('2');
     expect(render('{{ if .Capabilities.APIVersions.Has "policy/v1" }}yes{{ end }}', { Capabilities: { APIVersions: { Has: () => true } } })).toBe('yes');
+  });
+
+  it('maps each rendered line to the template line that wrote it', () => {
+    const renderer = new Renderer(HELM_FUNCTIONS);
+    renderer.parse('{{- define "labels" -}}\na: 1\nb: 2\n{{- end -}}', '_helpers.tpl');
+    const template = ['kind: Pod', '{{- if .on }}', 'on: true', '{{- end }}', 'labels:', '  {{- include "labels" . | nindent 2 }}', 'spec:', '  x: {{ .x }}'].join('\n');
+    const { text, lines } = renderer.execute(renderer.parse(template, 'pod.yaml'), { on: true, x: 1 });
+    expect(text).toBe('kind: Pod\non: true\nlabels:\n  a: 1\n  b: 2\nspec:\n  x: 1');
+    // The two lines the include wrote map to the include; the rest to themselves.
+    expect(lines).toEqual([1, 3, 5, 6, 6, 7, 8]);
   });
 
   it('reports what it cannot render', () => {

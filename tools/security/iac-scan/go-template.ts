@@ -7,11 +7,11 @@
 import { MAX_TEMPLATE_STEPS } from './limits';
 
 type Node =
-  | { type: 'text'; text: string }
-  | { type: 'action'; pipe: Pipeline }
+  | { type: 'text'; text: string; line: number }
+  | { type: 'action'; pipe: Pipeline; line: number }
   | { type: 'if' | 'with'; pipe: Pipeline; then: Node[]; otherwise: Node[] }
   | { type: 'range'; pipe: Pipeline; then: Node[]; otherwise: Node[] }
-  | { type: 'template'; name: string; pipe?: Pipeline };
+  | { type: 'template'; name: string; pipe?: Pipeline; line: number };
 
 interface Pipeline {
   declare: string[];
@@ -45,9 +45,13 @@ export class Renderer {
     return nodes;
   }
 
-  execute(nodes: Node[], dot: unknown): string {
+  /**
+   * Renders a file's nodes. `lines[k]` is the line of the template that wrote line k + 1 of the
+   * text: a text line maps to itself, what an action wrote (an include, toYaml) to the action.
+   */
+  execute(nodes: Node[], dot: unknown): { text: string; lines: number[] } {
     this.steps = 0;
-    return this.run(nodes, dot, new Scope(dot));
+    return unmark(this.run(nodes, dot, new Scope(dot)));
   }
 
   /** `include "name" dot` and `template "name" dot`. */
@@ -64,7 +68,17 @@ export class Renderer {
 
   /** `tpl "string" dot`: renders a string as a template with the chart's defines. */
   renderString(text: string, dot: unknown): string {
-    return this.run(this.parse(text, 'tpl'), dot, new Scope(dot));
+    this.depth += 1;
+    try {
+      return this.run(this.parse(text, 'tpl'), dot, new Scope(dot));
+    } finally {
+      this.depth -= 1;
+    }
+  }
+
+  /** Where output comes from, written into the file's own output only (not into what include returns). */
+  private mark(kind: 'T' | 'A', line: number): string {
+    return this.depth === 0 ? `${MARK}${kind}${line}${END_MARK}` : '';
   }
 
   private tick(): void {
@@ -77,11 +91,11 @@ export class Renderer {
       this.tick();
       switch (node.type) {
         case 'text':
-          out += node.text;
+          out += this.mark('T', node.line) + node.text;
           break;
         case 'action': {
           const value = this.pipeline(node.pipe, dot, scope);
-          if (node.pipe.declare.length === 0) out += printed(value);
+          if (node.pipe.declare.length === 0) out += this.mark('A', node.line) + printed(value);
           break;
         }
         case 'if':
@@ -112,7 +126,7 @@ export class Renderer {
           break;
         }
         case 'template':
-          out += this.include(node.name, node.pipe ? this.pipeline(node.pipe, dot, scope) : undefined);
+          out += this.mark('A', node.line) + this.include(node.name, node.pipe ? this.pipeline(node.pipe, dot, scope) : undefined);
           break;
       }
       if (out.length > 16 * 1024 * 1024) throw new TemplateError('output over 16 MiB');
@@ -231,33 +245,83 @@ export function printed(value: unknown): string {
 
 // ---- lexing -------------------------------------------------------------------------------
 
-type Token = { type: 'text'; text: string } | { type: 'action'; words: Word[] };
+type Token = { type: 'text'; text: string; line: number } | { type: 'action'; words: Word[]; line: number };
 /** `glued`: a field written right after `)`, which reads a field of the parenthesised result. */
 type Word = { kind: 'string' | 'number' | 'ident' | 'field' | 'variable' | 'punct'; text: string; value?: unknown; glued?: boolean };
 
-function tokenize(text: string, name: string): Token[] {
+function tokenize(source: string, name: string): Token[] {
+  const text = source.replaceAll(MARK, '').replaceAll(END_MARK, '');
+  const lineAt = lineFinder(text);
   const tokens: Token[] = [];
   let at = 0;
   let trimNext = false;
   while (at < text.length) {
     const open = text.indexOf('{{', at);
     let chunk = text.slice(at, open === -1 ? text.length : open);
+    const untrimmed = chunk.length;
     if (trimNext) chunk = chunk.replace(/^\s+/, '');
+    const line = lineAt(at + untrimmed - chunk.length);
     if (open === -1) {
-      tokens.push({ type: 'text', text: chunk });
+      tokens.push({ type: 'text', text: chunk, line });
       break;
     }
     const trimLeft = /^\{\{-[\s]/.test(text.slice(open, open + 4));
     if (trimLeft) chunk = chunk.replace(/\s+$/, '');
-    tokens.push({ type: 'text', text: chunk });
+    tokens.push({ type: 'text', text: chunk, line });
     const start = open + (trimLeft ? 3 : 2);
     const { end, words } = lexAction(text, start, name);
     trimNext = /\s-$/.test(text.slice(end - 2, end));
     const closeAt = end + 2;
-    if (words.length > 0) tokens.push({ type: 'action', words });
+    if (words.length > 0) tokens.push({ type: 'action', words, line: lineAt(open) });
     at = closeAt;
   }
   return tokens;
+}
+
+/** 1-based line of an offset, by binary search over the offsets of the newlines. */
+function lineFinder(text: string): (offset: number) => number {
+  const newlines: number[] = [];
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) newlines.push(at);
+  return (offset) => {
+    let low = 0;
+    let high = newlines.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (newlines[middle] < offset) low = middle + 1;
+      else high = middle;
+    }
+    return low + 1;
+  };
+}
+
+/** Markers the file's own output carries until execute() turns them into line numbers. */
+const MARK = '\u0000';
+const END_MARK = '\u0001';
+
+function unmark(marked: string): { text: string; lines: number[] } {
+  let text = '';
+  const lines: number[] = [];
+  let source = 1;
+  let fromText = true;
+  let lineStarted = false;
+  for (let at = 0; at < marked.length; at += 1) {
+    const char = marked[at];
+    if (char === MARK) {
+      const end = marked.indexOf(END_MARK, at);
+      fromText = marked[at + 1] === 'T';
+      source = Number(marked.slice(at + 2, end));
+      at = end;
+      continue;
+    }
+    if (!lineStarted) lines.push(source), (lineStarted = true);
+    text += char;
+    if (char === '\n') {
+      lineStarted = false;
+      if (fromText) source += 1;
+    }
+  }
+  if (!lineStarted) lines.push(source);
+  return { text, lines };
 }
 
 /** The words of one action from `start` to its `}}` (whose index is returned as `end`). */
@@ -319,20 +383,20 @@ class Parser {
     while (this.at < this.tokens.length) {
       const token = this.tokens[this.at];
       if (token.type === 'text') {
-        if (token.text) nodes.push({ type: 'text', text: token.text });
+        if (token.text) nodes.push({ type: 'text', text: token.text, line: token.line });
         this.at += 1;
         continue;
       }
       const keyword = token.words[0].kind === 'ident' ? token.words[0].text : '';
       if (stops.includes(keyword)) return nodes;
       this.at += 1;
-      nodes.push(...this.control(keyword, token.words));
+      nodes.push(...this.control(keyword, token.words, token.line));
     }
     if (stops.length > 0) throw new TemplateError(`${this.name}: missing {{end}}`);
     return nodes;
   }
 
-  private control(keyword: string, words: Word[]): Node[] {
+  private control(keyword: string, words: Word[], line: number): Node[] {
     switch (keyword) {
       case 'if':
       case 'with':
@@ -345,12 +409,12 @@ class Parser {
         const body = this.parseList(['end']);
         this.at += 1;
         this.defines.set(templateName, body);
-        return keyword === 'block' ? [{ type: 'template', name: templateName, pipe: words.length > 2 ? pipelineOf(words.slice(2)) : undefined }] : [];
+        return keyword === 'block' ? [{ type: 'template', name: templateName, pipe: words.length > 2 ? pipelineOf(words.slice(2)) : undefined, line }] : [];
       }
       case 'template': {
         const templateName = words[1]?.value;
         if (typeof templateName !== 'string') throw new TemplateError(`${this.name}: template needs a name`);
-        return [{ type: 'template', name: templateName, pipe: words.length > 2 ? pipelineOf(words.slice(2)) : undefined }];
+        return [{ type: 'template', name: templateName, pipe: words.length > 2 ? pipelineOf(words.slice(2)) : undefined, line }];
       }
       case 'end':
       case 'else':
@@ -359,7 +423,7 @@ class Parser {
       case 'continue':
         throw new TemplateError(`${this.name}: {{${keyword}}} is not supported`);
       default:
-        return [{ type: 'action', pipe: pipelineOf(words) }];
+        return [{ type: 'action', pipe: pipelineOf(words), line }];
     }
   }
 

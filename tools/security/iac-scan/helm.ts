@@ -13,8 +13,8 @@ import { Renderer } from './go-template';
 export type ChartFiles = Record<string, string>;
 
 export interface RenderedChart {
-  /** One per rendered template file, named after it (findings point at the rendered text's lines). */
-  manifests: Array<{ file: string; text: string }>;
+  /** One per rendered template file, named after it; `lines[k]` is the template line that wrote line k + 1. */
+  manifests: Array<{ file: string; text: string; lines: number[] }>;
   errors: Array<{ file: string; message: string }>;
 }
 
@@ -66,8 +66,8 @@ export function renderChart(root: string, files: ChartFiles): RenderedChart {
     const base = path.posix.basename(name);
     if (base.startsWith('_') || !/\.(?:ya?ml|json)$/i.test(base)) continue;
     try {
-      const text = renderer.execute(nodes, { ...context, Template: { Name: `${String(chart.name ?? 'chart')}/${name}`, BasePath: `${String(chart.name ?? 'chart')}/templates` } });
-      if (text.trim() !== '') result.manifests.push({ file: at(name), text });
+      const { text, lines } = renderer.execute(nodes, { ...context, Template: { Name: `${String(chart.name ?? 'chart')}/${name}`, BasePath: `${String(chart.name ?? 'chart')}/templates` } });
+      if (text.trim() !== '') result.manifests.push({ file: at(name), text, lines });
     } catch (error) {
       result.errors.push({ file: at(name), message: `Template not rendered: ${(error as Error).message}` });
     }

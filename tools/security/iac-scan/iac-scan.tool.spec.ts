@@ -153,8 +153,9 @@ describe('IacScanTool', () => {
     // service.yaml renders to nothing (service.enabled: false); NOTES.txt and _helpers.tpl are not manifests.
     expect(output).toMatchObject({ files_scanned: 1, errors: [] });
     const deployment = 'code/iac/stacks/helm/web/templates/deployment.yaml';
-    expect(output.findings.find((entry) => entry.rule === 'k8s/privileged-container')).toMatchObject({ file: deployment, object: 'Deployment/release-name-web container web' });
-    expect(output.findings.find((entry) => entry.rule === 'k8s/host-network')).toMatchObject({ file: deployment });
+    // Lines are the template's: the line that wrote the field (here toYaml of the values, and a literal under an if).
+    expect(output.findings.find((entry) => entry.rule === 'k8s/privileged-container')).toMatchObject({ file: deployment, line: 18, object: 'Deployment/release-name-web container web' });
+    expect(output.findings.find((entry) => entry.rule === 'k8s/host-network')).toMatchObject({ file: deployment, line: 12 });
     // image tag "" falls back to the chart's appVersion through `default`.
     expect(output.findings.some((entry) => entry.rule === 'k8s/image-latest-or-untagged')).toBe(false);
   });

@@ -93,7 +93,8 @@ export async function iacScan(input: IacScanInput, ctx: ToolContext): Promise<Ia
       const scan = scanManifest(manifest.file, manifest.text);
       errors.push(...scan.errors.map((message) => ({ file: manifest.file, message: `Rendered: ${message}` })));
       if (scan.kubernetes) scanned += 1;
-      keep(scan.findings);
+      // Back from the rendered text to the template line that wrote it.
+      keep(scan.findings.map((entry) => ({ ...entry, line: manifest.lines[entry.line - 1] ?? entry.line })));
     }
   }
   found.sort((a, b) => IAC_SEVERITIES.indexOf(a.severity) - IAC_SEVERITIES.indexOf(b.severity) || compareText(a.file, b.file) || a.line - b.line || compareText(a.rule, b.rule));
