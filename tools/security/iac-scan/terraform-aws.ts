@@ -29,7 +29,11 @@ function bucketChecks(): TfCheck[] {
     check(R.s3Versioning, bucket, (block, module) => {
       const inline = valueAt(block.body, ['versioning', 'enabled']);
       if (isTrue(inline) || isExpression(inline)) return undefined;
-      if (companion(module, 'aws_s3_bucket_versioning', 'bucket', block, (body) => ['Enabled', undefined].includes(valueAt(body, ['versioning_configuration', 'status']) as string) || isExpression(valueAt(body, ['versioning_configuration', 'status'])))) return undefined;
+      const enabled = (body: Json) => {
+        const status = valueAt(body, ['versioning_configuration', 'status']);
+        return status === 'Enabled' || isExpression(status);
+      };
+      if (companion(module, 'aws_s3_bucket_versioning', 'bucket', block, enabled)) return undefined;
       return { path: inline === undefined ? [] : ['versioning', 'enabled'], message: inline === undefined ? 'No versioning (inline or aws_s3_bucket_versioning)' : `versioning.enabled = ${String(inline)}` };
     }),
     check(R.s3Logging, bucket, (block, module) =>
