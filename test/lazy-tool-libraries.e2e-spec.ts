@@ -21,6 +21,7 @@ const IMPLEMENTATION_LIBRARIES = [
   'fast-xml-parser',
   'dockerode',
   'dockerfile-ast',
+  '@cdktn/hcl2json',
   '@slack/webhook',
   '@slack/web-api',
   'nodemailer',

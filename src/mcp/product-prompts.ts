@@ -77,7 +77,7 @@ export const PRODUCT_PROMPTS = [
       const where = `workspace "${args.workspace}"${args.path ? `, path "${args.path}"` : ''}`;
       return [
         `Call sast-scan, secret-scan, dependency-check and license-check on ${where}.`,
-        `Call iac-scan on ${where} if it holds Dockerfiles or Kubernetes manifests.`,
+        `Call iac-scan on ${where} if it holds infrastructure as code (Terraform, CloudFormation, Helm charts, Kubernetes manifests, Compose files or Dockerfiles).`,
         'Group the findings by severity, drop duplicates, and list the ten most urgent with file, line and the fix.',
       ];
     },

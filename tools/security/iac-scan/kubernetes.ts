@@ -3,11 +3,8 @@
  * `kind` (List items too), its pod template found whatever the workload kind, each finding at the
  * line of the field at fault (or of the nearest enclosing field when the fault is a missing one).
  */
-import { isSeq, LineCounter, parseAllDocuments, type Document } from 'yaml';
 import { finding, KUBERNETES_RULES as R, SECRET_NAME, type IacFinding, type IacRule } from './rules';
-
-type Path = ReadonlyArray<string | number>;
-type Json = Record<string, unknown>;
+import { arrayOf, isObject, parseYamlFile, valueAt, type Json, type Path } from './yaml-documents';
 
 /** Where each workload kind keeps its pod spec. */
 const POD_SPEC_PATHS: Readonly<Record<string, Path>> = {
@@ -32,17 +29,9 @@ export interface ManifestScan {
 }
 
 export function scanManifest(file: string, text: string): ManifestScan {
-  const lineCounter = new LineCounter();
-  const documents = parseAllDocuments(text, { lineCounter, uniqueKeys: false });
-  const result: ManifestScan = { kubernetes: false, findings: [], errors: [] };
-  for (const document of Array.isArray(documents) ? documents : [documents]) {
-    if (document.errors.length > 0) {
-      // yaml's messages already say where (line and column).
-      result.errors.push(...document.errors.map((error) => error.message.split('\n')[0].replace(/:$/, '')));
-      continue;
-    }
-    const lineAt = (path: Path) => lineOf(document, path, lineCounter);
-    const root = document.toJS({ maxAliasCount: 100 }) as unknown;
+  const parsed = parseYamlFile(text);
+  const result: ManifestScan = { kubernetes: false, findings: [], errors: parsed.errors };
+  for (const { root, lineAt } of parsed.documents) {
     if (!isObject(root)) continue;
     const objects: Array<[Json, Path]> = root.kind === 'List' && Array.isArray(root.items) ? root.items.map((item, index) => [item as Json, ['items', index]]) : [[root, []]];
     for (const [object, base] of objects) {
@@ -60,6 +49,7 @@ function checkObject(object: Json, report: Report): IacFinding[] {
   const kind = object.kind as string;
   const name = `${kind}/${(object.metadata as Json | undefined)?.name ?? '?'}`;
   if (kind === 'Role' || kind === 'ClusterRole') return checkRole(object, name, report);
+  if (kind === 'RoleBinding' || kind === 'ClusterRoleBinding') return checkBinding(object, name, report);
   const specPath = POD_SPEC_PATHS[kind];
   const spec = specPath && valueAt(object, specPath);
   if (!isObject(spec)) return [];
@@ -134,40 +124,26 @@ function checkRole(role: Json, name: string, report: Report): IacFinding[] {
   });
 }
 
+/**
+ * Built-in roles that amount to control of the namespace or the cluster: cluster-admin (every
+ * verb on everything), admin and edit (read secrets, run workloads as any service account).
+ */
+const PRIVILEGED_ROLES = new Set(['cluster-admin', 'admin', 'edit']);
+/** Subjects that stand for everyone (or every workload): a binding to them is worse. */
+const BROAD_SUBJECTS = new Set(['system:anonymous', 'system:unauthenticated', 'system:authenticated', 'system:serviceaccounts']);
+
+function checkBinding(binding: Json, name: string, report: Report): IacFinding[] {
+  const role = isObject(binding.roleRef) ? String(binding.roleRef.name ?? '') : '';
+  if (!PRIVILEGED_ROLES.has(role)) return [];
+  const subjects = arrayOf(binding.subjects).filter(isObject).map((subject) => `${String(subject.kind ?? '?')} ${String(subject.namespace ? `${String(subject.namespace)}/` : '')}${String(subject.name ?? '?')}`);
+  const broad = arrayOf(binding.subjects).filter(isObject).some((subject) => BROAD_SUBJECTS.has(String(subject.name)));
+  return [report(['roleRef', 'name'], R.rbacPrivilegedBinding, `Binds ${role} to ${subjects.join(', ') || 'no subject'}${broad ? ' (a group that stands for every user or service account)' : ''}`, name)];
+}
+
 /** The tag of an image reference; `digest` when pinned by digest; undefined when untagged. */
-function imageTag(image: string): string | undefined {
+export function imageTag(image: string): string | undefined {
   if (image.includes('@')) return 'digest';
   const lastSegment = image.slice(image.lastIndexOf('/') + 1);
   const colon = lastSegment.indexOf(':');
   return colon === -1 ? undefined : lastSegment.slice(colon + 1);
-}
-
-/** 1-based line of the node at `path`, or of its nearest ancestor present in the document. */
-function lineOf(document: Document, path: Path, lineCounter: LineCounter): number {
-  for (let length = path.length; length >= 0; length -= 1) {
-    const node = document.getIn(path.slice(0, length), true) as { range?: [number, number, number] } | undefined;
-    const parent = length > 0 ? (document.getIn(path.slice(0, length - 1), true) as unknown) : undefined;
-    // For a map entry, point at its key (where the field is written), not at its value.
-    const keyOffset = length > 0 && !isSeq(parent) ? keyStart(parent, path[length - 1]) : undefined;
-    const offset = keyOffset ?? node?.range?.[0];
-    if (offset !== undefined) return lineCounter.linePos(offset).line;
-  }
-  return 1;
-}
-
-function keyStart(map: unknown, key: string | number): number | undefined {
-  const items = (map as { items?: Array<{ key?: { value?: unknown; range?: [number, number, number] } }> } | undefined)?.items;
-  return items?.find((pair) => pair.key?.value === key)?.key?.range?.[0];
-}
-
-function valueAt(value: unknown, path: Path): unknown {
-  return path.reduce<unknown>((current, step) => (isObject(current) || Array.isArray(current) ? (current as Record<string | number, unknown>)[step] : undefined), value);
-}
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function arrayOf(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
 }
