@@ -83,7 +83,7 @@ const definition = defineTool({
       files_scanned: { type: 'integer', description: 'Source files parsed and checked.' },
       rules: { type: 'array', items: { type: 'string' }, description: 'The rule ids that ran.' },
       errors: fileErrorsOutput('Files that could not be parsed or were too large; the scan goes on without them.'),
-      skipped: fileErrorsOutput('Vendored and minified files not scanned (include_vendored scans them), with why.'),
+      skipped: fileErrorsOutput('Vendored and minified files not scanned (include_vendored scans them), with why; absent when none were.'),
       sarif: { type: 'object', description: 'With sarif: true, a SARIF 2.1.0 log of every finding, with the rules that ran and their CWE tags.' },
       pull_request: {
         type: 'object',

@@ -97,7 +97,7 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
     files_scanned: scanned,
     rules: ids,
     errors: errors.slice(0, MAX_ERRORS_LISTED),
-    skipped: skipped.slice(0, MAX_ERRORS_LISTED),
+    ...(skipped.length > 0 && { skipped: skipped.slice(0, MAX_ERRORS_LISTED) }),
     ...(input.sarif && { sarif: sarifLog(found, ids, toolVersion) }),
   };
 }

@@ -18,7 +18,7 @@ export const RESPONSE_CHAINS = new Set(['status', 'type', 'set', 'header', 'cook
 export const REQUEST_NAMES = new Set(['req', 'request']);
 export const RESPONSE_NAMES = new Set(['res', 'response', 'reply']);
 /** Nest parameter decorators: what each one hands the handler. */
-export const NEST_DECORATORS: Readonly<Record<string, string | 'request'>> = { Body: 'body', Query: 'query', Param: 'params', Headers: 'headers', Req: 'request', Request: 'request' };
+export const NEST_DECORATORS: Readonly<Record<string, string>> = { Body: 'body', Query: 'query', Param: 'params', Headers: 'headers', Req: 'request', Request: 'request' };
 /** Browser globals an attacker controls through a link. */
 export const BROWSER_SOURCES: Readonly<Record<string, ReadonlySet<string>>> = {
   location: new Set(['hash', 'search', 'href', 'pathname']),

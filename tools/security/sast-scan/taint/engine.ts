@@ -53,6 +53,9 @@ interface ModuleState {
   exports: Value;
   state: 'new' | 'running' | 'done';
   functions: FunctionNode[];
+  /** This module and the ones it imports relatively, for calls resolved by name. */
+  neighbours?: ModuleState[];
+  methods?: Map<string, FunctionNode[]>;
 }
 
 interface Frame {
@@ -77,8 +80,10 @@ const MAX_WORK_PER_FUNCTION = 40_000;
 /** Evaluations in one scan, over all functions. */
 const MAX_TOTAL_WORK = 20_000_000;
 const MAX_PARAM_SINKS = 64;
+const MAX_DEPTH = 400;
 const ALL_CLASSES = Object.keys(TAINT_RULES).map((id) => id.slice('taint/'.length) as SinkClass);
 const SKIPPED_KEYS = new Set(['parent', 'loc', 'range', 'tokens', 'comments', 'typeAnnotation', 'returnType', 'typeParameters', 'decorators']);
+const RELATIVE_IMPORT = /(?:\bfrom\s*|\brequire\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
 const EXTENSIONS = ['', '.js', '.ts', '.tsx', '.jsx', '.mjs', '.cjs', '.mts', '.cts', '/index.js', '/index.ts', '/index.tsx', '/index.mjs'];
 
 class OverBudget extends Error {}
@@ -96,6 +101,7 @@ export class TaintEngine {
   private readonly findings = new Map<string, TaintFinding>();
   private readonly globals = new Map<string, Value>();
   private totalWork = 0;
+  private depth = 0;
   /** True when the total budget ran out and functions went unanalysed. */
   truncated = false;
   readonly renders: RenderSite[] = [];
@@ -138,12 +144,31 @@ export class TaintEngine {
 
   private exportsOf(from: string, specifier: string): Value | undefined {
     if (!specifier.startsWith('.')) return undefined;
-    const base = path.posix.join(path.posix.dirname(from), specifier);
-    const candidates = [...EXTENSIONS.map((extension) => base + extension), base.replace(/\.[cm]?js$/, '.ts')];
-    const module = candidates.map((candidate) => this.modules.get(candidate)).find((found) => found !== undefined);
+    const module = this.resolve(from, specifier);
     if (!module) return NOTHING;
     this.analyzeModule(module);
     return module.exports;
+  }
+
+  private resolve(from: string, specifier: string): ModuleState | undefined {
+    const base = path.posix.join(path.posix.dirname(from), specifier);
+    const candidates = [...EXTENSIONS.map((extension) => base + extension), base.replace(/\.[cm]?js$/, '.ts')];
+    return candidates.map((candidate) => this.modules.get(candidate)).find((found) => found !== undefined);
+  }
+
+  /**
+   * A method called on an object the engine knows nothing of (`this.usersService.find(id)`, an
+   * injected dependency): the one function of that name defined in this file or a file it imports
+   * relatively, if there is exactly one.
+   */
+  private byName(module: ModuleState, name: string): readonly FunctionNode[] {
+    module.neighbours ??= [module, ...[...module.parsed.text.matchAll(RELATIVE_IMPORT)].map((match) => this.resolve(module.parsed.file, match[1])).filter((found): found is ModuleState => found !== undefined)];
+    const found = new Set<FunctionNode>();
+    for (const neighbour of module.neighbours) {
+      neighbour.methods ??= methodsByName(neighbour.functions);
+      for (const fn of neighbour.methods.get(name) ?? []) found.add(fn);
+    }
+    return found.size === 1 ? [...found] : [];
   }
 
   private required(frame: Frame, specifier: string): Value {
@@ -187,8 +212,8 @@ export class TaintEngine {
     const identifier = target.type === 'AssignmentPattern' ? target.left : target;
     const nest = 'decorators' in target ? nestSource(target.decorators ?? []) : undefined;
     const file = this.moduleOf.get(fn)?.parsed.file ?? '';
-    if (nest === 'request') return { request: 'http' };
-    if (nest) return { taint: { steps: [stepAt(file, target, `source: @${nest}() parameter`)], raw: OBJECT_INPUTS.has(nest), clean: new Set() } };
+    if (nest?.input === 'request') return { request: 'http' };
+    if (nest) return { taint: { steps: [stepAt(file, target, `source: @${nest.decorator}() parameter`)], raw: OBJECT_INPUTS.has(nest.input), clean: new Set() } };
     const name = identifier.type === 'Identifier' ? identifier.name : '';
     const annotation = identifier.type === 'Identifier' ? typeText(identifier) : '';
     if (index === 0 && REQUEST_NAMES.has(name) && (name === 'req' || fn.params.length >= 2 || /Request\b/.test(annotation) || isVerbHandler(fn))) return { request: 'http' };
@@ -202,7 +227,7 @@ export class TaintEngine {
     let result: Value = NOTHING;
     for (const fn of fns) {
       const summary = this.analyzeFunction(fn);
-      for (const pending of this.paramSinks.get(fn) ?? []) {
+      for (const pending of [...(this.paramSinks.get(fn) ?? [])]) {
         const argument = args[pending.index]?.taint;
         if (argument) this.report(pending.rule, compose(withStep(argument, stepAt(frame.module.parsed.file, site, `into ${functionName(fn)}()`)), pending.taint), pending.sink, pending.raw);
       }
@@ -215,7 +240,8 @@ export class TaintEngine {
     const param = value.taint?.param;
     if (!value.taint || param?.owner !== fn) return value;
     const argument = args[param.index]?.taint;
-    return { ...value, taint: argument && compose(argument, withStep(value.taint, stepAt(frame.module.parsed.file, site, `returned by ${functionName(fn)}()`))) };
+    const file = frame.module.parsed.file;
+    return { ...value, taint: argument && compose(withStep(argument, stepAt(file, site, `into ${functionName(fn)}()`)), withStep(value.taint, stepAt(file, site, `returned by ${functionName(fn)}()`))) };
   }
 
   // ---- sinks ---------------------------------------------------------------------------------
@@ -387,7 +413,7 @@ export class TaintEngine {
       case 'Identifier': {
         const variable = frame.module.variables.get(pattern);
         // An assignment to an undeclared name makes a global (sloppy-mode code does this).
-        if (!variable) {
+        if (!variable || isGlobal(pattern, frame)) {
           if (value !== NOTHING) this.globals.set(pattern.name, frame.conditional > 0 ? join(this.globals.get(pattern.name) ?? NOTHING, value) : value);
           return;
         }
@@ -428,7 +454,7 @@ export class TaintEngine {
     const name = propertyName(target);
     const object = target.object;
     if (name === 'innerHTML' || name === 'outerHTML') this.sink('taint/xss', value, target, name, frame);
-    if (object.type === 'Identifier' && object.name === 'module' && name === 'exports' && !frame.module.variables.get(object)) {
+    if (object.type === 'Identifier' && object.name === 'module' && name === 'exports' && isGlobal(object, frame)) {
       frame.module.exports = value.props || value.fns ? value : { ...value, props: new Map() };
       return;
     }
@@ -462,6 +488,17 @@ export class TaintEngine {
       this.truncated = true;
       throw new OverBudget();
     }
+    // Generated code nests expressions thousands deep ('a' + 'b' + …): past this the value is unknown, not a stack overflow.
+    if (this.depth >= MAX_DEPTH) return NOTHING;
+    this.depth += 1;
+    try {
+      return this.evalNode(node, frame);
+    } finally {
+      this.depth -= 1;
+    }
+  }
+
+  private evalNode(node: Node, frame: Frame): Value {
     switch (node.type) {
       case 'Identifier':
         return this.identifier(node, frame);
@@ -532,7 +569,7 @@ export class TaintEngine {
 
   private identifier(node: TSESTree.Identifier, frame: Frame): Value {
     const variable = frame.module.variables.get(node);
-    if (!variable) return this.globals.get(node.name) ?? (node.name === 'undefined' ? NOTHING : { module: `global:${node.name}` });
+    if (!variable || isGlobal(node, frame)) return this.globals.get(node.name) ?? (node.name === 'undefined' ? NOTHING : { module: `global:${node.name}` });
     const known = this.env.get(variable);
     if (known) return known;
     const value = this.declared(variable, frame);
@@ -573,11 +610,20 @@ export class TaintEngine {
       if (global && BROWSER_SOURCES[global]?.has(key)) return source(`${global}.${key}`, false);
       if (global === 'window' || global === 'globalThis') return { module: `global:${key}` };
     }
-    if (object.taint) return { taint: object.taint };
+    if (object.taint) return { taint: this.longerSource(object.taint, node, frame) };
     const known = key === undefined ? undefined : object.props?.get(key);
     if (known) return known;
     if (object.module && !object.request) return { module: key === undefined ? object.module : `${object.module}.${key}` };
     return NOTHING;
+  }
+
+  /** `req.query.file` names its source better than `req.query`: a source read further at once takes the longer name. */
+  private longerSource(taint: Taint, node: Node, frame: Frame): Taint {
+    const [only] = taint.steps;
+    if (taint.steps.length !== 1 || taint.param || node.type !== 'MemberExpression' || node.computed) return taint;
+    const start = node.object.loc.start;
+    if (only.line !== start.line || only.column !== start.column + 1) return taint;
+    return { ...taint, steps: [{ ...only, note: `source: ${this.text(node, frame)}` }] };
   }
 
   private assign(node: TSESTree.AssignmentExpression, frame: Frame): Value {
@@ -619,12 +665,13 @@ export class TaintEngine {
       const html = this.eval(expression, frame).props?.get('__html');
       if (html) this.sink('taint/xss', html, attribute, 'dangerouslySetInnerHTML', frame);
     }
+    for (const child of node.children) if (child.type === 'JSXElement') this.jsx(child, frame);
     return NOTHING;
   }
 
   private evalCall(node: TSESTree.CallExpression | TSESTree.NewExpression, frame: Frame): Value {
     const callee = node.callee;
-    if (callee.type === 'Identifier' && callee.name === 'require' && !frame.module.variables.get(callee)) {
+    if (callee.type === 'Identifier' && callee.name === 'require' && isGlobal(callee, frame)) {
       const first = node.arguments[0];
       return first?.type === 'Literal' && typeof first.value === 'string' ? this.required(frame, first.value) : NOTHING;
     }
@@ -645,7 +692,7 @@ export class TaintEngine {
     const file = frame.module.parsed.file;
     if (receiver?.request && REQUEST_READERS.has(name)) return { taint: { steps: [stepAt(file, node, `source: ${this.text(node, frame)}`)], raw: name !== 'get' && name !== 'header' && name !== 'param', clean: new Set() } };
     if (receiver?.response && !receiver.request && RESPONSE_CHAINS.has(name)) return receiver;
-    const site: CallSite = { name, module: target.module, receiver, receiverName, isNew: node.type === 'NewExpression', args, argNodes: node.arguments };
+    const site: CallSite = { name, module: target.module, receiver, receiverName, args, argNodes: node.arguments };
     for (const argument of sinkArguments(site)) this.sink(argument.rule, argument.value, node, argument.label, frame, argument.raw);
     const view = node.arguments[0];
     if (name === 'render' && receiver?.response && view?.type === 'Literal' && typeof view.value === 'string' && args[1]?.props) {
@@ -662,7 +709,8 @@ export class TaintEngine {
     if (method && args.length > 0) return { taint: cleaned(args[0].taint, method.classes) };
     if (receiver?.taint && (name === 'replace' || name === 'replaceAll')) return { taint: replaced(receiver.taint, node.arguments) };
 
-    let result: Value = target.fns ? this.call(target.fns, args, node, frame) : NOTHING;
+    const fns = target.fns ?? (callee.type === 'MemberExpression' && receiver && isOpaque(receiver) && name ? this.byName(frame.module, name) : undefined);
+    let result: Value = fns && fns.length > 0 ? this.call(fns, args, node, frame) : NOTHING;
     if (node.type === 'NewExpression' && (target.klass || target.fns)) result = target.klass ? this.instanceOf(target.klass) : this.instanceOf(target.fns?.[0] as FunctionNode);
     // Callbacks of an element-wise method see the elements; promise callbacks the resolved value.
     if (receiver?.taint && ELEMENT_CALLBACKS.has(name)) for (const argument of args) if (argument.fns) this.call(argument.fns, [{ taint: receiver.taint }], node, frame);
@@ -687,7 +735,7 @@ export class TaintEngine {
         if (key) statics.set(key, functionValue(member.value));
       }
     }
-    const value: Value = { fns: constructor ? [constructor.value] : undefined, klass: node, props: statics };
+    const value: Value = { fns: constructor?.value.type === 'FunctionExpression' ? [constructor.value] : undefined, klass: node, props: statics };
     this.classes.set(node, value);
     return value;
   }
@@ -723,6 +771,23 @@ export class TaintEngine {
 }
 
 // ---- helpers -----------------------------------------------------------------------------------
+
+/** A value the engine knows nothing about: no members, module, taint or role. */
+function isOpaque(value: Value): boolean {
+  return !value.props && !value.module && !value.taint && !value.request && !value.response && !value.fns;
+}
+
+/** Functions that are methods or named members: class methods, `this.x = …`, `exports.x = …`, object members, declarations. */
+function methodsByName(functions: readonly FunctionNode[]): Map<string, FunctionNode[]> {
+  const methods = new Map<string, FunctionNode[]>();
+  for (const fn of functions) {
+    const parent = fn.parent;
+    const named = fn.type === 'FunctionDeclaration' || parent.type === 'MethodDefinition' || parent.type === 'Property' || parent.type === 'PropertyDefinition' || (parent.type === 'AssignmentExpression' && parent.left.type === 'MemberExpression');
+    const name = named ? functionName(fn) : 'function';
+    if (name !== 'function') methods.set(name, [...(methods.get(name) ?? []), fn]);
+  }
+  return methods;
+}
 
 /** Members of a template model that hold request data, three levels deep at most. */
 function taintedMembers(model: Value, prefix: string, depth: number): Array<{ path: string; taint: Taint }> {
@@ -769,9 +834,15 @@ function exportsProps(module: ModuleState): Map<string, Value> {
   return module.exports.props as Map<string, Value>;
 }
 
+/** A name no declaration of the file binds. ESLint declares the built-in globals (eval, RegExp, JSON …) as variables without definitions. */
+function isGlobal(identifier: TSESTree.Identifier, frame: Frame): boolean {
+  const variable = frame.module.variables.get(identifier);
+  return !variable || variable.defs.length === 0;
+}
+
 function isExportsObject(node: Node, frame: Frame): boolean {
-  if (node.type === 'Identifier') return node.name === 'exports' && !frame.module.variables.get(node);
-  return node.type === 'MemberExpression' && node.object.type === 'Identifier' && node.object.name === 'module' && propertyName(node) === 'exports' && !frame.module.variables.get(node.object);
+  if (node.type === 'Identifier') return node.name === 'exports' && isGlobal(node, frame);
+  return node.type === 'MemberExpression' && node.object.type === 'Identifier' && node.object.name === 'module' && propertyName(node) === 'exports' && isGlobal(node.object, frame);
 }
 
 function stepAt(file: string, node: Node, note: string): Step {
@@ -790,8 +861,9 @@ function compose(outer: Taint, inner: Taint): Taint {
 
 /** `.replace(/[\r\n]/g, …)` strips line breaks (log injection); `.replace(/[.*+?…]/g, '\\$&')` escapes a pattern. */
 function replaced(taint: Taint, args: readonly TSESTree.CallExpressionArgument[]): Taint {
-  const pattern = args[0]?.type === 'Literal' && 'regex' in args[0] ? args[0].regex.pattern : '';
-  const replacement = args[1]?.type === 'Literal' ? String(args[1].value) : '';
+  const [first, second] = args;
+  const pattern = first?.type === 'Literal' && 'regex' in first ? first.regex.pattern : '';
+  const replacement = second?.type === 'Literal' ? String(second.value) : '';
   const classes: SinkClass[] = [];
   if (/\\[rn]/.test(pattern)) classes.push('log-injection');
   if (replacement === '\\$&') classes.push('redos');
@@ -844,11 +916,11 @@ function isVerbHandler(fn: FunctionNode): boolean {
   return fn.type === 'FunctionDeclaration' && /^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/.test(fn.id?.name ?? '');
 }
 
-function nestSource(decorators: readonly TSESTree.Decorator[]): string | undefined {
+function nestSource(decorators: readonly TSESTree.Decorator[]): { decorator: string; input: string } | undefined {
   for (const decorator of decorators) {
     const expression = decorator.expression;
     const callee = expression.type === 'CallExpression' && expression.callee.type === 'Identifier' ? expression.callee.name : undefined;
-    if (callee && callee in NEST_DECORATORS) return NEST_DECORATORS[callee];
+    if (callee && callee in NEST_DECORATORS) return { decorator: callee, input: NEST_DECORATORS[callee] };
   }
   return undefined;
 }

@@ -12,7 +12,6 @@ export interface CallSite {
   receiver?: Value;
   /** The receiver's own name: 'res' in res.redirect(…), 'logger' in this.logger.info(…). */
   receiverName?: string;
-  isNew: boolean;
   args: readonly Value[];
   argNodes: readonly TSESTree.Node[];
 }
@@ -64,8 +63,9 @@ export function sinkArguments(site: CallSite): SinkArgument[] {
   if (root === 'child_process') {
     if (/^exec(?:Sync)?$/.test(last)) return at('taint/command-injection', 0, `child_process.${last}()`);
     if (/^(?:spawn|spawnSync|execFile|execFileSync)$/.test(last)) {
-      const shell = site.argNodes.some((node) => options(site.argNodes.indexOf(node))?.get('shell') === true);
-      const viaShell = site.argNodes[0]?.type === 'Literal' && SHELLS.test(String(site.argNodes[0].value));
+      const shell = site.argNodes.some((_node, index) => options(index)?.get('shell') === true);
+      const program = site.argNodes[0];
+      const viaShell = program?.type === 'Literal' && SHELLS.test(String(program.value));
       return shell || viaShell ? [...at('taint/command-injection', 0, `child_process.${last}() with a shell`), ...at('taint/command-injection', 1, `child_process.${last}() with a shell`)] : [];
     }
   }

@@ -73,7 +73,7 @@ describe('sast-scan taint engine: sinks by class', () => {
       'views/app/search.ejs': '<h1>Results</h1>\n<p><%- output.term %></p>\n<p><%= output.term %></p>\n',
     });
     expect(where(output)).toEqual(['taint/xss search.ejs:2']);
-    expect(steps(output.findings[0])).toEqual(['routes.js:2 source: req.body', 'routes.js:2 output', "routes.js:3 res.render('app/search')", 'search.ejs:2 sink: output.term printed unescaped']);
+    expect(steps(output.findings[0])).toEqual(['routes.js:2 source: req.body.q', "routes.js:3 res.render('app/search')", 'search.ejs:2 sink: output.term printed unescaped']);
     expect(unescapedLine('{{{ user.name }}}', 'hbs', 'user.name')).toBe(1);
     expect(unescapedLine('{{ user.name }}', 'hbs', 'user.name')).toBeUndefined();
   });
@@ -108,7 +108,7 @@ describe('sast-scan taint engine: propagation', () => {
     });
     expect(where(output)).toEqual(['taint/code-injection app.js:9', 'taint/command-injection app.js:8']);
     const command = output.findings.find((finding) => finding.rule === 'taint/command-injection');
-    expect(command && steps(command)).toEqual(['app.js:4 source: req.body', 'app.js:4 name', 'app.js:5 command', 'app.js:6 command', "app.js:8 sink: child_process.exec()"]);
+    expect(command && steps(command)).toEqual(['app.js:4 source: req.body', 'app.js:4 name', 'app.js:6 command', 'app.js:8 sink: child_process.exec()']);
   });
 
   it('follows returns and calls between functions of a module, and closures', async () => {
@@ -143,17 +143,19 @@ describe('sast-scan taint engine: propagation', () => {
     ]);
   });
 
-  it('follows calls across modules: require of a constructor function, ES imports of a class and of a function', async () => {
+  it('follows calls across modules: require of a constructor function, ES imports of a class and of a function, an injected service by method name', async () => {
     const output = await scan({
       'routes/users.js': "const UserDAO = require('../data/user-dao').UserDAO;\nfunction Handler(db) {\n  const dao = new UserDAO(db);\n  this.find = (req, res) => dao.byAge(req.query.age);\n}\nmodule.exports = Handler;\n",
       'data/user-dao.js': 'function UserDAO(db) {\n  this.byAge = (age) => db.users.find({ $where: `this.age > ${age}` });\n}\nmodule.exports.UserDAO = UserDAO;\n',
       'src/controller.ts': "import { Runner } from './runner';\nimport run from './run';\nexport function handle(req: Request, res: Response) {\n  new Runner().go(req.body.script);\n  run(req.query.cmd as string);\n}\n",
       'src/runner.ts': 'export class Runner {\n  go(code: string) {\n    return eval(code);\n  }\n}\n',
       'src/run.ts': "import { execSync } from 'node:child_process';\nexport default function run(command: string) {\n  execSync(command);\n}\n",
+      'nest/users.controller.ts': "import { UsersService } from './users.service';\n@Controller('users')\nexport class UsersController {\n  constructor(private readonly users: UsersService) {}\n  @Get()\n  find(@Query('name') name: string) {\n    return this.users.named(name);\n  }\n}\n",
+      'nest/users.service.ts': "@Injectable()\nexport class UsersService {\n  constructor(private readonly db: DataSource) {}\n  named(name: string) {\n    return this.db.query(`SELECT * FROM users WHERE name = '${name}'`);\n  }\n}\n",
     });
-    expect(where(output)).toEqual(['taint/code-injection runner.ts:3', 'taint/command-injection run.ts:3', 'taint/nosql-injection user-dao.js:2']);
+    expect(where(output)).toEqual(['taint/code-injection runner.ts:3', 'taint/command-injection run.ts:3', 'taint/nosql-injection user-dao.js:2', 'taint/sql-injection users.service.ts:5']);
     const nosql = output.findings.find((finding) => finding.rule === 'taint/nosql-injection');
-    expect(nosql && steps(nosql)).toEqual(['users.js:4 source: req.query', 'users.js:4 into byAge()', 'user-dao.js:2 parameter age', 'user-dao.js:2 sink: a $where clause']);
+    expect(nosql && steps(nosql)).toEqual(['users.js:4 source: req.query.age', 'users.js:4 into byAge()', 'user-dao.js:2 parameter age', 'user-dao.js:2 sink: a $where clause']);
   });
 });
 
