@@ -74,6 +74,10 @@ describe('SastScanTool', () => {
     for (const result of run.results) expect(run.tool.driver.rules[result.ruleIndex].id).toBe(result.ruleId);
     expect(run.results.find((result) => result.ruleId === 'security/detect-eval-with-expression')?.level).toBe('error');
     expect(run.tool.driver.rules.find((rule) => rule.id === 'no-unsanitized/property')).toMatchObject({ helpUri: expect.stringMatching(/^https:\/\//), properties: { tags: ['security', 'external/cwe/cwe-79'] } });
+    // A taint finding's path is its code flow: source, then sink, each a physical location.
+    const taint = run.results.find((result) => result.ruleId === 'taint/command-injection') as unknown as { codeFlows: Array<{ threadFlows: Array<{ locations: Array<{ location: { physicalLocation: { region: { startLine: number } }; message: { text: string } } }> }> }> };
+    expect(taint.codeFlows[0].threadFlows[0].locations.map(({ location }) => `${location.physicalLocation.region.startLine} ${location.message.text}`)).toEqual(['10 source: req.query.file', '10 sink: child_process.exec()']);
+    expect(run.tool.driver.rules.find((rule) => rule.id === 'taint/command-injection')).toMatchObject({ properties: { tags: ['security', 'external/cwe/cwe-78'] } });
   });
 
   it('runs the rules named, strict adds the noisy ones, and min_severity filters', async () => {

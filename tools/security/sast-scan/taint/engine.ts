@@ -81,6 +81,7 @@ const MAX_WORK_PER_FUNCTION = 40_000;
 const MAX_TOTAL_WORK = 20_000_000;
 const MAX_PARAM_SINKS = 64;
 const MAX_DEPTH = 400;
+const BROWSER_SINKS = new Set<TaintRuleId>(['taint/code-injection', 'taint/xss', 'taint/open-redirect', 'taint/redos']);
 const ALL_CLASSES = Object.keys(TAINT_RULES).map((id) => id.slice('taint/'.length) as SinkClass);
 const SKIPPED_KEYS = new Set(['parent', 'loc', 'range', 'tokens', 'comments', 'typeAnnotation', 'returnType', 'typeParameters', 'decorators']);
 const RELATIVE_IMPORT = /(?:\bfrom\s*|\brequire\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
@@ -247,7 +248,7 @@ export class TaintEngine {
   // ---- sinks ---------------------------------------------------------------------------------
 
   private report(rule: TaintRuleId, taint: Taint, sink: Step, raw?: boolean): void {
-    if (taint.clean.has(rule.slice('taint/'.length) as SinkClass) || (raw && !taint.raw)) return;
+    if (taint.clean.has(rule.slice('taint/'.length) as SinkClass) || (raw && !taint.raw) || (taint.browser && !BROWSER_SINKS.has(rule))) return;
     if (taint.param) {
       const pending = this.paramSinks.get(taint.param.owner) ?? [];
       this.paramSinks.set(taint.param.owner, pending);
@@ -469,6 +470,7 @@ export class TaintEngine {
       return;
     }
     const holder = this.eval(object, frame);
+    if (holder.module === 'global:location' && name === 'href') this.sink('taint/open-redirect', value, target, 'location.href', frame);
     if (holder.request === 'koa' && name === 'body' && value.taint && !value.taint.raw) this.sink('taint/xss', value, target, 'ctx.body', frame);
     if (!name) return;
     if (holder.props) holder.props.set(name, holder.props.has(name) && frame.conditional > 0 ? join(holder.props.get(name) as Value, value) : value);
@@ -600,14 +602,14 @@ export class TaintEngine {
   /** `object.key`: request inputs become sources, a module's members keep its name, known members their value. */
   private member(object: Value, key: string | undefined, node: Node, frame: Frame): Value {
     const file = frame.module.parsed.file;
-    const source = (note: string, raw: boolean): Value => ({ taint: { steps: [stepAt(file, node, `source: ${note}`)], raw, clean: new Set() } });
+    const source = (note: string, raw: boolean, browser?: boolean): Value => ({ taint: { steps: [stepAt(file, node, `source: ${note}`)], raw, clean: new Set(), browser } });
     if (key !== undefined) {
       if (object.request === 'http' && REQUEST_INPUTS.has(key)) return source(this.text(node, frame), OBJECT_INPUTS.has(key));
       if (object.request === 'koa' && KOA_INPUTS.has(key)) return source(this.text(node, frame), OBJECT_INPUTS.has(key));
       if (object.request === 'koa' && key === 'request') return { request: 'http' };
       if (object.module === 'global:process' && key === 'argv') return source('process.argv', false);
       const global = object.module?.startsWith('global:') ? object.module.slice('global:'.length) : undefined;
-      if (global && BROWSER_SOURCES[global]?.has(key)) return source(`${global}.${key}`, false);
+      if (global && BROWSER_SOURCES[global]?.has(key)) return source(`${global}.${key}`, false, true);
       if (global === 'window' || global === 'globalThis') return { module: `global:${key}` };
     }
     if (object.taint) return { taint: this.longerSource(object.taint, node, frame) };
@@ -856,7 +858,7 @@ function sameStep(a: Step, b: Step): boolean {
 /** A caller's path into a parameter, then the callee's path from that parameter. */
 function compose(outer: Taint, inner: Taint): Taint {
   const steps = [...outer.steps, ...inner.steps];
-  return { steps: steps.length > 40 ? [...steps.slice(0, 20), ...steps.slice(-20)] : steps, param: outer.param, raw: outer.raw && inner.raw, clean: new Set([...outer.clean, ...inner.clean]) };
+  return { steps: steps.length > 40 ? [...steps.slice(0, 20), ...steps.slice(-20)] : steps, param: outer.param, raw: outer.raw && inner.raw, clean: new Set([...outer.clean, ...inner.clean]), browser: outer.browser };
 }
 
 /** `.replace(/[\r\n]/g, …)` strips line breaks (log injection); `.replace(/[.*+?…]/g, '\\$&')` escapes a pattern. */

@@ -23,6 +23,8 @@ export interface Taint {
   raw: boolean;
   /** Sink classes a sanitizer on the path made it safe for. */
   clean: ReadonlySet<SinkClass>;
+  /** From the browser's URL: a threat to browser sinks only (a page's fetch is not SSRF). */
+  browser?: boolean;
 }
 
 export interface Value {

@@ -32,7 +32,8 @@ const LOG_METHODS = /^(?:log|info|warn|error|debug|trace|fatal|verbose|silly|not
 const LOGGER_NAMES = /^(?:console|logger|log|winston|pino|bunyan|logging|_logger)$/i;
 const LOGGER_MODULES = /^(?:winston|pino|bunyan|log4js|loglevel|signale|consola|npmlog)$/;
 const SQL_METHODS = /^(?:query|raw|whereRaw|orWhereRaw|havingRaw|orderByRaw|groupByRaw|joinRaw|\$queryRawUnsafe|\$executeRawUnsafe|unsafe)$/;
-const MONGO_QUERIES = /^(?:find|findOne|findOneAndUpdate|findOneAndDelete|findOneAndReplace|findOneAndRemove|updateOne|updateMany|update|deleteOne|deleteMany|remove|count|countDocuments|exists)$/;
+// Not update/remove/count: those names are as common outside Mongo (cipher.update) as in it.
+const MONGO_QUERIES = /^(?:find|findOne|findOneAndUpdate|findOneAndDelete|findOneAndReplace|findOneAndRemove|updateOne|updateMany|deleteOne|deleteMany|countDocuments)$/;
 const SHELLS = /^(?:(?:\/usr)?\/bin\/)?(?:sh|bash|zsh|dash|cmd(?:\.exe)?|powershell(?:\.exe)?)$/;
 
 /** `module.function` with 'node:' and sub-path spellings folded: 'node:fs/promises.readFile' → 'fs.readFile'. */
@@ -105,6 +106,7 @@ function methodSinks(site: CallSite, at: (rule: TaintRuleId, index: number, labe
     return site.args.map((value) => ({ rule: 'taint/log-injection', value, label: `${site.receiverName ?? 'logger'}.${name}()` }));
   }
   if (/^(?:write|writeln)$/.test(name) && site.receiverName === 'document') return at('taint/xss', 0, `document.${name}()`);
+  if (/^(?:assign|replace)$/.test(name) && receiver?.module === 'global:location') return at('taint/open-redirect', 0, `location.${name}()`);
   if (name === 'insertAdjacentHTML') return at('taint/xss', 1, 'insertAdjacentHTML()');
   if (SQL_METHODS.test(name) && receiver) {
     const text = receiver && site.args[0]?.props?.get('text');
