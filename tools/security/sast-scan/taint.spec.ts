@@ -2,10 +2,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool } from '@tos/sdk/testing';
-import { SastScanTool, type SastScanOutput } from '../sast-scan.tool';
-import { TAINT_RULES } from './rules';
-import { unescapedLine } from './templates';
-import { vendoredReason } from './vendored';
+import { SastScanTool, type SastScanOutput } from './sast-scan.tool';
+import { TAINT_RULES } from './taint/rules';
+import { unescapedLine } from './taint/templates';
+import { vendoredReason } from './taint/vendored';
 
 let root: string;
 let counter = 0;
