@@ -146,7 +146,7 @@ describe('sast-scan taint engine: propagation', () => {
 
   it('follows calls across modules: require of a constructor function, ES imports of a class and of a function, an injected service by method name', async () => {
     const output = await scan({
-      'routes/users.js': "const UserDAO = require('../data/user-dao').UserDAO;\nfunction Handler(db) {\n  const dao = new UserDAO(db);\n  this.find = (req, res) => dao.byAge(req.query.age);\n}\nmodule.exports = Handler;\n",
+      'routes/users.js': "const UserDAO = require(\"../data/user-dao\").UserDAO;\nfunction Handler(db) {\n  const dao = new UserDAO(db);\n  this.find = (req, res) => dao.byAge(req.query.age);\n}\nmodule.exports = Handler;\n",
       'data/user-dao.js': 'function UserDAO(db) {\n  this.byAge = (age) => db.users.find({ $where: `this.age > ${age}` });\n}\nmodule.exports.UserDAO = UserDAO;\n',
       'src/controller.ts': "import { Runner } from './runner';\nimport run from './run';\nexport function handle(req: Request, res: Response) {\n  new Runner().go(req.body.script);\n  run(req.query.cmd as string);\n}\n",
       'src/runner.ts': 'export class Runner {\n  go(code: string) {\n    return eval(code);\n  }\n}\n',
