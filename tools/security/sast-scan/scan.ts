@@ -66,8 +66,9 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
     scanned += 1;
     if (taintRules.size > 0 && parsedBytes <= MAX_TAINT_BYTES) {
       parsedBytes += text.length;
-      if (parsedBytes <= MAX_TAINT_BYTES) parsed.push(parsedModule(linter, file.path, text));
-      else errors.push({ file: file.path, message: `Linted without data-flow analysis from here on: the taint engine holds at most ${MAX_TAINT_BYTES / 1024 / 1024} MiB of source` });
+      const module = parsedBytes <= MAX_TAINT_BYTES ? parsedModule(linter, file.path, text) : undefined;
+      if (module) parsed.push(module);
+      if (parsedBytes > MAX_TAINT_BYTES) errors.push({ file: file.path, message: `Linted without data-flow analysis from here on: the taint engine holds at most ${MAX_TAINT_BYTES / 1024 / 1024} MiB of source` });
     }
     for (const message of messages) {
       if (!message.ruleId || !(message.ruleId in SAST_RULES)) continue;
@@ -102,10 +103,10 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
   };
 }
 
-/** The syntax tree and scopes ESLint just built, kept for the taint engine (it links calls across files at the end). */
-function parsedModule(linter: Linter, file: string, text: string): ParsedModule {
-  const source = linter.getSourceCode();
-  return { file, text, ast: source.ast as unknown as ParsedModule['ast'], scopes: source.scopeManager.scopes as unknown as ParsedModule['scopes'] };
+/** The syntax tree and scopes ESLint just built, kept for the taint engine (it links calls across files at the end); none if it built none. */
+function parsedModule(linter: Linter, file: string, text: string): ParsedModule | undefined {
+  const source = linter.getSourceCode() as ReturnType<Linter['getSourceCode']> | null;
+  return source ? { file, text, ast: source.ast as unknown as ParsedModule['ast'], scopes: source.scopeManager.scopes as unknown as ParsedModule['scopes'] } : undefined;
 }
 
 /**
