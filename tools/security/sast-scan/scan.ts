@@ -84,7 +84,8 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
     if (taintRules.has('taint/xss')) taintFindings.push(...(await templateFindings(ctx, input.path, engine.renders)));
     for (const finding of taintFindings) {
       const severity = SAST_RULES[finding.rule].severity;
-      if (taintRules.has(finding.rule) && SAST_SEVERITIES.indexOf(severity) <= threshold) found.push({ ...finding, severity });
+      if (!taintRules.has(finding.rule) || SAST_SEVERITIES.indexOf(severity) > threshold) continue;
+      found.push({ rule: finding.rule, severity, file: finding.file, line: finding.line, column: finding.column, end_line: finding.end_line, end_column: finding.end_column, message: finding.message, flow: finding.flow });
     }
     if (engine.truncated) errors.push({ file: input.path, message: 'Data flow analysed in part: the scan reached its work limit for taint analysis' });
   }

@@ -71,8 +71,14 @@ interface ParamSink {
   index: number;
   rule: TaintRuleId;
   taint: Taint;
-  sink: Step;
+  sink: SinkStep;
   raw?: boolean;
+}
+
+/** A sink's step, with where the sink expression ends. */
+interface SinkStep extends Step {
+  endLine: number;
+  endColumn: number;
 }
 
 /** Evaluations one function may take (a generated 10,000-line function stops there, the rest goes on). */
@@ -247,7 +253,7 @@ export class TaintEngine {
 
   // ---- sinks ---------------------------------------------------------------------------------
 
-  private report(rule: TaintRuleId, taint: Taint, sink: Step, raw?: boolean): void {
+  private report(rule: TaintRuleId, taint: Taint, sink: SinkStep, raw?: boolean): void {
     if (taint.clean.has(rule.slice('taint/'.length) as SinkClass) || (raw && !taint.raw) || (taint.browser && !BROWSER_SINKS.has(rule))) return;
     if (taint.param) {
       const pending = this.paramSinks.get(taint.param.owner) ?? [];
@@ -257,7 +263,8 @@ export class TaintEngine {
       return;
     }
     const key = `${rule}\0${sink.file}\0${sink.line}\0${sink.column}`;
-    const flow = [...taint.steps, sink];
+    const { endLine, endColumn, ...step } = sink;
+    const flow = [...taint.steps, step];
     const earlier = this.findings.get(key);
     if (earlier && earlier.flow.length <= flow.length) return;
     const source = taint.steps[0];
@@ -266,15 +273,15 @@ export class TaintEngine {
       file: sink.file,
       line: sink.line,
       column: sink.column,
-      end_line: sink.line,
-      end_column: sink.column,
+      end_line: endLine,
+      end_column: endColumn,
       message: `${sink.note.replace(/^sink: /, '')} receives ${source.note.replace(/^source: /, '')} (${source.file}:${source.line}) — ${TAINT_RULES[rule].description}`,
       flow,
     });
   }
 
   private sink(rule: TaintRuleId, value: Value, node: Node, label: string, frame: Frame, raw?: boolean): void {
-    if (value.taint) this.report(rule, value.taint, stepAt(frame.module.parsed.file, node, `sink: ${label}`), raw);
+    if (value.taint) this.report(rule, value.taint, { ...stepAt(frame.module.parsed.file, node, `sink: ${label}`), endLine: node.loc.end.line, endColumn: node.loc.end.column + 1 }, raw);
   }
 
   // ---- statements ----------------------------------------------------------------------------
