@@ -6,7 +6,7 @@ import { compareText, countBy, ToolError, type ToolContext } from '@tos/sdk';
 import { eachFileText, firstResults, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { PLUGINS } from './plugins';
 import { MAX_FILE_BYTES, MAX_SCANNED_FILES, MAX_TAINT_BYTES } from './limits';
-import { TaintEngine, type ParsedModule } from './taint/engine';
+import { TaintEngine, type ParsedModule, type TaintFinding } from './taint/engine';
 import type { Step } from './taint/model';
 import { templateFindings } from './taint/templates';
 import { vendoredReason } from './taint/vendored';
@@ -18,15 +18,10 @@ const MAX_ERRORS_LISTED = 100;
 /** Where the linter believes files live: it never touches the disk, so any absolute root serves. */
 const VIRTUAL_ROOT = '/workspace';
 
-export interface SastFinding {
+/** A finding of either kind: the linter's, or the taint engine's with its path. */
+export interface SastFinding extends Omit<TaintFinding, 'rule' | 'flow'> {
   rule: string;
   severity: SastSeverity;
-  file: string;
-  line: number;
-  column: number;
-  end_line: number;
-  end_column: number;
-  message: string;
   /** Taint findings: the path from the source to the sink. */
   flow?: Step[];
 }
