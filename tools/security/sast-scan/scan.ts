@@ -83,6 +83,7 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
       found.push({ rule: finding.rule, severity, file: finding.file, line: finding.line, column: finding.column, end_line: finding.end_line, end_column: finding.end_column, message: finding.message, flow: finding.flow });
     }
     if (engine.truncated) errors.push({ file: input.path, message: 'Data flow analysed in part: the scan reached its work limit for taint analysis' });
+    for (const failure of engine.failed.slice(0, 5)) errors.push({ file: failure.file, message: `Data flow not analysed in part of this file (an engine error: ${failure.message}); its ESLint findings are complete` });
   }
   found.sort((a, b) => SAST_SEVERITIES.indexOf(a.severity) - SAST_SEVERITIES.indexOf(b.severity) || compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.rule, b.rule));
   const { items: findings, ...page } = firstResults(found, input.max_results);

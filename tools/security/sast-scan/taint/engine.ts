@@ -112,6 +112,8 @@ export class TaintEngine {
   /** True when the total budget ran out and functions went unanalysed. */
   truncated = false;
   readonly renders: RenderSite[] = [];
+  /** Files where the engine failed on a function, and why (see cutShort). */
+  readonly failed: Array<{ file: string; message: string }> = [];
 
   constructor(parsed: readonly ParsedModule[]) {
     for (const module of parsed) {
@@ -144,7 +146,7 @@ export class TaintEngine {
     try {
       for (const statement of module.parsed.ast.body) this.exec(statement, frame);
     } catch (error) {
-      if (!(error instanceof OverBudget)) throw error;
+      this.cutShort(error, module.parsed.file);
     }
     module.state = 'done';
   }
@@ -182,6 +184,16 @@ export class TaintEngine {
     return this.exportsOf(frame.module.parsed.file, specifier) ?? { module: normalModule(specifier) };
   }
 
+  /**
+   * A function over budget stops there; one the engine fails on (a bug of ours, on code it does
+   * not expect) is left out and named in `failed`, so one odd file cannot end a whole scan.
+   */
+  private cutShort(error: unknown, file: string): void {
+    if (error instanceof OverBudget) return;
+    if (error instanceof RangeError || error instanceof TypeError) this.failed.push({ file, message: error.message });
+    else throw error;
+  }
+
   // ---- functions -----------------------------------------------------------------------------
 
   private analyzeFunction(fn: FunctionNode): { ret: Value } {
@@ -200,7 +212,7 @@ export class TaintEngine {
       if (fn.body.type === 'BlockStatement') this.exec(fn.body, frame);
       else frame.returns = this.returned(this.eval(fn.body, frame), fn.body, frame);
     } catch (error) {
-      if (!(error instanceof OverBudget)) throw error;
+      this.cutShort(error, module.parsed.file);
     }
     summary.ret = frame.returns;
     return summary;
