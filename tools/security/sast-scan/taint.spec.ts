@@ -177,6 +177,16 @@ describe('sast-scan taint engine: sanitizers', () => {
   });
 });
 
+describe('sast-scan taint engine: bounds', () => {
+  it('survives expressions nested 600 deep and a function past its work limit, and still reports the rest', async () => {
+    const deep = `const banner = ${Array.from({ length: 600 }, (_, index) => `'part${index}'`).join(' + ')};\n`;
+    const long = `function generated(x) {\n${Array.from({ length: 12000 }, (_, index) => `  x = x + ${index};`).join('\n')}\n  eval(x);\n}\n`;
+    const output = await scan({ 'big.js': deep + long, 'app.js': express("app.get('/a', (req, res) => res.redirect(req.query.u));\n") });
+    expect(where(output)).toEqual(['taint/open-redirect app.js:3']);
+    expect(output.errors).toEqual([]);
+  }, 60_000);
+});
+
 describe('sast-scan: vendored and minified code', () => {
   it('tells minified content and vendor folders apart from the project’s code', () => {
     const minified = `/* banner */\n${'var a=function(b){return b+1};'.repeat(300)}\n`;
