@@ -171,6 +171,8 @@ export class TaintEngine {
    * relatively, if there is exactly one.
    */
   private byName(module: ModuleState, name: string): readonly FunctionNode[] {
+    // A string, array or promise method is far likelier than a same-named function of ours.
+    if (PASSING_METHODS.has(name) || ELEMENT_CALLBACKS.has(name) || name === 'constructor') return [];
     module.neighbours ??= [module, ...[...module.parsed.text.matchAll(RELATIVE_IMPORT)].map((match) => this.resolve(module.parsed.file, match[1])).filter((found): found is ModuleState => found !== undefined)];
     const found = new Set<FunctionNode>();
     for (const neighbour of module.neighbours) {
