@@ -8,7 +8,8 @@
  */
 import * as path from 'node:path';
 import type { TSESTree } from '@typescript-eslint/types';
-import { BROWSER_SOURCES, ELEMENT_CALLBACKS, KOA_INPUTS, NEST_DECORATORS, NUMERIC, OBJECT_INPUTS, PASSING_CALLS, PASSING_METHODS, REQUEST_INPUTS, REQUEST_NAMES, REQUEST_READERS, RESPONSE_CHAINS, RESPONSE_NAMES, SANITIZERS, SANITIZING_METHODS } from './catalogue';
+import { collectFunctions, functionName, isExpression, isNode, isVerbHandler, literalKey, nameOf, nestSource, propertyName, staticKey, stepAt, typeText } from './ast';
+import { BROWSER_SOURCES, ELEMENT_CALLBACKS, KOA_INPUTS, NUMERIC, OBJECT_INPUTS, PASSING_CALLS, PASSING_METHODS, REQUEST_INPUTS, REQUEST_NAMES, REQUEST_READERS, RESPONSE_CHAINS, RESPONSE_NAMES, SANITIZERS, SANITIZING_METHODS } from './catalogue';
 import { cleaned, derived, join, NOTHING, taintOf, withStep, type FunctionNode, type Step, type Taint, type Value } from './model';
 import { TAINT_RULES, type SinkClass, type TaintRuleId } from './rules';
 import { normalModule, sinkArguments, type CallSite } from './sinks';
@@ -89,7 +90,6 @@ const MAX_PARAM_SINKS = 64;
 const MAX_DEPTH = 400;
 const BROWSER_SINKS = new Set<TaintRuleId>(['taint/code-injection', 'taint/xss', 'taint/open-redirect', 'taint/redos']);
 const ALL_CLASSES = Object.keys(TAINT_RULES).map((id) => id.slice('taint/'.length) as SinkClass);
-const SKIPPED_KEYS = new Set(['parent', 'loc', 'range', 'tokens', 'comments', 'typeAnnotation', 'returnType', 'typeParameters', 'decorators']);
 const RELATIVE_IMPORT = /(?:\bfrom\s*|\brequire\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
 const EXTENSIONS = ['', '.js', '.ts', '.tsx', '.jsx', '.mjs', '.cjs', '.mts', '.cts', '/index.js', '/index.ts', '/index.tsx', '/index.mjs'];
 
@@ -823,31 +823,6 @@ function taintedMembers(model: Value, prefix: string, depth: number): Array<{ pa
   return found;
 }
 
-function collectFunctions(root: Node, into: FunctionNode[]): void {
-  const stack: Node[] = [root];
-  while (stack.length > 0) {
-    const node = stack.pop() as Node;
-    if (node.type === 'FunctionDeclaration' || node.type === 'FunctionExpression' || node.type === 'ArrowFunctionExpression') into.push(node);
-    const children: Node[] = [];
-    for (const key of Object.keys(node)) {
-      if (SKIPPED_KEYS.has(key)) continue;
-      const child = (node as unknown as Record<string, unknown>)[key];
-      if (Array.isArray(child)) for (const item of child) if (isNode(item)) children.push(item);
-      if (isNode(child)) children.push(child);
-    }
-    // Depth first, in source order: an outer function is analysed before the closures it holds.
-    for (let index = children.length - 1; index >= 0; index -= 1) stack.push(children[index]);
-  }
-}
-
-function isNode(value: unknown): value is Node {
-  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
-}
-
-function isExpression(node: Node): node is TSESTree.Expression {
-  return !/^(?:AssignmentPattern|ArrayPattern|ObjectPattern|RestElement|TSEmptyBodyFunctionExpression|TSDeclareFunction|TSInterfaceDeclaration|TSTypeAliasDeclaration|TSEnumDeclaration|TSModuleDeclaration)$/.test(node.type);
-}
-
 function functionValue(fn: FunctionNode): Value {
   return { fns: [fn], klass: fn.type === 'ArrowFunctionExpression' ? undefined : fn };
 }
@@ -866,10 +841,6 @@ function isGlobal(identifier: TSESTree.Identifier, frame: Frame): boolean {
 function isExportsObject(node: Node, frame: Frame): boolean {
   if (node.type === 'Identifier') return node.name === 'exports' && isGlobal(node, frame);
   return node.type === 'MemberExpression' && node.object.type === 'Identifier' && node.object.name === 'module' && propertyName(node) === 'exports' && isGlobal(node.object, frame);
-}
-
-function stepAt(file: string, node: Node, note: string): Step {
-  return { file, line: node.loc.start.line, column: node.loc.start.column + 1, note };
 }
 
 function sameStep(a: Step, b: Step): boolean {
@@ -892,58 +863,4 @@ function replaced(taint: Taint, args: readonly TSESTree.CallExpressionArgument[]
   if (replacement === '\\$&') classes.push('redos');
   if (/[<>]/.test(pattern) && /&(?:lt|gt|#)/.test(replacement)) classes.push('xss');
   return classes.length > 0 ? (cleaned(taint, classes) as Taint) : (derived(taint) as Taint);
-}
-
-function propertyName(node: TSESTree.MemberExpression): string | undefined {
-  if (!node.computed && node.property.type === 'Identifier') return node.property.name;
-  return node.property.type === 'Literal' ? String(node.property.value) : undefined;
-}
-
-function literalKey(node: Node, evaluate: (node: Node) => Value): string | undefined {
-  if (node.type === 'Literal') return String(node.value);
-  if (node.type === 'TemplateLiteral' && node.expressions.length === 0) return node.quasis[0].value.cooked ?? undefined;
-  evaluate(node);
-  return undefined;
-}
-
-function staticKey(property: TSESTree.Property | TSESTree.MethodDefinition | TSESTree.PropertyDefinition, evaluate: (node: Node) => Value): string | undefined {
-  if (!property.computed && property.key.type === 'Identifier') return property.key.name;
-  return literalKey(property.key, evaluate);
-}
-
-function nameOf(node: Node): string | undefined {
-  if (node.type === 'Identifier') return node.name;
-  if (node.type === 'MemberExpression') return propertyName(node);
-  if (node.type === 'CallExpression' && node.callee.type === 'MemberExpression') return nameOf(node.callee.object);
-  return undefined;
-}
-
-function functionName(fn: FunctionNode): string {
-  if (fn.id) return fn.id.name;
-  const parent = fn.parent;
-  if (parent.type === 'VariableDeclarator' && parent.id.type === 'Identifier') return parent.id.name;
-  if ((parent.type === 'Property' || parent.type === 'MethodDefinition' || parent.type === 'PropertyDefinition') && parent.key.type === 'Identifier') return parent.key.name;
-  if (parent.type === 'AssignmentExpression' && parent.left.type === 'MemberExpression') return propertyName(parent.left) ?? 'function';
-  return 'function';
-}
-
-function typeText(identifier: TSESTree.Identifier): string {
-  const annotation = identifier.typeAnnotation?.typeAnnotation;
-  if (annotation?.type !== 'TSTypeReference') return '';
-  const name = annotation.typeName;
-  return name.type === 'Identifier' ? name.name : name.type === 'TSQualifiedName' && name.left.type === 'Identifier' ? `${name.left.name}.${name.right.name}` : '';
-}
-
-/** Next.js route handlers: `export async function GET(request)`. */
-function isVerbHandler(fn: FunctionNode): boolean {
-  return fn.type === 'FunctionDeclaration' && /^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/.test(fn.id?.name ?? '');
-}
-
-function nestSource(decorators: readonly TSESTree.Decorator[]): { decorator: string; input: string } | undefined {
-  for (const decorator of decorators) {
-    const expression = decorator.expression;
-    const callee = expression.type === 'CallExpression' && expression.callee.type === 'Identifier' ? expression.callee.name : undefined;
-    if (callee && callee in NEST_DECORATORS) return { decorator: callee, input: NEST_DECORATORS[callee] };
-  }
-  return undefined;
 }
