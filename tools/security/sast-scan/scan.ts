@@ -73,6 +73,7 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
     }
   }
   if (parsed.length > 0) {
+    ctx.signal.throwIfAborted();
     ctx.progress(99, `data flow across ${parsed.length} file(s)`);
     const engine = new TaintEngine(parsed);
     const taintFindings = engine.run();
