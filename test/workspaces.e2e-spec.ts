@@ -156,7 +156,7 @@ describeEachEngine('workspaces', (mode) => {
       expect.arrayContaining(['dockerfile/curl-pipe-shell app/Dockerfile', 'dockerfile/base-image-latest-or-untagged app/Dockerfile']),
     );
     const sast = await invoke('sast-scan', { workspace: workspace.id, path: 'app/current' });
-    expect(sast.json().result).toMatchObject({ files_scanned: 1, findings: [{ rule: 'security/detect-eval-with-expression', file: 'app/current/index.js' }, { rule: 'no-eval' }] });
+    expect(sast.json().result).toMatchObject({ files_scanned: 1, findings: [{ rule: 'security/detect-eval-with-expression', file: 'app/current/index.js' }, { rule: 'taint/code-injection', flow: [{ note: 'source: req.query.code' }, { note: 'sink: eval()' }] }, { rule: 'no-eval' }] });
     // The shared WORKSPACE_ROOT has no `app`: the id, not the path, chose where to read.
     expect((await invoke('iac-scan', { path: 'app' })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
   });

@@ -106,35 +106,7 @@ export const SAST_SCAN_EXAMPLES: ToolExample[] = [
       truncated: false,
       summary: { critical: 0, high: 6, medium: 3, low: 0 },
       files_scanned: 2,
-      rules: [
-        'no-eval',
-        'no-implied-eval',
-        'no-new-func',
-        'security/detect-eval-with-expression',
-        'security/detect-child-process',
-        'security/detect-non-literal-require',
-        'security/detect-non-literal-fs-filename',
-        'security/detect-unsafe-regex',
-        'security/detect-non-literal-regexp',
-        'security/detect-disable-mustache-escape',
-        'security/detect-no-csrf-before-method-override',
-        'security/detect-possible-timing-attacks',
-        'security/detect-pseudoRandomBytes',
-        'security/detect-buffer-noassert',
-        'security/detect-new-buffer',
-        'security/detect-bidi-characters',
-        'no-unsanitized/method',
-        'no-unsanitized/property',
-        '@microsoft/sdl/no-inner-html',
-        '@microsoft/sdl/no-html-method',
-        '@microsoft/sdl/no-document-write',
-        '@microsoft/sdl/no-document-domain',
-        '@microsoft/sdl/no-insecure-random',
-        '@microsoft/sdl/no-postmessage-star-origin',
-        '@microsoft/sdl/no-unsafe-alloc',
-        '@microsoft/sdl/no-electron-node-integration',
-        '@microsoft/sdl/no-msapp-exec-unsafe'
-      ],
+      rules: RECOMMENDED,
       errors: []
     },
   },
@@ -232,6 +204,57 @@ export const SAST_SCAN_EXAMPLES: ToolExample[] = [
           }
         ]
       }
+    },
+  },
+  {
+    name: 'Data flow over a small Express app: request data into a shell, eval and fs, each finding with its path from source to sink',
+    input: { path: 'code/sast', rules: 'taint/command-injection, taint/code-injection, taint/path-traversal' },
+    output: {
+      findings: [
+        {
+          rule: 'taint/command-injection',
+          severity: 'critical',
+          file: 'code/sast/src/server.js',
+          line: 10,
+          column: 3,
+          end_line: 10,
+          end_column: 71,
+          message: 'child_process.exec() receives req.query.file (code/sast/src/server.js:10) — Request data or command-line arguments reach a shell command (child_process exec, or spawn/execFile with a shell).',
+          flow: [
+            { file: 'code/sast/src/server.js', line: 10, column: 17, note: 'source: req.query.file' },
+            { file: 'code/sast/src/server.js', line: 10, column: 3, note: 'sink: child_process.exec()' }
+          ]
+        },
+        {
+          rule: 'taint/code-injection',
+          severity: 'critical',
+          file: 'code/sast/src/server.js',
+          line: 14,
+          column: 19,
+          end_line: 14,
+          end_column: 45,
+          message: 'eval() receives req.query.expression (code/sast/src/server.js:14) — Request data or command-line arguments reach code evaluation (eval, Function, vm, string timers, mathjs evaluate).',
+          flow: [ { file: 'code/sast/src/server.js', line: 14, column: 24, note: 'source: req.query.expression' }, { file: 'code/sast/src/server.js', line: 14, column: 19, note: 'sink: eval()' } ]
+        },
+        {
+          rule: 'taint/path-traversal',
+          severity: 'high',
+          file: 'code/sast/src/server.js',
+          line: 18,
+          column: 3,
+          end_line: 18,
+          end_column: 64,
+          message: 'fs.readFile() receives req.params.name (code/sast/src/server.js:18) — Request data or command-line arguments name a file for fs, res.sendFile or res.download without basename or a containment check.',
+          flow: [ { file: 'code/sast/src/server.js', line: 18, column: 15, note: 'source: req.params.name' }, { file: 'code/sast/src/server.js', line: 18, column: 3, note: 'sink: fs.readFile()' } ]
+        }
+      ],
+      count: 3,
+      total: 3,
+      truncated: false,
+      summary: { critical: 2, high: 1, medium: 0, low: 0 },
+      files_scanned: 3,
+      rules: [ 'taint/command-injection', 'taint/code-injection', 'taint/path-traversal' ],
+      errors: []
     },
   },
   {

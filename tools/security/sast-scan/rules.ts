@@ -1,3 +1,5 @@
+import { TAINT_RULES } from './taint/rules';
+
 /**
  * The rules sast-scan runs: ESLint core's eval family, eslint-plugin-security, Microsoft's SDL
  * plugin and Mozilla's no-unsanitized, each with the severity we report it at and the sets it is in.
@@ -16,6 +18,8 @@ interface RuleEntry {
   recommended: boolean;
   /** CWE the rule looks for, for SARIF's taxonomy-less `tags`. */
   cwe: number;
+  /** For rules of our own (the taint engine's); ESLint's rules describe themselves. */
+  description?: string;
 }
 
 const rule = (severity: SastSeverity, recommended: boolean, cwe: number): RuleEntry => ({ severity, recommended, cwe });
@@ -57,6 +61,7 @@ export const SAST_RULES: Readonly<Record<string, RuleEntry>> = {
   '@microsoft/sdl/no-angularjs-enable-svg': rule('medium', false, 79),
   '@microsoft/sdl/no-angularjs-sanitization-whitelist': rule('medium', false, 79),
   '@microsoft/sdl/no-winjs-html-unsafe': rule('medium', false, 79),
+  ...Object.fromEntries(Object.entries(TAINT_RULES).map(([id, entry]) => [id, { ...entry, recommended: true }])),
 };
 
 export const SAST_RULE_IDS = Object.keys(SAST_RULES);

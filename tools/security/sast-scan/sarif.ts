@@ -3,6 +3,7 @@ import { builtinRules } from 'eslint/use-at-your-own-risk';
 import { PLUGINS } from './plugins';
 import { SAST_RULES, type SastSeverity } from './rules';
 import type { SastFinding } from './scan';
+import type { Step } from './taint/model';
 
 export type SarifLog = Record<string, unknown>;
 
@@ -30,6 +31,23 @@ export function sarifLog(findings: SastFinding[], ruleIds: string[], toolVersion
               },
             },
           ],
+          ...(finding.flow && { codeFlows: [codeFlow(finding.flow)] }),
+        })),
+      },
+    ],
+  };
+}
+
+/** A taint path as SARIF's code flow: one thread, source first, sink last. */
+function codeFlow(flow: Step[]) {
+  return {
+    threadFlows: [
+      {
+        locations: flow.map((step) => ({
+          location: {
+            physicalLocation: { artifactLocation: { uri: encodeURI(step.file) }, region: { startLine: step.line, startColumn: step.column } },
+            message: { text: step.note },
+          },
         })),
       },
     ],
@@ -39,7 +57,7 @@ export function sarifLog(findings: SastFinding[], ruleIds: string[], toolVersion
 function ruleDescriptor(id: string) {
   const meta = ruleMeta(id);
   // Plugins write paragraphs with markdown links; SARIF's short description is one plain sentence.
-  const full = (meta?.docs?.description ?? id).replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/\s+/g, ' ').trim();
+  const full = (SAST_RULES[id].description ?? meta?.docs?.description ?? id).replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/\s+/g, ' ').trim();
   const short = /^.*?[.!?](?=\s+[A-Z]|$)/.exec(full)?.[0] ?? full; // a sentence ends before a capital, not at 'e.g.'
   return {
     id,
@@ -55,6 +73,7 @@ function ruleDescriptor(id: string) {
 const SEVERITY_SCORES: Record<SastSeverity, string> = { critical: '9.5', high: '8.0', medium: '5.5', low: '2.0' };
 
 function ruleMeta(id: string) {
+  if (id.startsWith('taint/')) return undefined;
   const slash = id.lastIndexOf('/');
   if (slash < 0) return builtinRules.get(id)?.meta;
   return PLUGINS[id.slice(0, slash)]?.rules?.[id.slice(slash + 1)]?.meta;

@@ -30,9 +30,12 @@ describe('SastScanTool', () => {
   it('finds the planted bugs in JavaScript and TypeScript, worst first, and nothing in the clean JSX', async () => {
     const output = await scan({ path: 'code/sast' });
     expect(where(output)).toEqual([
+      'taint/command-injection server.js:10',
       'security/detect-eval-with-expression server.js:14',
+      'taint/code-injection server.js:14',
       'security/detect-child-process server.js:10',
       'no-eval server.js:14',
+      'taint/path-traversal server.js:18',
       '@microsoft/sdl/no-inner-html render.ts:2',
       'no-unsanitized/property render.ts:2',
       '@microsoft/sdl/no-document-write render.ts:6',
@@ -41,6 +44,7 @@ describe('SastScanTool', () => {
       'no-unsanitized/method render.ts:7',
       'security/detect-non-literal-fs-filename server.js:18',
       'security/detect-non-literal-regexp server.js:22',
+      'taint/redos server.js:22',
       'security/detect-unsafe-regex server.js:27',
       '@microsoft/sdl/no-insecure-random server.js:31',
       'security/detect-pseudoRandomBytes server.js:31',
@@ -49,8 +53,12 @@ describe('SastScanTool', () => {
       '@microsoft/sdl/no-insecure-random render.ts:19',
       'security/detect-possible-timing-attacks server.js:35',
     ]);
-    expect(output).toMatchObject({ files_scanned: 3, errors: [], summary: { critical: 1, high: 8, medium: 8, low: 1 } });
-    expect(output.findings[1]).toMatchObject({ severity: 'high', line: 10, column: 3, end_line: 10, message: expect.stringContaining('child_process.exec()') });
+    expect(output).toMatchObject({ files_scanned: 3, errors: [], summary: { critical: 3, high: 9, medium: 9, low: 1 } });
+    expect(output.findings.find((finding) => finding.rule === 'security/detect-child-process')).toMatchObject({ severity: 'high', line: 10, column: 3, end_line: 10, message: expect.stringContaining('child_process.exec()') });
+    expect(output.findings[0].flow).toEqual([
+      { file: 'code/sast/src/server.js', line: 10, column: 17, note: 'source: req.query.file' },
+      { file: 'code/sast/src/server.js', line: 10, column: 3, note: 'sink: child_process.exec()' },
+    ]);
     expect(output.rules).toEqual(SAST_RULE_IDS.filter((id) => SAST_RULES[id].recommended));
   });
 
@@ -66,6 +74,10 @@ describe('SastScanTool', () => {
     for (const result of run.results) expect(run.tool.driver.rules[result.ruleIndex].id).toBe(result.ruleId);
     expect(run.results.find((result) => result.ruleId === 'security/detect-eval-with-expression')?.level).toBe('error');
     expect(run.tool.driver.rules.find((rule) => rule.id === 'no-unsanitized/property')).toMatchObject({ helpUri: expect.stringMatching(/^https:\/\//), properties: { tags: ['security', 'external/cwe/cwe-79'] } });
+    // A taint finding's path is its code flow: source, then sink, each a physical location.
+    const taint = run.results.find((result) => result.ruleId === 'taint/command-injection') as unknown as { codeFlows: Array<{ threadFlows: Array<{ locations: Array<{ location: { physicalLocation: { region: { startLine: number } }; message: { text: string } } }> }> }> };
+    expect(taint.codeFlows[0].threadFlows[0].locations.map(({ location }) => `${location.physicalLocation.region.startLine} ${location.message.text}`)).toEqual(['10 source: req.query.file', '10 sink: child_process.exec()']);
+    expect(run.tool.driver.rules.find((rule) => rule.id === 'taint/command-injection')).toMatchObject({ properties: { tags: ['security', 'external/cwe/cwe-78'] } });
   });
 
   it('runs the rules named, strict adds the noisy ones, and min_severity filters', async () => {
@@ -75,19 +87,19 @@ describe('SastScanTool', () => {
     expect((await scan({ path: code })).total).toBe(0);
     expect(where(await scan({ path: code, rules: 'strict' }))).toEqual(['security/detect-object-injection lookup.js:3', '@microsoft/sdl/no-insecure-url lookup.js:5']);
     const high = await scan({ path: 'code/sast', min_severity: 'high' });
-    expect(high.summary).toEqual({ critical: 1, high: 8, medium: 0, low: 0 });
+    expect(high.summary).toEqual({ critical: 3, high: 9, medium: 0, low: 0 });
   });
 
   it('ignores eslint-disable comments in scanned code', async () => {
     const code = folder('sneaky', { 'a.js': '// eslint-disable-next-line no-eval\neval(process.argv[2]);\n' });
-    expect(where(await scan({ path: code }))).toEqual(['security/detect-eval-with-expression a.js:2', 'no-eval a.js:2']);
+    expect(where(await scan({ path: code }))).toEqual(['security/detect-eval-with-expression a.js:2', 'taint/code-injection a.js:2', 'no-eval a.js:2']);
   });
 
   it('scans a file again without a rule that crashes on it, and says so', async () => {
     // SDL's no-insecure-random throws on require() of a variable; the other rules still report.
     const code = folder('crash', { 'plugin.js': 'const name = process.argv[2];\nmodule.exports = require(name);\neval(name);\n' });
     const output = await scan({ path: code });
-    expect(where(output)).toEqual(['security/detect-eval-with-expression plugin.js:3', 'security/detect-non-literal-require plugin.js:2', 'no-eval plugin.js:3']);
+    expect(where(output)).toEqual(['security/detect-eval-with-expression plugin.js:3', 'taint/code-injection plugin.js:3', 'security/detect-non-literal-require plugin.js:2', 'no-eval plugin.js:3']);
     expect(output.errors).toEqual([{ file: 'crash/plugin.js', message: expect.stringContaining('@microsoft/sdl/no-insecure-random') }]);
     expect(output.files_scanned).toBe(1);
   });
@@ -141,7 +153,8 @@ describe('SastScanTool', () => {
     expect(output.count).toBe(Math.min(50, output.total));
     expect(output.truncated).toBe(output.total > 50);
     expect(Object.values(output.summary).reduce((sum, value) => sum + value, 0)).toBe(output.total);
-    for (const finding of output.findings) expect(Object.keys(finding).sort()).toEqual(['column', 'end_column', 'end_line', 'file', 'line', 'message', 'rule', 'severity']);
+    // Taint findings add their path (flow); every other member is there for every finding.
+    for (const finding of output.findings) expect(Object.keys(finding).sort()).toEqual(['column', 'end_column', 'end_line', 'file', ...(finding.rule.startsWith('taint/') ? ['flow'] : []), 'line', 'message', 'rule', 'severity']);
   }, 60_000);
 
   it('stops when cancelled between files', async () => {

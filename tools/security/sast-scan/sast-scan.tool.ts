@@ -17,7 +17,7 @@ const definition = defineTool({
   name: 'SAST Scan',
   category: 'security',
   description:
-    'Static analysis of JavaScript and TypeScript for security bugs — eval and command injection, XSS sinks (innerHTML, document.write), non-literal paths, requires and regexps, ReDoS-prone patterns, weak randomness, timing attacks — with ESLint and the eslint-plugin-security, Microsoft SDL and Mozilla no-unsanitized rules; findings by severity with file, line and column, and a SARIF 2.1.0 log on request.',
+    'Static analysis of JavaScript and TypeScript for security bugs: a taint engine follows request data (Express, Koa, Fastify, Nest, Next) and process.argv through assignments, calls and modules into code, command, SQL and NoSQL injection, path traversal, SSRF, open redirect, XSS, XXE, deserialization, prototype pollution, log injection and ReDoS sinks, each finding with its source-to-sink path; with ESLint and the eslint-plugin-security, Microsoft SDL and Mozilla no-unsanitized rules for eval, XSS sinks, non-literal paths and regexps, ReDoS-prone patterns, weak randomness and timing attacks. Vendored and minified files are skipped. Findings by severity with file, line and column, and a SARIF 2.1.0 log (taint paths as code flows) on request.',
   status: 'ready',
   version: VERSION,
   cacheable: true,
@@ -36,6 +36,7 @@ const definition = defineTool({
         default: 'recommended',
         description: `'recommended' (${recommended.length} rules), 'strict' (all ${SAST_RULE_IDS.length}: adds object injection, http:// URLs, cookies, Angular and WinJS rules), or a comma-separated list of rule ids: ${SAST_RULE_IDS.join(', ')}.`,
       },
+      include_vendored: { type: 'boolean', default: false, description: 'Also scan vendored and minified files (a vendor/third_party/bower_components folder, a .min.js name, or minified content: long lines, few of them); skipped by default and listed in skipped.' },
       min_severity: { type: 'string', enum: [...SAST_SEVERITIES].reverse(), default: 'low', description: 'Report findings of at least this severity.' },
       max_results: { type: 'integer', minimum: 1, maximum: 1000, default: 200, description: 'Most findings returned, worst first.' },
       sarif: { type: 'boolean', default: false, description: 'Also return every finding (not only the first max_results) as a SARIF 2.1.0 log, for code-scanning services.' },
@@ -64,6 +65,16 @@ const definition = defineTool({
             end_line: { type: 'integer' },
             end_column: { type: 'integer' },
             message: { type: 'string' },
+            flow: {
+              type: 'array',
+              description: 'Taint findings: the path from the source to the sink, source first, each step with file, line, column and what happens there.',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['file', 'line', 'column', 'note'],
+                properties: { file: { type: 'string' }, line: { type: 'integer' }, column: { type: 'integer' }, note: { type: 'string' } },
+              },
+            },
           },
         },
       },
@@ -72,6 +83,7 @@ const definition = defineTool({
       files_scanned: { type: 'integer', description: 'Source files parsed and checked.' },
       rules: { type: 'array', items: { type: 'string' }, description: 'The rule ids that ran.' },
       errors: fileErrorsOutput('Files that could not be parsed or were too large; the scan goes on without them.'),
+      skipped: fileErrorsOutput('Vendored and minified files not scanned (include_vendored scans them), with why; absent when none were.'),
       sarif: { type: 'object', description: 'With sarif: true, a SARIF 2.1.0 log of every finding, with the rules that ran and their CWE tags.' },
       pull_request: {
         type: 'object',

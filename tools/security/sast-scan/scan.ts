@@ -5,7 +5,11 @@ import tseslint from 'typescript-eslint';
 import { compareText, countBy, ToolError, type ToolContext } from '@tos/sdk';
 import { eachFileText, firstResults, listSourceFiles, type FileErrors } from '../../shared/scan';
 import { PLUGINS } from './plugins';
-import { MAX_FILE_BYTES, MAX_SCANNED_FILES } from './limits';
+import { MAX_FILE_BYTES, MAX_SCANNED_FILES, MAX_TAINT_BYTES } from './limits';
+import { TaintEngine, type ParsedModule, type TaintFinding } from './taint/engine';
+import type { Step } from './taint/model';
+import { templateFindings } from './taint/templates';
+import { vendoredReason } from './taint/vendored';
 import { SAST_RULES, SAST_SEVERITIES, selectRules, type SastSeverity } from './rules';
 import { sarifLog, type SarifLog } from './sarif';
 import type { SastScanInput, SastScanOutput } from './sast-scan.tool';
@@ -14,15 +18,12 @@ const MAX_ERRORS_LISTED = 100;
 /** Where the linter believes files live: it never touches the disk, so any absolute root serves. */
 const VIRTUAL_ROOT = '/workspace';
 
-export interface SastFinding {
+/** A finding of either kind: the linter's, or the taint engine's with its path. */
+export interface SastFinding extends Omit<TaintFinding, 'rule' | 'flow'> {
   rule: string;
   severity: SastSeverity;
-  file: string;
-  line: number;
-  column: number;
-  end_line: number;
-  end_column: number;
-  message: string;
+  /** Taint findings: the path from the source to the sink. */
+  flow?: Step[];
 }
 
 /** `only`: workspace-relative paths to keep (a pull request's files); all sources under path otherwise. */
@@ -36,9 +37,19 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
   const threshold = SAST_SEVERITIES.indexOf(input.min_severity);
   const found: SastFinding[] = [];
   const errors: FileErrors = [];
+  const skipped: FileErrors = [];
+  const taintRules = new Set(ids.filter((id) => id.startsWith('taint/')));
+  const eslintRules = ids.filter((id) => !taintRules.has(id));
+  const parsed: ParsedModule[] = [];
+  let parsedBytes = 0;
   let scanned = 0;
   for await (const { file, text } of eachFileText(ctx, sources, MAX_FILE_BYTES, errors, 'scanned')) {
-    const { messages, crashed } = lintFile(linter, ids, text, path.posix.join(VIRTUAL_ROOT, file.path));
+    const vendored = input.include_vendored ? undefined : vendoredReason(file.path, text);
+    if (vendored) {
+      skipped.push({ file: file.path, message: `Not scanned: ${vendored} (include_vendored scans it)` });
+      continue;
+    }
+    const { messages, crashed } = lintFile(linter, eslintRules, text, path.posix.join(VIRTUAL_ROOT, file.path));
     if (crashed.length > 0) errors.push({ file: file.path, message: `Scanned without ${crashed.join(', ')}: the rule failed on this file (${crashed.length === 1 ? 'a bug in the rule' : 'bugs in the rules'})` });
     // An error without a rule is the linter's own: a parse error, or a file no config matched. (Its
     // warnings about ignored eslint-disable comments are not: scanned code cannot switch rules off.)
@@ -48,12 +59,32 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
       continue;
     }
     scanned += 1;
+    if (taintRules.size > 0 && parsedBytes <= MAX_TAINT_BYTES) {
+      parsedBytes += text.length;
+      const module = parsedBytes <= MAX_TAINT_BYTES ? parsedModule(linter, file.path, text) : undefined;
+      if (module) parsed.push(module);
+      if (parsedBytes > MAX_TAINT_BYTES) errors.push({ file: file.path, message: `Linted without data-flow analysis from here on: the taint engine holds at most ${MAX_TAINT_BYTES / 1024 / 1024} MiB of source` });
+    }
     for (const message of messages) {
       if (!message.ruleId || !(message.ruleId in SAST_RULES)) continue;
       const severity = SAST_RULES[message.ruleId].severity;
       if (SAST_SEVERITIES.indexOf(severity) > threshold) continue;
       found.push({ rule: message.ruleId, severity, file: file.path, line: message.line, column: message.column, end_line: message.endLine ?? message.line, end_column: message.endColumn ?? message.column, message: message.message });
     }
+  }
+  if (parsed.length > 0) {
+    ctx.signal.throwIfAborted();
+    ctx.progress(99, `data flow across ${parsed.length} file(s)`);
+    const engine = new TaintEngine(parsed);
+    const taintFindings = engine.run();
+    if (taintRules.has('taint/xss')) taintFindings.push(...(await templateFindings(ctx, input.path, engine.renders)));
+    for (const finding of taintFindings) {
+      const severity = SAST_RULES[finding.rule].severity;
+      if (!taintRules.has(finding.rule) || SAST_SEVERITIES.indexOf(severity) > threshold) continue;
+      found.push({ rule: finding.rule, severity, file: finding.file, line: finding.line, column: finding.column, end_line: finding.end_line, end_column: finding.end_column, message: finding.message, flow: finding.flow });
+    }
+    if (engine.truncated) errors.push({ file: input.path, message: 'Data flow analysed in part: the scan reached its work limit for taint analysis' });
+    for (const failure of engine.failed.slice(0, 5)) errors.push({ file: failure.file, message: `Data flow not analysed in part of this file (an engine error: ${failure.message}); its ESLint findings are complete` });
   }
   found.sort((a, b) => SAST_SEVERITIES.indexOf(a.severity) - SAST_SEVERITIES.indexOf(b.severity) || compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.rule, b.rule));
   const { items: findings, ...page } = firstResults(found, input.max_results);
@@ -65,8 +96,15 @@ export async function sastScan(input: SastScanInput, ctx: ToolContext, toolVersi
     files_scanned: scanned,
     rules: ids,
     errors: errors.slice(0, MAX_ERRORS_LISTED),
+    ...(skipped.length > 0 && { skipped: skipped.slice(0, MAX_ERRORS_LISTED) }),
     ...(input.sarif && { sarif: sarifLog(found, ids, toolVersion) }),
   };
+}
+
+/** The syntax tree and scopes ESLint just built, kept for the taint engine (it links calls across files at the end); none if it built none. */
+function parsedModule(linter: Linter, file: string, text: string): ParsedModule | undefined {
+  const source = linter.getSourceCode() as ReturnType<Linter['getSourceCode']> | null;
+  return source ? { file, text, ast: source.ast as unknown as ParsedModule['ast'], scopes: source.scopeManager.scopes as unknown as ParsedModule['scopes'] } : undefined;
 }
 
 /**
