@@ -2,7 +2,7 @@
  * Recall of secret-scan on a tree of planted secrets with ground truth (bench/README.md, "Secret
  * recall"). Fetches nothing: it reads the tree given on the command line and the expected list.
  *
- *   npx ts-node --transpile-only bench/secret-recall.ts <tree> <expected.json>
+ *   npx ts-node --transpile-only bench/secret-recall.ts <tree> <expected.json> [--passwords]
  *
  * expected.json, paths relative to the tree, either
  * - { "planted": [{ "file", "line", "what" }], "history"?: [{ "gitdir", "prefix", "planted":
@@ -16,7 +16,7 @@
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { scanText, type Engines, type Finding } from '../tools/security/secret-scan/findings';
+import { scanText, type Engines, type Finding, type Heuristics } from '../tools/security/secret-scan/findings';
 import { loadGitleaksRules } from '../tools/security/secret-scan/gitleaks/engine';
 import { scanHistory } from '../tools/security/secret-scan/history';
 import { loadSecretlint } from '../tools/security/secret-scan/secretlint';
@@ -56,12 +56,12 @@ async function filesOf(root: string, dir = ''): Promise<string[]> {
   return files;
 }
 
-async function scanTree(root: string, engines: Engines): Promise<Finding[]> {
+async function scanTree(root: string, engines: Engines, heuristics: Heuristics): Promise<Finding[]> {
   const findings: Finding[] = [];
   for (const file of await filesOf(root)) {
     if ((await stat(path.join(root, file))).size > MAX_FILE_BYTES) continue;
     const text = await readFile(path.join(root, file), 'utf8');
-    if (!isBinary(text)) findings.push(...(await scanText(text, file, true, engines)));
+    if (!isBinary(text)) findings.push(...(await scanText(text, file, heuristics, engines)));
   }
   return findings;
 }
@@ -103,14 +103,16 @@ function compare(label: string, planted: Planted[], findings: Finding[]): { foun
 }
 
 async function main(): Promise<void> {
-  const [root, expectedFile] = process.argv.slice(2);
-  if (!root || !expectedFile) throw new Error('usage: secret-recall.ts <tree> <expected.json>');
+  const [root, expectedFile, option] = process.argv.slice(2);
+  if (!root || !expectedFile) throw new Error('usage: secret-recall.ts <tree> <expected.json> [--passwords]');
+  // The tool's defaults (include_entropy on), and include_passwords when asked.
+  const heuristics: Heuristics = { entropy: true, passwords: option === '--passwords' };
   const expected = JSON.parse(await readFile(expectedFile, 'utf8')) as Expected;
   const [secretlint, gitleaks] = await Promise.all([loadSecretlint(), loadGitleaksRules()]);
   const engines: Engines = { secretlint, gitleaks };
 
   const started = performance.now();
-  const findings = await scanTree(root, engines);
+  const findings = await scanTree(root, engines, heuristics);
   if (expected.counts) {
     score(expected.counts, findings);
     console.log(`${Math.round(performance.now() - started)} ms`);
@@ -119,7 +121,7 @@ async function main(): Promise<void> {
   const totals = [compare('files', expected.planted ?? [], findings)];
   for (const repo of expected.history ?? []) {
     const gitdir = await realpath(path.join(root, repo.gitdir));
-    const scan = await scanHistory({ gitdir, prefix: repo.prefix, ref: 'HEAD', includeEntropy: true, engines, maxFindings: 1_000, signal: new AbortController().signal });
+    const scan = await scanHistory({ gitdir, prefix: repo.prefix, ref: 'HEAD', heuristics, engines, maxFindings: 1_000, signal: new AbortController().signal });
     totals.push(compare(`history of ${repo.gitdir} (${scan.commits} commits, ${scan.blobs} blobs)`, repo.planted, scan.findings));
   }
   const found = totals.reduce((sum, t) => sum + t.found, 0);

@@ -2,6 +2,7 @@
 import type { GitleaksRules } from './gitleaks/engine';
 import { gitleaksCandidates } from './gitleaks/candidates';
 import { secretlintCandidates, type Secretlint } from './secretlint';
+import { passwordCandidates } from './passwords';
 import { entropyCandidates, serviceKeyCandidates } from './rules';
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
@@ -39,13 +40,20 @@ export interface Candidate {
   tier: 0 | 1 | 2;
 }
 
-export async function scanText(text: string, file: string, includeEntropy: boolean, engines: Engines): Promise<Finding[]> {
+/** Which heuristic rules a scan adds to the provider rules. */
+export interface Heuristics {
+  entropy: boolean;
+  passwords: boolean;
+}
+
+export async function scanText(text: string, file: string, heuristics: Heuristics, engines: Engines): Promise<Finding[]> {
   const candidates = [
     ...(await secretlintCandidates(text, file, engines.secretlint)),
     ...serviceKeyCandidates(text),
-    ...(includeEntropy ? entropyCandidates(text) : []),
+    ...(heuristics.entropy ? entropyCandidates(text) : []),
     // Last: on an equal range and tier the scan's own rule keeps its id.
-    ...gitleaksCandidates(text, file, engines.gitleaks, includeEntropy),
+    ...gitleaksCandidates(text, file, engines.gitleaks, heuristics.entropy),
+    ...(heuristics.passwords ? passwordCandidates(text) : []),
   ];
   const locate = locator(text);
   return withoutOverlaps(candidates).map((candidate) => ({

@@ -1,6 +1,6 @@
 /**
- * Secrets in a repository's history: every blob reachable from a commit, each scanned once, at
- * the oldest commit (by commit time) whose tree holds it — where its secrets came in. The object
+ * Secrets in a repository's history: every blob reachable from a commit, scanned once per path,
+ * at the oldest commit (by commit time) whose tree holds it there — where its secrets came in. The object
  * store is read with isomorphic-git (pure JavaScript: an isolated tool may not start git), through
  * a file system confined to the repository's .git folder.
  */
@@ -8,7 +8,7 @@ import { realpath } from 'node:fs/promises';
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { ToolError } from '@tos/sdk';
-import type { Engines, Finding } from './findings';
+import type { Engines, Finding, Heuristics } from './findings';
 import { scanText } from './findings';
 import { HISTORY_LIMITS } from './limits';
 import { isBinary } from './text';
@@ -27,7 +27,7 @@ export interface HistoryOptions {
   /** Prefix of reported paths (the scanned directory, workspace-relative; '' for the root). */
   prefix: string;
   ref: string;
-  includeEntropy: boolean;
+  heuristics: Heuristics;
   engines: Engines;
   maxFindings: number;
   signal: AbortSignal;
@@ -58,20 +58,23 @@ export async function scanHistory(options: HistoryOptions): Promise<HistoryScan>
     const pending: Array<{ oid: string; dir: string }> = [{ oid: body.tree, dir: '' }];
     while (pending.length > 0) {
       const { oid: treeOid, dir } = pending.pop()!;
-      if (seenTrees.has(treeOid)) continue; // an unchanged folder holds no new blob
-      seenTrees.add(treeOid);
+      // An unchanged folder at the same place holds no new file version.
+      if (seenTrees.has(`${dir}\0${treeOid}`)) continue;
+      seenTrees.add(`${dir}\0${treeOid}`);
       const { tree } = await git.readTree({ ...repo, oid: treeOid });
       for (const entry of tree) {
         options.signal.throwIfAborted();
         const file = dir ? `${dir}/${entry.path}` : entry.path;
         if (entry.type === 'tree') pending.push({ oid: entry.oid, dir: file });
         // Links and submodules are never followed; only regular files are scanned.
-        if (entry.type !== 'blob' || entry.mode === '120000' || seenBlobs.has(entry.oid)) continue;
+        // A version is scanned once per path: rules depend on the path, and a copy elsewhere is a leak too.
+        const version = `${file}\0${entry.oid}`;
+        if (entry.type !== 'blob' || entry.mode === '120000' || seenBlobs.has(version)) continue;
         if (seenBlobs.size >= HISTORY_LIMITS.blobs || bytes >= HISTORY_LIMITS.bytes || now() > deadline) {
           truncated = true;
           break walk;
         }
-        seenBlobs.add(entry.oid);
+        seenBlobs.add(version);
         const { blob } = await git.readBlob({ ...repo, oid: entry.oid });
         bytes += blob.byteLength;
         if (blob.byteLength > HISTORY_LIMITS.blobBytes) continue;
@@ -79,7 +82,7 @@ export async function scanHistory(options: HistoryOptions): Promise<HistoryScan>
         if (isBinary(text)) continue;
         const shown = options.prefix ? `${options.prefix}/${file}` : file;
         const lines = text.split('\n');
-        for (const finding of await scanText(text, shown, options.includeEntropy, options.engines)) {
+        for (const finding of await scanText(text, shown, options.heuristics, options.engines)) {
           // The same secret on the same line in a later version of the file is not new.
           const key = `${shown}\0${finding.rule}\0${lines[finding.line - 1].trim()}`;
           if (reported.has(key)) continue;

@@ -62,6 +62,42 @@ describe('secret-scan recall', () => {
     });
   });
 
+  describe('include_passwords', () => {
+    const withPasswords = async (content: string) => (await runTool<Output>(tool, { content, include_passwords: true })).findings.map((f) => [f.line, f.column, f.rule]);
+
+    it('finds weak literal passwords in config shapes, and password hashes', async () => {
+      const content = [
+        'DB_PASSWORD=admin123 # local only',
+        '"sshUserPassword" : "hunter22",',
+        "define( 'DB_PASSWORD', 'admin' );",
+        '<Pass>Swordfish9</Pass>',
+        'machine smtp.example.com login me@example.com password pass123',
+        "(1, 'rogers63', '$2y$12$s.YfVZdfvAuO/Iz6fte5iO..ZbbEgreZnDcYOGvX4NGJskYQIstcG', 1),",
+      ].join('\n');
+      expect(await withPasswords(content)).toEqual([
+        [1, 13, 'tos/password-assignment'],
+        [2, 22, 'tos/password-assignment'],
+        [3, 25, 'tos/password-assignment'],
+        [4, 7, 'tos/password-assignment'],
+        [5, 56, 'tos/password-assignment'],
+        [6, 18, 'tos/password-hash'],
+      ]);
+      expect(await scanContent(content)).toEqual([]); // off by default
+    });
+
+    it.each([
+      ['a stand-in', 'password: changeme'],
+      ['a variable', 'password = $DB_PASSWORD'],
+      ['a call', 'password = getPassword(user)'],
+      ['a boolean', 'promptForPass: false'],
+      ['a field name', '"passwordField": "password",'],
+      ['prose', 'Firefox saved password collection'],
+      ['a bypass setting', '<BypassProxy>0000</BypassProxy>'],
+    ])('reports nothing for %s', async (_case, line) => {
+      expect(await withPasswords(`${line}\n`)).toEqual([]);
+    });
+  });
+
   describe("gitleaks's rules and allow-lists", () => {
     const ids = async (text: string, file = 'src/settings.txt') => (await loadGitleaksRules()).scan(text, file).map((match) => match.rule.id);
 

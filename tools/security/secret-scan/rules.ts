@@ -16,7 +16,7 @@ const SECRET_NAME = /passw(?:or)?d|passphrase|secret|token|(?:api|access|private
 const QUOTED_ASSIGNMENT = /(?<![\w.-])(["']?)([A-Za-z_][\w.-]{0,63})\1[ \t]*(?::=|=>|=|:)[ \t]*(["'`])([^\s"'`]{16,256})\3/dg;
 const BARE_ASSIGNMENT = /^[ \t]*(?:export[ \t]+)?([A-Za-z_][\w.-]{0,63})[ \t]*[=:][ \t]*([^\s"'`#;]{16,256})[ \t]*(?:[#;].*)?$/dgm;
 /** Template variables, angle-bracket and "your-..." hints, and the usual stand-ins. */
-const PLACEHOLDER = /^\$\{.*\}$|^\$\(.*\)$|^<.*>$|^%.*%$|^\{\{.*\}\}$|change_?me|your[_-]|example|placeholder|dummy|redacted|x{4}|\*{3}/i;
+export const PLACEHOLDER = /^\$\{.*\}$|^\$\(.*\)$|^<.*>$|^%.*%$|^\{\{.*\}\}$|change_?me|your[_-]|example|placeholder|dummy|redacted|x{4}|\*{3}/i;
 
 /** This service's own API keys (docs/API.md#keys-and-scopes). */
 const SERVICE_KEY = /(?<![A-Za-z0-9_])sk_(user|svc|temp)_[A-Za-z0-9]{32}(?![A-Za-z0-9])/g;

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { compareText, exactlyOneOf, refInput, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
-import { scanText, SEVERITIES, type Engines, type Finding } from './findings';
+import { scanText, SEVERITIES, type Engines, type Finding, type Heuristics } from './findings';
 import { HISTORY_LIMITS } from './limits';
 import { loadSecretlint } from './secretlint';
 import { isBinary } from './text';
@@ -50,6 +50,11 @@ const definition = defineTool({
         type: 'boolean',
         default: true,
         description: 'Also report high-entropy values assigned to secret-looking names (password, token, api_key, ...).',
+      },
+      include_passwords: {
+        type: 'boolean',
+        default: false,
+        description: 'Also report literal values of any strength assigned to password-like names (password, pass, pwd, secret, salt, NAME_KEY) in assignments, JSON, XML, .netrc-style lines and PHP define(), and crypt/bcrypt password hashes. Finds weak passwords in config files; reports test fixtures too.',
       },
       history: {
         type: 'boolean',
@@ -164,10 +169,11 @@ export class SecretScanTool implements ToolHandler<typeof definition> {
     const { loadGitleaksRules } = await import('./gitleaks/engine');
     const [secretlint, gitleaks] = await Promise.all([loadSecretlint(), loadGitleaksRules()]);
     const engines: Engines = { secretlint, gitleaks };
+    const heuristics = heuristicsOf(input);
     ctx.signal.throwIfAborted();
 
     if (source.kind === 'content') {
-      const findings = await scanText(source.content, CONTENT_FILE, input.include_entropy, engines);
+      const findings = await scanText(source.content, CONTENT_FILE, heuristics, engines);
       return summary(findings, 1);
     }
     if (input.history) return this.history(source.path, input, engines, ctx);
@@ -187,7 +193,7 @@ export class SecretScanTool implements ToolHandler<typeof definition> {
       const text = await ctx.workspace.readText(file.path, MAX_FILE_BYTES, 'path');
       if (isBinary(text)) continue;
       scanned += 1;
-      findings.push(...(await scanText(text, file.path, input.include_entropy, engines)));
+      findings.push(...(await scanText(text, file.path, heuristics, engines)));
       if (findings.length > MAX_FINDINGS) break;
     }
     return summary(findings, scanned);
@@ -201,11 +207,15 @@ export class SecretScanTool implements ToolHandler<typeof definition> {
     const entry = await stat(gitdir).catch(() => undefined);
     if (!entry?.isDirectory()) throw ToolError.invalidInput('path', 'a directory holding a .git folder (history)', directory, `No .git folder in ${directory}`);
     const { scanHistory } = await import('./history');
-    const scan = await scanHistory({ gitdir, prefix, ref: input.history_ref, includeEntropy: input.include_entropy, engines, maxFindings: MAX_FINDINGS, signal: ctx.signal });
+    const scan = await scanHistory({ gitdir, prefix, ref: input.history_ref, heuristics: heuristicsOf(input), engines, maxFindings: MAX_FINDINGS, signal: ctx.signal });
     const sorted = [...scan.findings].sort((a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.commit!, b.commit!));
     const result = summary(sorted, scan.blobs);
     return { ...result, commits_scanned: scan.commits, truncated: result.truncated || scan.truncated };
   }
+}
+
+function heuristicsOf(input: SecretScanInput): Heuristics {
+  return { entropy: input.include_entropy, passwords: input.include_passwords };
 }
 
 function summary(findings: Finding[], filesScanned: number): SecretScanOutput {
