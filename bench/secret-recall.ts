@@ -17,7 +17,7 @@ import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { scanText, type Engines, type Finding, type Heuristics } from '../tools/security/secret-scan/findings';
-import { loadGitleaksRules } from '../tools/security/secret-scan/gitleaks/engine';
+import { loadGitleaksRules } from '../tools/security/secret-scan/gitleaks-engine';
 import { scanHistory } from '../tools/security/secret-scan/history';
 import { loadSecretlint } from '../tools/security/secret-scan/secretlint';
 import { isBinary } from '../tools/security/secret-scan/text';

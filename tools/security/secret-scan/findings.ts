@@ -1,6 +1,6 @@
 /** Findings of the secret scan: the rules' candidates merged (one per overlapping run), located and redacted. */
-import type { GitleaksRules } from './gitleaks/engine';
-import { gitleaksCandidates } from './gitleaks/candidates';
+import type { GitleaksRules } from './gitleaks-engine';
+import { gitleaksCandidates } from './gitleaks-candidates';
 import { secretlintCandidates, type Secretlint } from './secretlint';
 import { passwordCandidates } from './passwords';
 import { entropyCandidates, serviceKeyCandidates } from './rules';

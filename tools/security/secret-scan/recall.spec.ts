@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool, toolFailure } from '@tos/sdk/testing';
-import { loadGitleaksRules } from './gitleaks/engine';
+import { loadGitleaksRules } from './gitleaks-engine';
 import { SecretScanTool } from './secret-scan.tool';
 
 type Input = Parameters<SecretScanTool['execute']>[0];

@@ -166,7 +166,7 @@ export class SecretScanTool implements ToolHandler<typeof definition> {
     if (input.history && (source.kind === 'content' || input.files !== undefined)) {
       throw ToolError.invalidInput('history', "'history' with a directory 'path' holding .git, without 'files'", input.history);
     }
-    const { loadGitleaksRules } = await import('./gitleaks/engine');
+    const { loadGitleaksRules } = await import('./gitleaks-engine');
     const [secretlint, gitleaks] = await Promise.all([loadSecretlint(), loadGitleaksRules()]);
     const engines: Engines = { secretlint, gitleaks };
     const heuristics = heuristicsOf(input);

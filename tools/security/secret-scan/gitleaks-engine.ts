@@ -5,9 +5,9 @@
  * positives. Patterns keep Go's RE2 syntax and run on re2js (linear time on any input).
  */
 import type { RE2JS } from 're2js';
-import { shannonEntropy } from '../entropy';
-import { GLOBAL_ALLOWLIST, GITLEAKS_RULES } from './rules.generated';
-import type { GitleaksAllowlist, GitleaksRule } from './types';
+import { shannonEntropy } from './entropy';
+import { GLOBAL_ALLOWLIST, GITLEAKS_RULES } from './gitleaks/rules.generated';
+import type { GitleaksAllowlist, GitleaksRule } from './gitleaks/types';
 
 /** A line carrying this marker is never reported (gitleaks's inline opt-out). */
 const ALLOW_SIGNATURE = 'gitleaks:allow';

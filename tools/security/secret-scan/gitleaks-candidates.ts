@@ -1,6 +1,6 @@
 /** gitleaks's matches as candidates of the scan: rule ids kept, prefixed `gitleaks/`. */
-import type { Candidate, Severity } from '../findings';
-import type { GitleaksRules } from './engine';
+import type { Candidate, Severity } from './findings';
+import type { GitleaksRules } from './gitleaks-engine';
 
 /** gitleaks findings are `high` unless listed here. */
 const SEVERITIES: Readonly<Record<string, Severity>> = {
