@@ -1,5 +1,5 @@
 /**
- * gitleaks's default rules run as gitleaks runs them (its detect/detect.go): a rule is tried
+ * gitleaks's default rules run as gitleaks runs them: a rule is tried
  * only where one of its keywords occurs, the secret is its capture group, a secret at or under
  * the rule's entropy is dropped, and the global and per-rule allow-lists remove known false
  * positives. Patterns keep Go's RE2 syntax and run on re2js (linear time on any input).
