@@ -35,6 +35,15 @@ export interface HistoryOptions {
 }
 
 export async function scanHistory(options: HistoryOptions): Promise<HistoryScan> {
+  return walkHistory(options).catch((error: unknown) => {
+    // An object missing, or only reachable through a link out of .git (confinedFs reads nothing there).
+    if ((error as { code?: string }).code !== 'NotFoundError') throw error;
+    const where = `${options.prefix || '.'}/.git`;
+    throw ToolError.invalidInput('path', 'a directory holding a self-contained .git folder (history)', options.prefix || '.', `The repository's objects could not be read inside ${where}: ${(error as Error).message}`);
+  });
+}
+
+async function walkHistory(options: HistoryOptions): Promise<HistoryScan> {
   const git = await import('isomorphic-git');
   const now = options.now ?? Date.now;
   const deadline = now() + HISTORY_LIMITS.ms;

@@ -170,6 +170,20 @@ describe('secret-scan recall', () => {
       expect((await scan({ history_ref: commits[0] })).findings).toEqual([]);
     });
 
+    it('reads nothing through a link out of the .git folder', async () => {
+      const linked = fs.mkdtempSync(path.join(tmpdir(), 'secret-scan-linked-'));
+      try {
+        // A repository whose objects folder is a link to the history repository's, outside its workspace.
+        fs.mkdirSync(path.join(linked, '.git'));
+        for (const name of ['HEAD', 'refs']) fs.cpSync(path.join(root, '.git', name), path.join(linked, '.git', name), { recursive: true });
+        fs.symlinkSync(path.join(root, '.git', 'objects'), path.join(linked, '.git', 'objects'));
+        const failure = await toolFailure(runTool(tool, { path: '.', history: true }, { workspaceRoot: linked }));
+        expect(failure).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' }, message: expect.stringMatching(/could not be read inside/) });
+      } finally {
+        fs.rmSync(linked, { recursive: true, force: true });
+      }
+    });
+
     it('refuses an unknown history_ref, a directory without .git, and inline content', async () => {
       expect(await toolFailure(scan({ history_ref: 'no-such-branch' }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'history_ref' } });
       expect(await toolFailure(runTool(tool, { path: '.', history: true }, { workspaceRoot: __dirname }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
