@@ -8,8 +8,7 @@ import { realpath } from 'node:fs/promises';
 import * as fs from 'node:fs';
 import * as nodePath from 'node:path';
 import { ToolError } from '@tos/sdk';
-import type { Engines, Finding, Heuristics } from './findings';
-import { scanText } from './findings';
+import { scanText, type Engines, type Finding, type Heuristics } from './findings';
 import { HISTORY_LIMITS } from './limits';
 import { isBinary } from './text';
 
