@@ -8,8 +8,9 @@
 import type { Candidate } from './findings';
 import { PLACEHOLDER } from './rules';
 
-/** pass, passwd, password, passphrase, pwd, secret, salt, or an upper-case NAME_KEY constant. */
-const PASSWORD_NAME = /pass(?:w(?:or)?d|phrase)?(?![a-z])|pwd|secret|salt|^[A-Z0-9_]*_KEY$/i;
+/** pass, passwd, password, passphrase, pwd, secret, salt; or an upper-case NAME_KEY constant (AUTH_KEY, APP_KEY). */
+const PASSWORD_NAME = /pass(?:w(?:or)?d|phrase)?(?![a-z])|pwd|secret|salt/i;
+const KEY_CONSTANT = /^[A-Z0-9_]*_KEY$/;
 const NOT_A_PASSWORD_NAME = /bypass|passive|compass|passthrough|passenger|public|prompt|save[_-]?pass|path|file|field|length|policy|type|mode|hint/i;
 /**
  * `name = value`, `name: value`, `"name": "value"`, `name="value"` (XML attributes); PHP's
@@ -31,7 +32,7 @@ const NOT_A_VALUE = /^(?:true|false|null|none|nil|undefined|yes|no|on|off|\d+)$|
 export function passwordCandidates(text: string): Candidate[] {
   const candidates: Candidate[] = [];
   const add = (name: string, value: string, start: number) => {
-    if (!PASSWORD_NAME.test(name) || NOT_A_PASSWORD_NAME.test(name) || NOT_A_VALUE.test(value.trim()) || PLACEHOLDER.test(value)) return;
+    if (!(PASSWORD_NAME.test(name) || KEY_CONSTANT.test(name)) || NOT_A_PASSWORD_NAME.test(name) || NOT_A_VALUE.test(value.trim()) || PLACEHOLDER.test(value)) return;
     candidates.push({ rule: 'tos/password-assignment', severity: 'low', message: `Literal value assigned to ${name}`, start, end: start + value.length, tier: 2 });
   };
   for (const pattern of ASSIGNMENTS) {

@@ -93,6 +93,7 @@ describe('secret-scan recall', () => {
       ['a field name', '"passwordField": "password",'],
       ['prose', 'Firefox saved password collection'],
       ['a bypass setting', '<BypassProxy>0000</BypassProxy>'],
+      ['a lower-case key name', 'cache_key = "users-by-id"'],
     ])('reports nothing for %s', async (_case, line) => {
       expect(await withPasswords(`${line}\n`)).toEqual([]);
     });
