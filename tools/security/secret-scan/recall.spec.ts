@@ -189,6 +189,7 @@ describe('secret-scan recall', () => {
       expect(await toolFailure(scan({ history_ref: 'no-such-branch' }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'history_ref' } });
       expect(await toolFailure(runTool(tool, { path: '.', history: true }, { workspaceRoot: __dirname }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
       expect(await toolFailure(runTool(tool, { content: 'x', history: true }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'history' } });
+      expect(await toolFailure(scan({ ref: 'HEAD' }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'ref' } });
     });
   });
 });

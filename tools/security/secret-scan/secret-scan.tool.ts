@@ -166,6 +166,10 @@ export class SecretScanTool implements ToolHandler<typeof definition> {
     if (input.history && (source.kind === 'content' || input.files !== undefined)) {
       throw ToolError.invalidInput('history', "'history' with a directory 'path' holding .git, without 'files'", input.history);
     }
+    if (input.history && input.ref !== undefined) {
+      // The service opens `ref` as a tree without its .git folder: the history is not there.
+      throw ToolError.invalidInput('ref', "'history_ref' to choose where the history walk starts ('ref' opens the files at a commit, without their history)", input.ref);
+    }
     const { loadGitleaksRules } = await import('./gitleaks-engine');
     const [secretlint, gitleaks] = await Promise.all([loadSecretlint(), loadGitleaksRules()]);
     const engines: Engines = { secretlint, gitleaks };
