@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runTool, toolFailure } from '@tos/sdk/testing';
 import { loadGitleaksRules } from './gitleaks-engine';
+import { scanHistory } from './history';
+import { loadSecretlint } from './secretlint';
 import { SecretScanTool } from './secret-scan.tool';
 
 type Input = Parameters<SecretScanTool['execute']>[0];
@@ -165,6 +167,23 @@ describe('secret-scan recall', () => {
       const result = await scan({});
       expect(result.findings).toEqual([expect.objectContaining({ file: 'config/app.env', line: 2, column: 13, rule: 'tos/high-entropy-assignment', commit: commits[1] })]);
       expect(result).toMatchObject({ count: 1, commits_scanned: 4, files_scanned: 3, truncated: false });
+    });
+
+    it('stops at its time bound and says so', async () => {
+      const [secretlint, gitleaks] = await Promise.all([loadSecretlint(), loadGitleaksRules()]);
+      let clock = 0;
+      // Each reading of the clock moves it 40 s: the second file version is past the 60 s bound.
+      const scan = await scanHistory({
+        gitdir: fs.realpathSync(path.join(root, '.git')),
+        prefix: '',
+        ref: 'HEAD',
+        heuristics: { entropy: true, passwords: false },
+        engines: { secretlint, gitleaks },
+        maxFindings: 1000,
+        signal: new AbortController().signal,
+        now: () => (clock += 40_000),
+      });
+      expect(scan).toMatchObject({ truncated: true, blobs: 1, findings: [] });
     });
 
     it('walks from history_ref', async () => {
