@@ -51,9 +51,11 @@ async function walkHistory(options: HistoryOptions): Promise<HistoryScan> {
     throw ToolError.invalidInput('history_ref', 'a branch, tag or commit of the repository', options.ref, `No commit '${options.ref}' in ${options.prefix || '.'}/.git`);
   });
   const log = await git.log({ ...repo, ref: head, depth: HISTORY_LIMITS.commits + 1 });
-  let truncated = log.length > HISTORY_LIMITS.commits;
+  // isomorphic-git's walk can list a commit twice after a merge; each is scanned once.
+  const unique = [...new Map(log.map((entry) => [entry.oid, entry])).values()];
+  let truncated = unique.length > HISTORY_LIMITS.commits;
   // Oldest first: a blob is scanned at the first commit that holds it.
-  const commits = log.slice(0, HISTORY_LIMITS.commits).reverse();
+  const commits = unique.slice(0, HISTORY_LIMITS.commits).sort((a, b) => a.commit.committer.timestamp - b.commit.committer.timestamp);
   const seenBlobs = new Set<string>();
   const seenTrees = new Set<string>();
   const reported = new Set<string>();
