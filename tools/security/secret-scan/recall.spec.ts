@@ -204,6 +204,31 @@ describe('secret-scan recall', () => {
       }
     });
 
+    it('reaches a secret on a merged branch, reported at the branch commit that planted it', async () => {
+      const git = await import('isomorphic-git');
+      const dir = fs.mkdtempSync(path.join(tmpdir(), 'secret-scan-merge-'));
+      try {
+        const author = (step: number) => ({ name: 'Test', email: 'test@example.invalid', timestamp: 1_700_000_000 + step, timezoneOffset: 0 });
+        const commitFile = async (file: string, text: string, step: number) => {
+          fs.writeFileSync(path.join(dir, file), text);
+          await git.add({ fs, dir, filepath: file });
+          return git.commit({ fs, dir, message: file, author: author(step) });
+        };
+        await git.init({ fs, dir, defaultBranch: 'main' });
+        await commitFile('a.txt', 'a\n', 0);
+        await git.branch({ fs, dir, ref: 'feature', checkout: true });
+        const planted = await commitFile('b.env', 'API_TOKEN=Zq8xR2mLp9Tv4WcY7nKd\n', 1);
+        await git.checkout({ fs, dir, ref: 'main' });
+        await commitFile('c.txt', 'c\n', 2);
+        await git.merge({ fs, dir, ours: 'main', theirs: 'feature', author: author(3) });
+        const result = await runTool<Output>(tool, { path: '.', history: true }, { workspaceRoot: dir });
+        expect(result.findings.map((f) => [f.file, f.line, f.commit])).toEqual([['b.env', 1, planted]]);
+        expect(result.commits_scanned).toBe(4);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('refuses an unknown history_ref, a directory without .git, and inline content', async () => {
       expect(await toolFailure(scan({ history_ref: 'no-such-branch' }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'history_ref' } });
       expect(await toolFailure(runTool(tool, { path: '.', history: true }, { workspaceRoot: __dirname }))).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' } });
