@@ -1,5 +1,8 @@
 /** Findings of the secret scan: the rules' candidates merged (one per overlapping run), located and redacted. */
+import type { GitleaksRules } from './gitleaks-engine';
+import { gitleaksCandidates } from './gitleaks-candidates';
 import { secretlintCandidates, type Secretlint } from './secretlint';
+import { passwordCandidates } from './passwords';
 import { entropyCandidates, serviceKeyCandidates } from './rules';
 
 export const SEVERITIES = ['critical', 'high', 'medium', 'low'] as const;
@@ -13,6 +16,14 @@ export interface Finding {
   column: number;
   message: string;
   match: string;
+  /** History scans: the commit that introduced the secret. */
+  commit?: string;
+}
+
+/** The loaded rule engines a scan runs. */
+export interface Engines {
+  secretlint: Secretlint;
+  gitleaks: GitleaksRules;
 }
 
 /** A finding before it is located and redacted: a range of the scanned text. */
@@ -22,15 +33,27 @@ export interface Candidate {
   message: string;
   start: number;
   end: number;
-  /** Provider and service-key rules are specific; the entropy heuristic is not. */
-  specific: boolean;
+  /**
+   * Which wins where ranges overlap, lowest first: 0 secretlint's and the service-key rules (as
+   * before gitleaks's joined), 1 gitleaks's provider rules, 2 the entropy heuristics.
+   */
+  tier: 0 | 1 | 2;
 }
 
-export async function scanText(text: string, file: string, includeEntropy: boolean, secretlint: Secretlint): Promise<Finding[]> {
+/** Which heuristic rules a scan adds to the provider rules. */
+export interface Heuristics {
+  entropy: boolean;
+  passwords: boolean;
+}
+
+export async function scanText(text: string, file: string, heuristics: Heuristics, engines: Engines): Promise<Finding[]> {
   const candidates = [
-    ...(await secretlintCandidates(text, file, secretlint)),
+    ...(await secretlintCandidates(text, file, engines.secretlint)),
     ...serviceKeyCandidates(text),
-    ...(includeEntropy ? entropyCandidates(text) : []),
+    ...(heuristics.entropy ? entropyCandidates(text) : []),
+    // Last: on an equal range and tier the scan's own rule keeps its id.
+    ...gitleaksCandidates(text, file, engines.gitleaks, heuristics.entropy),
+    ...(heuristics.passwords ? passwordCandidates(text) : []),
   ];
   const locate = locator(text);
   return withoutOverlaps(candidates).map((candidate) => ({
@@ -48,7 +71,7 @@ const SEVERITY_RANK: Readonly<Record<Severity, number>> = { critical: 0, high: 1
 
 /**
  * One finding per run of overlapping ranges (e.g. secretlint and the entropy rule on the same
- * value): the specific rule wins over the heuristic, then the higher severity, then the earlier.
+ * value): the lower tier wins, then the higher severity, then the earlier.
  */
 function withoutOverlaps(candidates: Candidate[]): Candidate[] {
   const byStart = [...candidates].sort((a, b) => a.start - b.start || a.end - b.end);
@@ -68,7 +91,7 @@ function withoutOverlaps(candidates: Candidate[]): Candidate[] {
 }
 
 function better(a: Candidate, b: Candidate): boolean {
-  if (a.specific !== b.specific) return a.specific;
+  if (a.tier !== b.tier) return a.tier < b.tier;
   return SEVERITY_RANK[a.severity] < SEVERITY_RANK[b.severity];
 }
 

@@ -1,13 +1,15 @@
-import { exactlyOneOf, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
-import { scanText, SEVERITIES, type Finding } from './findings';
+import { stat } from 'node:fs/promises';
+import { posix } from 'node:path';
+import { compareText, exactlyOneOf, refInput, Tool, ToolError, type ToolContext, type ToolHandler, textSource, workspaceInputs, defineTool, type ToolInput, type ToolOutput } from '@tos/sdk';
+import { scanText, SEVERITIES, type Engines, type Finding, type Heuristics } from './findings';
+import { HISTORY_LIMITS } from './limits';
 import { loadSecretlint } from './secretlint';
+import { isBinary } from './text';
 
 const CONTENT_FILE = '<content>';
 const MAX_FILES = 5_000;
 const MAX_FILE_BYTES = 1024 * 1024;
 const MAX_FINDINGS = 1_000;
-/** A file whose first bytes hold a NUL is binary (the rule git and grep use). */
-const BINARY_SNIFF_CHARS = 8_000;
 
 type SecretScanInput = ToolInput<typeof definition>;
 
@@ -21,7 +23,7 @@ const definition = defineTool({
   name: 'Secret Scan',
   category: 'security',
   description:
-    "Finds leaked credentials (provider tokens, private keys, this service's sk_ keys, high-entropy secrets) in text or workspace files, with values redacted.",
+    "Finds leaked credentials (gitleaks's and secretlint's provider rules, private keys, this service's sk_ keys, high-entropy secrets) in text, workspace files or a repository's git history, with values redacted.",
   status: 'ready',
   version: '1.0.0',
   cacheable: true,
@@ -49,6 +51,21 @@ const definition = defineTool({
         default: true,
         description: 'Also report high-entropy values assigned to secret-looking names (password, token, api_key, ...).',
       },
+      include_passwords: {
+        type: 'boolean',
+        default: false,
+        description: 'Also report literal values of any strength assigned to password-like names (password, pass, pwd, secret, salt, NAME_KEY) in assignments, JSON, XML, .netrc-style lines and PHP define(), and crypt/bcrypt password hashes. Finds weak passwords in config files; reports test fixtures too.',
+      },
+      history: {
+        type: 'boolean',
+        default: false,
+        description: `Scan the git history of the repository whose .git folder is in the directory given as path: every file version reachable from history_ref, each finding with the commit that introduced it (at most ${HISTORY_LIMITS.commits} commits, ${HISTORY_LIMITS.blobs} file versions, ${HISTORY_LIMITS.bytes / 2 ** 20} MiB and ${HISTORY_LIMITS.ms / 1000} s; versions over 1 MiB and binary ones are skipped).`,
+      },
+      history_ref: {
+        ...refInput(),
+        default: 'HEAD',
+        description: 'With history: the branch, tag or commit whose history is scanned (ref instead opens the files at a commit, without their history).',
+      },
     },
     ...exactlyOneOf('content', 'path'),
   },
@@ -70,12 +87,14 @@ const definition = defineTool({
             column: { type: 'integer' },
             message: { type: 'string' },
             match: { type: 'string' },
+            commit: { type: 'string', description: 'With history: the commit that introduced the secret.' },
           },
         },
       },
       count: { type: 'integer', description: 'Number of findings returned.' },
-      files_scanned: { type: 'integer', description: 'Text files scanned (1 for inline content).' },
-      truncated: { type: 'boolean', description: `True when the scan stopped at ${MAX_FINDINGS} findings.` },
+      files_scanned: { type: 'integer', description: 'Text files scanned (1 for inline content); with history, distinct file versions scanned.' },
+      commits_scanned: { type: 'integer', description: 'With history: commits walked.' },
+      truncated: { type: 'boolean', description: `True when the scan stopped at ${MAX_FINDINGS} findings, or history at one of its bounds.` },
     },
     required: ['findings', 'count', 'files_scanned', 'truncated'],
   },
@@ -144,13 +163,24 @@ export class SecretScanTool implements ToolHandler<typeof definition> {
     if (source.kind === 'content' && input.files !== undefined) {
       throw ToolError.invalidInput('files', "'files' only together with a directory 'path'", input.files);
     }
-    const secretlint = await loadSecretlint();
+    if (input.history && (source.kind === 'content' || input.files !== undefined)) {
+      throw ToolError.invalidInput('history', "'history' with a directory 'path' holding .git, without 'files'", input.history);
+    }
+    if (input.history && input.ref !== undefined) {
+      // The service opens `ref` as a tree without its .git folder: the history is not there.
+      throw ToolError.invalidInput('ref', "'history_ref' to choose where the history walk starts ('ref' opens the files at a commit, without their history)", input.ref);
+    }
+    const { loadGitleaksRules } = await import('./gitleaks-engine');
+    const [secretlint, gitleaks] = await Promise.all([loadSecretlint(), loadGitleaksRules()]);
+    const engines: Engines = { secretlint, gitleaks };
+    const heuristics = heuristicsOf(input);
     ctx.signal.throwIfAborted();
 
     if (source.kind === 'content') {
-      const findings = await scanText(source.content, CONTENT_FILE, input.include_entropy, secretlint);
+      const findings = await scanText(source.content, CONTENT_FILE, heuristics, engines);
       return summary(findings, 1);
     }
+    if (input.history) return this.history(source.path, input, engines, ctx);
 
     const files = await ctx.workspace.listFiles(source.path, { files: input.files, maxFiles: MAX_FILES, maxFileBytes: MAX_FILE_BYTES }, 'path');
     const findings: Finding[] = [];
@@ -165,13 +195,31 @@ export class SecretScanTool implements ToolHandler<typeof definition> {
         nextProgress = percent + 10;
       }
       const text = await ctx.workspace.readText(file.path, MAX_FILE_BYTES, 'path');
-      if (text.slice(0, BINARY_SNIFF_CHARS).includes('\0')) continue;
+      if (isBinary(text)) continue;
       scanned += 1;
-      findings.push(...(await scanText(text, file.path, input.include_entropy, secretlint)));
+      findings.push(...(await scanText(text, file.path, heuristics, engines)));
       if (findings.length > MAX_FINDINGS) break;
     }
     return summary(findings, scanned);
   }
+
+  private async history(directory: string, input: SecretScanInput, engines: Engines, ctx: ToolContext<typeof definition>): Promise<SecretScanOutput> {
+    const normalized = posix.normalize(directory).replace(/\/+$/, '');
+    const prefix = normalized === '.' ? '' : normalized;
+    const gitPath = prefix ? `${prefix}/.git` : '.git';
+    const gitdir = await ctx.workspace.resolve(gitPath, 'path');
+    const entry = await stat(gitdir).catch(() => undefined);
+    if (!entry?.isDirectory()) throw ToolError.invalidInput('path', 'a directory holding a .git folder (history)', directory, `No .git folder in ${directory}`);
+    const { scanHistory } = await import('./history');
+    const scan = await scanHistory({ gitdir, prefix, ref: input.history_ref, heuristics: heuristicsOf(input), engines, maxFindings: MAX_FINDINGS, signal: ctx.signal });
+    const sorted = [...scan.findings].sort((a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column || compareText(a.commit!, b.commit!));
+    const result = summary(sorted, scan.blobs);
+    return { ...result, commits_scanned: scan.commits, truncated: result.truncated || scan.truncated };
+  }
+}
+
+function heuristicsOf(input: SecretScanInput): Heuristics {
+  return { entropy: input.include_entropy, passwords: input.include_passwords };
 }
 
 function summary(findings: Finding[], filesScanned: number): SecretScanOutput {

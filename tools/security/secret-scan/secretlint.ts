@@ -68,7 +68,7 @@ export async function secretlintCandidates(text: string, file: string, engine: S
       message: cleanMessage(message.message),
       start: message.range[0],
       end: message.range[1],
-      specific: true,
+      tier: 0,
     };
   });
 }
