@@ -29,6 +29,7 @@ const IMPLEMENTATION_LIBRARIES = [
   '@yarnpkg/parsers',
   '@kubernetes/client-node',
   '@octokit/rest',
+  'isomorphic-git',
 ];
 
 const loaded = new Set<string>();
