@@ -1,59 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { listenHttp } from '../../../test/support/http-listen';
+import { exportOf, startExportServer, type ExportServer } from '../../../test/support/osv-exports';
 import { zip } from '../../../test/support/zip';
 import { readSyncState } from '../../../tools/integrations/osv/sync-state';
+import { runTool } from '@tos/sdk/testing';
+import { buildCodeWorkspace } from '../../../test/support/code-tools/workspace';
+import { DependencyCheckTool, type DependencyCheckOutput } from '../../../tools/security/dependency-check/dependency-check.tool';
 import { syncAdvisories } from './sync';
 
-/** A record of `name` fixed in 1.3.0, with incompressible prose so an export is big enough to cut. */
-const record = (id: string, name: string, modified: string) =>
-  JSON.stringify({
-    id,
-    modified,
-    details: randomBytes(6000).toString('base64'),
-    affected: [{ package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '1.3.0' }] }] }],
-  });
-
-const exportOf = (records: Array<[string, string, string]>) => zip(records.map(([id, name, modified]) => ({ name: `${id}.json`, body: record(id, name, modified) })));
-
-/** OSV's export bucket on loopback: ETag, If-None-Match, Range with If-Range (RFC 9110), and a cut on demand. */
-async function startExportServer() {
-  const exports = new Map<string, { body: Buffer; etag: string }>();
-  const seen: Array<{ url: string; headers: IncomingHttpHeaders; status: number }> = [];
-  const control = { cutAfter: undefined as number | undefined };
-  const server = createServer((request, response) => {
-    const served = exports.get(request.url!);
-    const answer = (status: number, headers: Record<string, string | number> = {}) => {
-      seen.push({ url: request.url!, headers: request.headers, status });
-      response.writeHead(status, headers);
-    };
-    if (!served) return answer(404), response.end();
-    const { body, etag } = served;
-    if (request.headers['if-none-match'] === etag) return answer(304, { etag }), response.end();
-    const range = /^bytes=(\d+)-$/.exec(request.headers.range ?? '');
-    const ranged = range && (request.headers['if-range'] === undefined || request.headers['if-range'] === etag);
-    const start = ranged ? Number(range[1]) : 0;
-    if (ranged && start >= body.length) return answer(416, { 'content-range': `bytes */${body.length}` }), response.end();
-    const part = body.subarray(start);
-    answer(ranged ? 206 : 200, {
-      etag,
-      'last-modified': 'Wed, 25 Nov 2026 10:00:00 GMT',
-      'accept-ranges': 'bytes',
-      'content-length': part.length,
-      ...(ranged ? { 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` } : {}),
-    });
-    if (control.cutAfter === undefined) return response.end(part);
-    response.write(part.subarray(0, control.cutAfter), () => response.socket?.destroy());
-    control.cutAfter = undefined;
-  });
-  const listening = await listenHttp(server);
-  return { ...listening, exports, seen, control };
-}
-
-let server: Awaited<ReturnType<typeof startExportServer>>;
+let server: ExportServer;
 let dir: string;
 let outside: string;
 
@@ -179,5 +135,36 @@ describe('tos advisories sync', () => {
   it('refuses an ecosystem name that is a path or a release', async () => {
     expect(await syncAdvisories({ directory: dir, ecosystems: ['../npm', 'Debian:12'], source: server.url })).toMatchObject([{ status: 'failed' }, { status: 'failed' }]);
     expect(server.seen).toEqual([]);
+  });
+});
+
+describe('dependency-check on a synced OSV_DATA_DIR', () => {
+  let workspace: string;
+  beforeAll(() => {
+    workspace = buildCodeWorkspace(mkdtempSync(path.join(tmpdir(), 'advisories-scan-')));
+  });
+  afterAll(() => rmSync(workspace, { recursive: true, force: true }));
+
+  it('matches the synced records and reports when they were synced and how recent they are', async () => {
+    server.exports.set('/npm/all.zip', {
+      body: await exportOf([
+        ['GHSA-sync-0000-0001', 'minimist', '2026-11-20T08:00:00Z'],
+        ['GHSA-sync-0000-0002', 'left-pad', '2026-03-01T00:00:00Z'],
+      ]),
+      etag: '"npm-1"',
+    });
+    const [outcome] = await sync();
+    expect(outcome).toMatchObject({ status: 'downloaded', records: 2 });
+
+    const output = await runTool<DependencyCheckOutput>(DependencyCheckTool, { path: 'code/npm-app' }, { workspaceRoot: workspace, config: { OSV_DATA_DIR: dir } });
+    expect(output.vulnerabilities.map((found) => [found.id, `${found.package}@${found.installed_version}`, found.fixed_versions])).toEqual([['GHSA-sync-0000-0001', 'minimist@1.2.5', ['1.3.0']]]);
+    expect(output.advisory_data).toEqual({
+      source: 'offline',
+      directory: dir,
+      api_url: null,
+      queried_at: null,
+      ecosystems: [{ ecosystem: 'npm', synced_at: outcome.synced_at, data_as_of: '2026-11-20T08:00:00.000Z' }],
+    });
+    expect(output.warnings).toEqual([]);
   });
 });
