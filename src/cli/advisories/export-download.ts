@@ -24,6 +24,8 @@ export interface DownloadRequest {
   onStarted: (partial: PartialDownload | undefined) => Promise<void>;
 }
 
+const IDLE_TIMEOUT_MS = 60_000;
+
 /** Only a strong validator may guard a byte range (RFC 9110 §13.1.5). */
 const isStrong = (etag: string | null | undefined): etag is string => typeof etag === 'string' && etag.startsWith('"');
 
@@ -64,7 +66,11 @@ export async function downloadExport(request: DownloadRequest): Promise<Download
 
 function get(url: string, headers: Record<string, string>): Promise<IncomingMessage> {
   const client = new URL(url).protocol === 'https:' ? https : http;
-  return new Promise((resolve, reject) => client.get(url, { headers }, resolve).once('error', reject));
+  return new Promise((resolve, reject) => {
+    const request = client.get(url, { headers }, resolve).once('error', reject);
+    // A stalled connection fails the download (what arrived is kept for the next run).
+    request.setTimeout(IDLE_TIMEOUT_MS, () => request.destroy(new Error(`${url} sent nothing for ${IDLE_TIMEOUT_MS / 1000} s`)));
+  });
 }
 
 /**

@@ -26,7 +26,7 @@ export interface Unpacked {
   newestRecord: string | null;
 }
 
-export class ExportRefused extends Error {
+class ExportRefused extends Error {
   override name = 'ExportRefused';
 }
 

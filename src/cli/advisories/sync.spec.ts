@@ -112,6 +112,25 @@ describe('tos advisories sync', () => {
     expect((await readSyncState(dir)).ecosystems.npm.etag).toBe('"v2"');
   });
 
+  it('starts over when the server cannot continue the partial file (416)', async () => {
+    const body = await exportOf(NPM_RECORDS);
+    server.exports.set('/npm/all.zip', { body, etag: '"v1"' });
+    const cutAt = body.length - 1000;
+    server.control.cutAfter = cutAt;
+    expect(await sync()).toMatchObject([{ status: 'failed' }]);
+    // A mirror that kept the ETag but now serves a shorter file: the range starts past its end.
+    const shorter = await exportOf([NPM_RECORDS[0]]);
+    expect(shorter.length).toBeLessThan(cutAt);
+    server.exports.set('/npm/all.zip', { body: shorter, etag: '"v1"' });
+
+    expect(await sync()).toMatchObject([{ status: 'downloaded', records: 1 }]);
+    expect(server.seen.slice(-2).map((request) => [request.headers.range, request.status])).toEqual([
+      [`bytes=${cutAt}-`, 416],
+      [undefined, 200],
+    ]);
+    expect((await readSyncState(dir)).partial).toEqual({});
+  });
+
   it.each([
     ['an entry climbing out', () => zip([{ name: '../x.json', body: '{"id":"X","modified":"2026-01-01T00:00:00Z"}' }])],
     ['an entry in a subfolder', () => zip([{ name: 'sub/x.json', body: '{"id":"X","modified":"2026-01-01T00:00:00Z"}' }])],

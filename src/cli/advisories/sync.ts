@@ -65,7 +65,12 @@ async function syncEcosystem(directory: string, ecosystem: string, options: Sync
   });
   const synced_at = new Date().toISOString();
   if (download.status === 'unchanged') {
-    await updateState(directory, (current) => void (current.ecosystems[ecosystem] = { ...known!, synced_at }));
+    // A partial file the server no longer continues (416) is dropped with its state.
+    await rm(archive, { force: true });
+    await updateState(directory, (current) => {
+      current.ecosystems[ecosystem] = { ...known!, synced_at };
+      setPartial(current, ecosystem, undefined);
+    });
     return { ecosystem, status: 'unchanged', records: known!.records, data_as_of: known!.newest_record, synced_at };
   }
   const generation = path.join(work, `${ecosystem}-${Date.now()}-${randomBytes(4).toString('hex')}`);
