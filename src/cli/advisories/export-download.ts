@@ -40,18 +40,16 @@ export async function downloadExport(request: DownloadRequest): Promise<Download
   const header = (name: string) => (typeof response.headers[name] === 'string' ? (response.headers[name] as string) : null);
   if (status !== 200 && status !== 206) response.resume();
   if (status === 304 && !resumable && request.currentEtag) return { status: 'unchanged' };
-  if (status === 416 && resumable) {
-    // The partial file is not a prefix the server recognises: start over.
+  const etag = header('etag');
+  const offset = status === 206 ? resumedAt(header('content-range')) : 0;
+  const continues = status === 206 && offset === size && (etag === null || etag === request.partial?.etag);
+  if (resumable && (status === 416 || (status === 206 && !continues))) {
+    // The server cannot continue this partial file (416, or a range of something else): start over.
+    response.destroy();
     await truncate(request.file, 0);
     return downloadExport({ ...request, partial: undefined });
   }
-  if (status !== 200 && status !== 206) throw new Error(`${request.url} answered HTTP ${status}`);
-  const offset = status === 206 ? resumedAt(header('content-range')) : 0;
-  if (status === 206 && (!resumable || offset !== size)) {
-    response.destroy();
-    throw new Error(`${request.url} answered a range that does not continue the partial download`);
-  }
-  const etag = header('etag');
+  if (status !== 200 && !(status === 206 && continues)) throw new Error(`${request.url} answered HTTP ${status}`);
   // Saving starts at once (a cut seen before the listeners would be missed); the state follows.
   const saved = saveBody(response, request.file, status === 206 ? 'a' : 'w');
   const recorded = request.onStarted(isStrong(etag) ? { url: request.url, etag } : undefined);
