@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { useTestApp } from './support/app';
 import { until } from './support/poll';
+import { exportOf, startExportServer } from './support/osv-exports';
 import { missingPrerequisite } from './support/prerequisites';
 import { ENGINE_MODES } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
@@ -72,6 +73,26 @@ describe('tos client commands', () => {
     const loaded: string[] = JSON.parse(/^loaded-packages: (.*)$/m.exec(stderr)![1]);
     expect(loaded).toContain('commander');
     for (const heavy of ['@nestjs/core', '@nestjs/common', 'typeorm', '@electric-sql/pglite', 'pg', 'class-validator', '@modelcontextprotocol/sdk']) expect(loaded).not.toContain(heavy);
+  });
+
+  it('advisories sync works on a directory alone: a line per ecosystem, neither Nest nor the database loaded', async () => {
+    const bucket = await startExportServer();
+    const dir = mkdtempSync(path.join(tmpdir(), 'tos-advisories-'));
+    try {
+      bucket.exports.set('/npm/all.zip', { body: await exportOf([['GHSA-cli0-0000-0001', 'minimist', '2026-11-20T08:00:00Z']]), etag: '"e1"' });
+      const sync = ['advisories', 'sync', '--dir', dir, '--ecosystems', 'npm', '--source', bucket.url];
+      const first = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', REPORT_LOADED_PACKAGES, CLI, ...sync], { env: { PATH: process.env.PATH! } });
+      expect(first.stdout).toMatch(/^npm +downloaded +1 +2026-11-20T08:00:00\.000Z/m);
+      const loaded: string[] = JSON.parse(/^loaded-packages: (.*)$/m.exec(first.stderr)![1]);
+      expect(loaded).toContain('yauzl');
+      for (const heavy of ['@nestjs/core', '@nestjs/common', 'typeorm', '@electric-sql/pglite', 'pg', 'class-validator']) expect(loaded).not.toContain(heavy);
+      const second = await tos([...sync, '--json']);
+      expect(second.code).toBe(0);
+      expect(JSON.parse(second.stdout)).toMatchObject([{ ecosystem: 'npm', status: 'unchanged', records: 1, data_as_of: '2026-11-20T08:00:00.000Z' }]);
+    } finally {
+      await bucket.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('invokes synchronously with --set', async () => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { tar, type TarEntry } from './support/tar';
-import { ZipFile } from 'yazl';
+import { zip } from './support/zip';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { TIER_LIMITS, type Tier } from '../src/identity/tiers';
@@ -25,18 +25,6 @@ import { killProcess, startServiceProcess, type ServiceProcess } from './support
 const LIMITS = { WORKSPACE_MAX_BYTES: String(256 * 1024), WORKSPACE_MAX_UNPACKED_BYTES: String(1024 * 1024), WORKSPACE_MAX_FILES: '50' };
 
 const tarGz = async (entries: TarEntry[]) => gzipSync(await tar(entries));
-
-/** A zip of the entries; `..` in a name is written as yazl refuses to, by patching a same-length placeholder. */
-async function zip(entries: Array<{ name: string; body: string | Buffer; mode?: number }>): Promise<Buffer> {
-  const file = new ZipFile();
-  for (const entry of entries) file.addBuffer(Buffer.from(entry.body), entry.name.replaceAll('..', '__'), { mode: entry.mode ?? 0o100644 });
-  file.end();
-  const chunks: Buffer[] = [];
-  for await (const chunk of file.outputStream) chunks.push(chunk as Buffer);
-  let text = Buffer.concat(chunks).toString('latin1');
-  for (const entry of entries) text = text.replaceAll(entry.name.replaceAll('..', '__'), entry.name);
-  return Buffer.from(text, 'latin1');
-}
 
 const DOCKERFILE = 'FROM node:latest\nRUN curl -fsSL https://example.test/install.sh | sh\n';
 const PROJECT: TarEntry[] = [

@@ -1,5 +1,6 @@
 /** The `tos` command tree: built here, run by main.ts, walked by completion and by the help tests. */
 import { Command } from 'commander';
+import { registerAdvisoryCommands } from './advisories/commands';
 import { EXIT } from './client/api-client';
 import { registerClientCommands } from './client/commands';
 import { registerClientKeyCommands } from './client/account-commands';
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   const keys = registerOperatorCommands(program);
   registerClientCommands(program);
   registerClientKeyCommands(keys);
+  registerAdvisoryCommands(program);
   registerCompletion(program);
   return program;
 }

@@ -13,6 +13,7 @@ import { createGunzip } from 'node:zlib';
 import { extract as tarExtract } from 'tar-stream';
 import type * as yauzl from 'yauzl';
 import { ArchiveRefused, printable, TreeShape } from './tree-shape';
+import { nextEntry, openEntry } from '../common/zip-entries';
 
 export { ArchiveRefused } from './tree-shape';
 
@@ -231,24 +232,6 @@ async function readZip(data: ArchiveSource, budget: Budget, sink: EntrySink): Pr
   } finally {
     zip.close();
   }
-}
-
-function nextEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | undefined> {
-  return new Promise((resolve, reject) => {
-    const onEntry = (entry: yauzl.Entry) => settle(() => resolve(entry));
-    const onEnd = () => settle(() => resolve(undefined));
-    const onError = (error: Error) => settle(() => reject(error));
-    const settle = (then: () => void) => {
-      zip.off('entry', onEntry).off('end', onEnd).off('error', onError);
-      then();
-    };
-    zip.on('entry', onEntry).on('end', onEnd).on('error', onError);
-    zip.readEntry();
-  });
-}
-
-function openEntry(zip: yauzl.ZipFile, entry: yauzl.Entry): Promise<Readable> {
-  return new Promise((resolve, reject) => zip.openReadStream(entry, (error, stream) => (error ? reject(error) : resolve(stream))));
 }
 
 async function readSmall(stream: Readable, max: number): Promise<Buffer> {

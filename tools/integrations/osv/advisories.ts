@@ -9,7 +9,7 @@ import { fixesFor, matchRecord, type Match } from './matcher';
 import type { OsvRecord, PackageQuery } from './record';
 import type { VersionOrdering } from './version-ordering';
 
-export type AdvisorySource = { kind: 'directory'; directory: string } | { kind: 'api'; client: OsvApiClient };
+export type AdvisorySource = { kind: 'directory'; directory: string } | { kind: 'api'; client: OsvApiClient; url: string };
 
 export interface EcosystemRules {
   ordering: VersionOrdering;

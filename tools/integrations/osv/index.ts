@@ -7,6 +7,16 @@ export { findAdvisories, type AdvisoryFinding, type AdvisoryLookup, type Advisor
 export { OsvApiClient } from './api-client';
 export { fixesFor, matchRecord, type Match, type MatchOptions } from './matcher';
 export type { OsvAffected, OsvRange, OsvRecord, PackageQuery } from './record';
-export { advisorySource, bySeverityThenName, describeAdvisory, MIN_SEVERITIES, OSV_SETTINGS, SEVERITY_FILTER_INPUTS } from './reporting';
+export {
+  ADVISORY_DATA_OUTPUT,
+  advisorySource,
+  bySeverityThenName,
+  describeAdvisory,
+  describeAdvisoryData,
+  MIN_SEVERITIES,
+  OSV_SETTINGS,
+  SEVERITY_FILTER_INPUTS,
+  type AdvisoryData,
+} from './reporting';
 export { rateSeverity, severityRank, SEVERITIES, type RatedSeverity, type Severity } from './severity';
 export { apkOrdering, dpkgOrdering, goOrdering, pep440Ordering, semverOrdering, type VersionOrdering } from './version-ordering';

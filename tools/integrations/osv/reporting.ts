@@ -7,6 +7,7 @@ import type { AdvisorySource } from './advisories';
 import { OsvApiClient } from './api-client';
 import type { OsvAffected, OsvRecord } from './record';
 import { rateSeverity, severityRank, type RatedSeverity } from './severity';
+import { readSyncState } from './sync-state';
 
 const MAX_SUMMARY_CHARS = 300;
 
@@ -42,7 +43,60 @@ export function advisorySource(ctx: ToolContext): AdvisorySource {
   if (typeof directory === 'string' && directory !== '') return { kind: 'directory', directory };
   const url = ctx.config.OSV_API_URL;
   if (typeof url !== 'string' || url === '') throw new ToolError('Neither OSV_DATA_DIR nor OSV_API_URL is set', { suggestion: 'Set one of them on the service' });
-  return { kind: 'api', client: new OsvApiClient(ctx.http, url) };
+  return { kind: 'api', client: new OsvApiClient(ctx.http, url), url };
+}
+
+const UNKNOWN = 'unknown';
+
+/** Which advisory data a result used and how fresh it was (docs/tools.md "Offline advisory data"). */
+export const ADVISORY_DATA_OUTPUT = {
+  type: 'object',
+  description:
+    'Which advisory data the scan used: OSV_DATA_DIR (offline, with each ecosystem\'s sync date and newest record date from `tos advisories sync`, "unknown" for a folder filled by hand) or the OSV API (its URL and when it was asked).',
+  additionalProperties: false,
+  required: ['source', 'directory', 'api_url', 'queried_at', 'ecosystems'],
+  properties: {
+    source: { type: 'string', enum: ['offline', 'osv-api'] },
+    directory: { type: ['string', 'null'], description: 'OSV_DATA_DIR when offline.' },
+    api_url: { type: ['string', 'null'], description: 'OSV_API_URL when online.' },
+    queried_at: { type: ['string', 'null'], description: 'When the OSV API was asked (ISO 8601), when online.' },
+    ecosystems: {
+      type: 'array',
+      description: 'Offline: each ecosystem matched (the folder it was read from, so Debian for Debian:12).',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['ecosystem', 'synced_at', 'data_as_of'],
+        properties: {
+          ecosystem: { type: 'string' },
+          synced_at: { type: 'string', description: 'When `tos advisories sync` last confirmed the folder current, or "unknown".' },
+          data_as_of: { type: 'string', description: "The newest record's `modified` date, or \"unknown\"." },
+        },
+      },
+    },
+  },
+} as const;
+
+export interface AdvisoryData {
+  source: 'offline' | 'osv-api';
+  directory: string | null;
+  api_url: string | null;
+  queried_at: string | null;
+  ecosystems: Array<{ ecosystem: string; synced_at: string; data_as_of: string }>;
+}
+
+/** The `advisory_data` of a result: `ecosystems` are those queried, `queriedAt` when the lookup began. */
+export async function describeAdvisoryData(source: AdvisorySource, ecosystems: string[], queriedAt: Date): Promise<AdvisoryData> {
+  if (source.kind === 'api') return { source: 'osv-api', directory: null, api_url: source.url, queried_at: queriedAt.toISOString(), ecosystems: [] };
+  const synced = (await readSyncState(source.directory)).ecosystems;
+  const folders = [...new Set(ecosystems.map((ecosystem) => ecosystem.split(':')[0]))].sort(compareText);
+  return {
+    source: 'offline',
+    directory: source.directory,
+    api_url: null,
+    queried_at: null,
+    ecosystems: folders.map((ecosystem) => ({ ecosystem, synced_at: synced[ecosystem]?.synced_at ?? UNKNOWN, data_as_of: synced[ecosystem]?.newest_record ?? UNKNOWN })),
+  };
 }
 
 /** A finding's advisory part: id, aliases, a one-line summary and the rated severity. */

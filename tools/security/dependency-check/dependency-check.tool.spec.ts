@@ -151,7 +151,19 @@ describe('DependencyCheckTool with the OSV API', () => {
   it('finds what the local records find, batching queries and fetching each record once', async () => {
     const fromDirectory = await check({ path: 'code' });
     const fromApi = await check({ path: 'code' }, online());
-    expect(fromApi).toEqual({ ...fromDirectory, source: 'osv-api' });
+    expect(fromApi).toEqual({
+      ...fromDirectory,
+      source: 'osv-api',
+      advisory_data: { source: 'osv-api', directory: null, api_url: osv.url, queried_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), ecosystems: [] },
+    });
+    // Fixture records were put in place by hand, not synced: their dates are unknown.
+    expect(fromDirectory.advisory_data).toEqual({
+      source: 'offline',
+      directory: FIXTURE_OSV_DIR,
+      api_url: null,
+      queried_at: null,
+      ecosystems: ['Go', 'PyPI', 'npm'].map((ecosystem) => ({ ecosystem, synced_at: 'unknown', data_as_of: 'unknown' })),
+    });
     const batches = osv.requests.filter((request) => request.path === '/v1/querybatch');
     expect(batches).toEqual([{ method: 'POST', path: '/v1/querybatch', queries: fromApi.packages_scanned }]);
     const fetched = osv.requests.filter((request) => request.path.startsWith('/v1/vulns/')).map((request) => request.path);

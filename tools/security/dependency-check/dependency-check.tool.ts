@@ -2,7 +2,7 @@ import { Tool, type ToolContext, type ToolHandler, workspaceInputs, defineTool, 
 import { dependencyCheck, MAX_SKIPPED_LISTED } from './scan';
 import { DEPENDENCY_CHECK_EXAMPLES } from './examples';
 import { LOCKFILE_NAMES_TEXT, MAX_LOCKFILE_BYTES, MAX_LOCKFILES } from '../../shared/lockfiles';
-import { OSV_SETTINGS, SEVERITIES, SEVERITY_FILTER_INPUTS } from '../../integrations/osv';
+import { ADVISORY_DATA_OUTPUT, OSV_SETTINGS, SEVERITIES, SEVERITY_FILTER_INPUTS } from '../../integrations/osv';
 import { countsOutput, lockfilesOutput, pageOutputs } from '../../shared/scan';
 
 export type DependencyCheckInput = ToolInput<typeof definition>;
@@ -75,9 +75,10 @@ const definition = defineTool({
         },
       },
       source: { type: 'string', enum: ['osv-data-dir', 'osv-api'], description: 'Where the advisories came from.' },
+      advisory_data: ADVISORY_DATA_OUTPUT,
       warnings: { type: 'array', items: { type: 'string' }, description: 'Gaps in the advisory data (an ecosystem without records, unreadable files).' },
     },
-    required: ['vulnerabilities', 'count', 'total', 'truncated', 'summary', 'packages_scanned', 'lockfiles', 'skipped', 'source', 'warnings'],
+    required: ['vulnerabilities', 'count', 'total', 'truncated', 'summary', 'packages_scanned', 'lockfiles', 'skipped', 'source', 'advisory_data', 'warnings'],
   },
   examples: DEPENDENCY_CHECK_EXAMPLES,
 });

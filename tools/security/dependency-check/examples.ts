@@ -100,8 +100,11 @@ export const DEPENDENCY_CHECK_EXAMPLES: ToolExample[] = [
       lockfiles: [{ file: 'code/npm-app/package-lock.json', format: 'package-lock', ecosystem: 'npm', packages: 7, skipped: 0 }],
       skipped: [],
       source: 'osv-data-dir',
+      advisory_data: { source: 'offline', directory: '/srv/osv', api_url: null, queried_at: null, ecosystems: [{ ecosystem: 'npm', synced_at: 'unknown', data_as_of: 'unknown' }] },
       warnings: [],
     },
+    // OSV_DATA_DIR is where the checkout is; its fixture records were not synced, so their dates are unknown.
+    varies: ['advisory_data.directory'],
   },
   {
     name: 'A pip-compile requirements file (PEP 440 ranges; unpinned lines skipped)',
@@ -156,8 +159,11 @@ export const DEPENDENCY_CHECK_EXAMPLES: ToolExample[] = [
         },
       ],
       source: 'osv-data-dir',
+      advisory_data: { source: 'offline', directory: '/srv/osv', api_url: null, queried_at: null, ecosystems: [{ ecosystem: 'PyPI', synced_at: 'unknown', data_as_of: 'unknown' }] },
       warnings: [],
     },
+    // OSV_DATA_DIR is where the checkout is; its fixture records were not synced, so their dates are unknown.
+    varies: ['advisory_data.directory'],
   },
   {
     name: 'Go modules at high severity or worse (the Go database rates none: unknown is always reported)',
@@ -205,7 +211,10 @@ export const DEPENDENCY_CHECK_EXAMPLES: ToolExample[] = [
       lockfiles: [{ file: 'code/go-app/go.sum', format: 'go.sum', ecosystem: 'Go', packages: 3, skipped: 0 }],
       skipped: [],
       source: 'osv-data-dir',
+      advisory_data: { source: 'offline', directory: '/srv/osv', api_url: null, queried_at: null, ecosystems: [{ ecosystem: 'Go', synced_at: 'unknown', data_as_of: 'unknown' }] },
       warnings: [],
     },
+    // OSV_DATA_DIR is where the checkout is; its fixture records were not synced, so their dates are unknown.
+    varies: ['advisory_data.directory'],
   },
 ];

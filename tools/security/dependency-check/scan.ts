@@ -9,6 +9,7 @@ import {
   advisorySource,
   bySeverityThenName,
   describeAdvisory,
+  describeAdvisoryData,
   findAdvisories,
   goOrdering,
   pep440Ordering,
@@ -62,6 +63,7 @@ export async function dependencyCheck(input: DependencyCheckInput, ctx: ToolCont
     }
   }
 
+  const queriedAt = new Date();
   const lookup = await findAdvisories(queries, source, {
     ecosystems: ECOSYSTEMS,
     signal: ctx.signal,
@@ -109,6 +111,7 @@ export async function dependencyCheck(input: DependencyCheckInput, ctx: ToolCont
     })),
     skipped: skipped.slice(0, MAX_SKIPPED_LISTED),
     source: source.kind === 'directory' ? 'osv-data-dir' : 'osv-api',
+    advisory_data: await describeAdvisoryData(source, queries.map((query) => query.ecosystem), queriedAt),
     warnings: lookup.warnings,
   };
 }

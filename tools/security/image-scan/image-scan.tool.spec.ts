@@ -24,6 +24,7 @@ interface Output {
   count: number;
   total: number;
   summary: Record<string, number>;
+  advisory_data: { source: string; directory: string | null; ecosystems: { ecosystem: string; synced_at: string; data_as_of: string }[] };
   warnings: string[];
 }
 
@@ -161,7 +162,10 @@ describe('image-scan limits on what an image unpacks to', () => {
 
   it('reads the same images within their limits', async () => {
     await expect(scan('two-layers.tar', { IMAGE_SCAN_MAX_UNPACKED_BYTES: String(mib(5)) })).resolves.toMatchObject({ layers: [{ index: 0 }, { index: 1 }] });
-    expect((await scan('small.tar')).packages).toEqual([{ ecosystem: 'npm', name: 'lodash', version: '4.17.15', source: 'npm', path: '/app/node_modules/lodash/package.json', layer_index: 0 }]);
+    const small = await scan('small.tar');
+    expect(small.packages).toEqual([{ ecosystem: 'npm', name: 'lodash', version: '4.17.15', source: 'npm', path: '/app/node_modules/lodash/package.json', layer_index: 0 }]);
+    // Records put in place by hand (no `tos advisories sync` state): which folder, dates unknown.
+    expect(small.advisory_data).toMatchObject({ source: 'offline', directory: FIXTURE_OSV_DIR, ecosystems: [{ ecosystem: 'npm', synced_at: 'unknown', data_as_of: 'unknown' }] });
   });
 });
 
@@ -199,6 +203,8 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
       expect.objectContaining({ id: 'DEBIAN-CVE-2024-0727', package: 'openssl', ecosystem: 'Debian:12', installed_version: '3.0.11-1~deb12u1', fixed_versions: ['3.0.13-1~deb12u1'], severity: 'high', layer_index: 1, path: '/var/lib/dpkg/status' }),
     );
     expect(out.vulnerabilities.map(({ package: name }) => name).sort()).toEqual(expect.arrayContaining(['PyYAML', 'lodash', 'openssl']));
+    // Debian:12 packages are matched from the Debian folder, the one `tos advisories sync` fills.
+    expect(out.advisory_data.ecosystems.map(({ ecosystem }) => ecosystem)).toEqual(['Debian', 'PyPI', 'npm']);
     expect(out.warnings).toEqual([]);
   };
 

@@ -5,10 +5,12 @@ import { DockerClients, DOCKER_SETTINGS, engineCall } from '../../integrations/d
 import { LIMIT_SETTINGS, readSavedImage, type ScanLimits } from './image-layers';
 import { inventory, type InstalledPackage } from './inventory';
 import {
+  ADVISORY_DATA_OUTPUT,
   advisorySource,
   apkOrdering,
   bySeverityThenName,
   describeAdvisory,
+  describeAdvisoryData,
   dpkgOrdering,
   findAdvisories,
   OSV_SETTINGS,
@@ -113,9 +115,10 @@ const definition = defineTool({
       ...pageOutputs('Vulnerabilities'),
       summary: countsOutput(SEVERITIES, 'Vulnerabilities found per severity (all of them, not only those returned).'),
       source: { type: 'string', enum: ['osv-data-dir', 'osv-api'], description: 'Where the advisories came from.' },
+      advisory_data: ADVISORY_DATA_OUTPUT,
       warnings: { type: 'array', items: { type: 'string' }, description: 'What the scan could not see or match.' },
     },
-    required: ['image', 'os', 'layers', 'packages', 'vulnerabilities', 'count', 'total', 'truncated', 'summary', 'source', 'warnings'],
+    required: ['image', 'os', 'layers', 'packages', 'vulnerabilities', 'count', 'total', 'truncated', 'summary', 'source', 'advisory_data', 'warnings'],
   },
   examples: [
     {
@@ -277,10 +280,21 @@ const definition = defineTool({
           unknown: 0
         },
         source: 'osv-data-dir',
+        advisory_data: {
+          source: 'offline',
+          directory: '/srv/osv',
+          api_url: null,
+          queried_at: null,
+          ecosystems: [
+            { ecosystem: 'Debian', synced_at: 'unknown', data_as_of: 'unknown' },
+            { ecosystem: 'PyPI', synced_at: 'unknown', data_as_of: 'unknown' },
+            { ecosystem: 'npm', synced_at: 'unknown', data_as_of: 'unknown' }
+          ]
+        },
         warnings: []
       },
-      // Layer ids hash the layers' file times: they differ from checkout to checkout.
-      varies: ['layers.0.id', 'layers.1.id', 'layers.2.id', 'layers.3.id'],
+      // Layer ids hash the layers' file times: they differ from checkout to checkout; OSV_DATA_DIR is where the checkout is.
+      varies: ['layers.0.id', 'layers.1.id', 'layers.2.id', 'layers.3.id', 'advisory_data.directory'],
     },
   ],
 });
@@ -297,6 +311,7 @@ export class ImageScanTool implements ToolHandler<typeof definition> {
     const image = await readSavedImage(archive, scanLimits(ctx), input.image === undefined ? 'tarball' : 'image', ctx.signal);
     ctx.progress(50, `${image.layers.length} layer(s) read`);
     const found = inventory(image);
+    const queriedAt = new Date();
     const lookup = await findAdvisories(
       found.packages.map(({ ecosystem, name: packageName, version }) => ({ ecosystem, name: packageName, version })),
       source,
@@ -317,6 +332,7 @@ export class ImageScanTool implements ToolHandler<typeof definition> {
       ...page,
       summary: countBy(SEVERITIES, vulnerabilities, ({ severity }) => severity),
       source: source.kind === 'directory' ? 'osv-data-dir' : 'osv-api',
+      advisory_data: await describeAdvisoryData(source, found.packages.map(({ ecosystem }) => ecosystem), queriedAt),
       warnings: [...image.warnings, ...found.warnings, ...lookup.warnings],
     };
   }
