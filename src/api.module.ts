@@ -8,6 +8,7 @@ import { ExecutionsController } from './executions/request/executions.controller
 import { InvokeController } from './executions/request/invoke.controller';
 import { UsageController } from './executions/request/usage.controller';
 import { ExecutionsModule } from './executions/executions.module';
+import { LiveUpdates } from './executions/live/live-updates';
 import { HealthController } from './health/health.controller';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
@@ -55,5 +56,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module';
     SecretsController,
     WorkspacesController,
   ],
+  // GET /v1/ws is not a controller: app.setup.ts installs it on the HTTP server (src/executions/live).
+  providers: [LiveUpdates],
 })
 export class ApiModule {}
