@@ -41,10 +41,6 @@ export function installLiveEndpoint(app: NestFastifyApplication): void {
       () => refuse(socket, 503, 'SERVICE_UNAVAILABLE', 'Keys cannot be verified right now'),
     );
   });
-  // A plain GET (no Upgrade header) reaches the router.
-  fastify.get(LIVE_PATH, (_request, reply) => {
-    void reply.status(426).header('upgrade', 'websocket').send({ error: { code: 'UPGRADE_REQUIRED', message: `${LIVE_PATH} is a WebSocket: connect with Upgrade: websocket` } });
-  });
   // Open sockets would hold the HTTP server's close open (SIGTERM's drain closes it first).
   fastify.addHook('preClose', async () => hub.closeAll());
 }

@@ -94,8 +94,7 @@ export class LiveSocket implements LiveListener {
       else this.unsubscribe(message);
     } catch (err) {
       if (!(err instanceof AppException)) throw err;
-      const body = err.getResponse() as { error: { code: string; message: string } };
-      this.error(body.error.code, body.error.message, subscriptionNameOf(message));
+      this.error(err.code, err.message, subscriptionNameOf(message));
     }
   }
 
@@ -110,7 +109,7 @@ export class LiveSocket implements LiveListener {
     const target = targetOf(message);
     if (!target) return this.error('INVALID_MESSAGE', 'name exactly one of execution_id, tool_id or all: true');
     const name = subscriptionName(target);
-    if (!this.subscriptions.has(name) && this.subscriptions.size >= LIMITS.SUBSCRIPTIONS_PER_SOCKET) {
+    if (!this.subscriptions.has(name) && this.subscriptions.size + this.pending.size >= LIMITS.SUBSCRIPTIONS_PER_SOCKET) {
       return this.error('LIMIT_EXCEEDED', `at most ${LIMITS.SUBSCRIPTIONS_PER_SOCKET} subscriptions per socket`, name);
     }
     if ('tool_id' in target && this.principal.toolIds && !this.principal.toolIds.has(target.tool_id)) {

@@ -5,7 +5,7 @@ import { KeyRevocations } from '../../keys/key-revocations';
 import { ExecutionEvent, ExecutionEventBus } from '../engine/events/execution-events';
 import { ExecutionsStore } from '../engine/executions.store';
 import { ExecutionOwner, LiveEvent, progressEvent, stateEvent } from './live-events';
-import { LIMITS, Target } from './live-protocol';
+import { CLOSE, LIMITS, Target } from './live-protocol';
 
 /** One connected socket as the hub sees it. */
 export interface LiveListener {
@@ -42,7 +42,7 @@ export class LiveUpdates implements BeforeApplicationShutdown {
     revocations: KeyRevocations,
   ) {
     revocations.onRevoked((keyId) => {
-      for (const listener of this.listeners) if (listener.principal.keyId === keyId) listener.close(4401, 'API key revoked');
+      for (const listener of this.listeners) if (listener.principal.keyId === keyId) listener.close(CLOSE.unauthorized, 'API key revoked');
     });
   }
 
@@ -120,22 +120,13 @@ export class LiveUpdates implements BeforeApplicationShutdown {
 
   /** A status event becomes the row's state (its result, its questions); progress needs only the owner. */
   private async describe(event: ExecutionEvent): Promise<LiveEvent | null> {
-    if (event.type === 'progress') {
-      const owner = this.owners.get(event.execution_id) ?? (await this.read(event.execution_id));
-      return owner ? progressEvent(owner, event.execution_id, event.progress, event.message) : null;
-    }
+    const known = event.type === 'progress' ? this.owners.get(event.execution_id) : undefined;
+    if (known && event.type === 'progress') return progressEvent(known, event.execution_id, event.progress, event.message);
     const execution = await this.store.find(event.execution_id);
     if (!execution) return null;
-    this.owners.set(execution.id, { account_id: execution.account_id, tool_id: execution.tool_id });
-    return stateEvent(execution);
-  }
-
-  private async read(id: string): Promise<ExecutionOwner | null> {
-    const execution = await this.store.find(id);
-    if (!execution) return null;
     const owner = { account_id: execution.account_id, tool_id: execution.tool_id };
-    this.owners.set(id, owner);
-    return owner;
+    this.owners.set(execution.id, owner);
+    return event.type === 'progress' ? progressEvent(owner, execution.id, event.progress, event.message) : stateEvent(execution);
   }
 
   /** Before the HTTP server closes: an open socket would hold its close open. Clients reconnect elsewhere and resume. */
@@ -144,6 +135,6 @@ export class LiveUpdates implements BeforeApplicationShutdown {
   }
 
   closeAll(): void {
-    for (const listener of [...this.listeners]) listener.close(1001, 'server shutting down');
+    for (const listener of [...this.listeners]) listener.close(CLOSE.goingAway, 'server shutting down');
   }
 }
