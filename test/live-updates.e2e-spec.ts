@@ -19,8 +19,8 @@ describeEachEngine('live updates over WebSocket', (mode) => {
   const suite = useTestApp(mode, { env: { WORKER_CONCURRENCY: '2', WS_IDLE_TIMEOUT_SECONDS: '2' }, extensions: [TestToolsModule] });
   let baseUrl: string;
   const open: LiveClient[] = [];
-  const connect = async (...args: Parameters<typeof connectLive>[1][]) => {
-    const client = await connectLive(baseUrl, args[0]);
+  const connect = async (options?: Parameters<typeof connectLive>[1]) => {
+    const client = await connectLive(baseUrl, options);
     open.push(client);
     return client;
   };

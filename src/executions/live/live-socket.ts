@@ -43,14 +43,15 @@ export class LiveSocket implements LiveListener {
     ws.on('message', (data, isBinary) => {
       this.lastHeard = Date.now();
       if (isBinary) return this.error('INVALID_MESSAGE', 'binary frames are not part of the protocol: send JSON text');
-      void this.receive(data.toString());
+      // A failure behind a message (the database away) answers it; it never reaches the process.
+      this.receive(data.toString()).catch(() => this.error('INTERNAL_ERROR', 'the message could not be handled now: send it again'));
     });
     ws.on('pong', () => (this.lastHeard = Date.now()));
     ws.on('close', () => this.stop());
     ws.on('error', () => this.stop());
     this.timers.push(setInterval(() => this.keepAlive(), Math.max(100, Math.floor(options.idleTimeoutMs / 3))));
     if (principal) this.begin(principal);
-    else this.timers.push(setTimeout(() => this.authenticated ?? this.close(CLOSE.unauthorized, 'no auth message in time'), LIMITS.AUTH_TIMEOUT_MS));
+    else this.timers.push(setTimeout(() => this.closeUnlessAuthenticated(), LIMITS.AUTH_TIMEOUT_MS));
   }
 
   get principal(): Principal {
@@ -70,6 +71,10 @@ export class LiveSocket implements LiveListener {
   close(code: number, reason: string): void {
     this.ws.close(code, reason);
     this.stop();
+  }
+
+  private closeUnlessAuthenticated(): void {
+    if (!this.authenticated) this.close(CLOSE.unauthorized, 'no auth message in time');
   }
 
   private begin(principal: Principal): void {
