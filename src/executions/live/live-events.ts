@@ -25,6 +25,8 @@ export interface ExecutionOwner {
 export interface LiveEvent {
   owner: ExecutionOwner;
   state: string;
+  /** The execution ended: nothing of it follows this event. */
+  final: boolean;
   event: LiveEventName;
   data: Record<string, unknown>;
 }
@@ -38,13 +40,13 @@ export function stateEvent(e: Execution): LiveEvent {
   const state = `${e.status}:${e.progress}`;
   if (TERMINAL_STATUSES.has(e.status)) {
     const data = { ...base, ...(e.result && { result: e.result }), ...(e.error && { error: e.error }), completed_at: iso(e.completed_at), duration_ms: e.duration_ms };
-    return { owner, state, event: ENDED[e.status], data };
+    return { owner, state, final: true, event: ENDED[e.status], data };
   }
-  if (e.status === 'input_required') return { owner, state, event: 'execution.input_required', data: { ...base, input_requests: pendingInputRequests(e) } };
-  return { owner, state, event: 'execution.status', data: base };
+  if (e.status === 'input_required') return { owner, state, final: false, event: 'execution.input_required', data: { ...base, input_requests: pendingInputRequests(e) } };
+  return { owner, state, final: false, event: 'execution.status', data: base };
 }
 
 /** A progress report: it carries no status (the last status event's holds). */
 export function progressEvent(owner: ExecutionOwner, executionId: string, progress: number, message: string | null): LiveEvent {
-  return { owner, state: `running:${progress}`, event: 'execution.progress', data: { execution_id: executionId, tool_id: owner.tool_id, progress, message } };
+  return { owner, state: `running:${progress}`, final: false, event: 'execution.progress', data: { execution_id: executionId, tool_id: owner.tool_id, progress, message } };
 }

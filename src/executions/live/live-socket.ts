@@ -18,6 +18,9 @@ export interface LiveSocketOptions {
 
 /** The visible state each socket last sent per execution, so a state is never sent twice. */
 const REMEMBERED_STATES = 1_000;
+const ENDED = 'ended';
+/** A closing handshake the client does not finish within this long is cut (it would hold a shutdown open). */
+const CLOSE_GRACE_MS = 1_000;
 
 /**
  * One client of GET /v1/ws (docs/executions.md#live-updates-over-websocket): authenticated by its
@@ -70,6 +73,7 @@ export class LiveSocket implements LiveListener {
 
   close(code: number, reason: string): void {
     this.ws.close(code, reason);
+    setTimeout(() => this.ws.terminate(), CLOSE_GRACE_MS).unref();
     this.stop();
   }
 
@@ -147,10 +151,15 @@ export class LiveSocket implements LiveListener {
     return null;
   }
 
+  /**
+   * A status event is read back from the row, which may already be past it (a fast execution's
+   * `queued` reads as its end): after an execution's end, its late events are dropped.
+   */
   private sendEvent(event: LiveEvent, subscription: string): void {
     const executionId = event.data.execution_id as string;
-    if (this.sent.get(executionId) === event.state && event.event !== 'execution.progress') return;
-    this.sent.set(executionId, event.state);
+    const previous = this.sent.get(executionId);
+    if (previous === ENDED || (previous === event.state && !event.final && event.event !== 'execution.progress')) return;
+    this.sent.set(executionId, event.final ? ENDED : event.state);
     this.send({ type: 'event', seq: this.hub.nextSeq(), subscription, event: event.event, timestamp: new Date().toISOString(), data: event.data });
   }
 
