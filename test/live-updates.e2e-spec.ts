@@ -12,11 +12,12 @@ import { listenHttp } from './support/http-listen';
 import { connectLive, LiveClient, LiveMessage } from './support/live-client';
 import { until } from './support/poll';
 import { TestToolsModule } from './support/test-tools.module';
+import { ConformanceFixturesModule } from './conformance/conformance-fixtures.module';
 
 const isEvent = (name: string, executionId: string) => (m: LiveMessage) => m.type === 'event' && m.event === name && m.data?.execution_id === executionId;
 
 describeEachEngine('live updates over WebSocket', (mode) => {
-  const suite = useTestApp(mode, { env: { WORKER_CONCURRENCY: '2', WS_IDLE_TIMEOUT_SECONDS: '2' }, extensions: [TestToolsModule] });
+  const suite = useTestApp(mode, { env: { WORKER_CONCURRENCY: '2', WS_IDLE_TIMEOUT_SECONDS: '2' }, extensions: [TestToolsModule, ConformanceFixturesModule] });
   let baseUrl: string;
   const open: LiveClient[] = [];
   const connect = async (options?: Parameters<typeof connectLive>[1]) => {
@@ -60,6 +61,16 @@ describeEachEngine('live updates over WebSocket', (mode) => {
     // One completion, however many processes report the end.
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(client.messages.filter(isEvent('execution.completed', id))).toHaveLength(1);
+  });
+
+  it('sends the questions of an execution that asks (input_required), then its cancellation', async () => {
+    const client = await connect({ key: suite.acme.key });
+    const id = await submit('conformance-test-input-required-result-multi-round', {});
+    await subscribe(client, { execution_id: id });
+    const asked = await client.next('the question', isEvent('execution.input_required', id));
+    expect(asked.data).toMatchObject({ status: 'input_required', input_requests: { step1: expect.objectContaining({ method: 'elicitation/create' }) } });
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${id}`, key: suite.acme.key })).statusCode).toBe(200);
+    expect(await client.next('the cancellation', isEvent('execution.cancelled', id))).toMatchObject({ data: { status: 'cancelled' } });
   });
 
   it('authenticates a browser by its first message; a bad key in it closes 4401, in the header refuses the upgrade with 401', async () => {
