@@ -63,6 +63,10 @@ export class LiveSocket implements LiveListener {
   }
 
   offer(event: LiveEvent): void {
+    // A key that expires (or passes its rotation's grace) while its socket is open stops there.
+    const { expiresAt, revokedAt } = this.principal;
+    const ends = Math.min(expiresAt?.getTime() ?? Infinity, revokedAt?.getTime() ?? Infinity);
+    if (ends <= Date.now()) return this.close(CLOSE.unauthorized, 'API key expired or revoked');
     const executionId = event.data.execution_id as string;
     const subscription = this.matching(executionId, event.owner.tool_id);
     if (!subscription) return;
