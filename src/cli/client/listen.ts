@@ -66,13 +66,13 @@ export function listen(connection: Connection, options: ListenOptions): Promise<
         if (response.statusCode === 401 || response.statusCode === 403) fail(new ClientError('UNAUTHORIZED', `${wsUrl} refused the key (HTTP ${response.statusCode})`, 'check TOS_API_KEY or the profile'));
       });
       ws.on('message', (data) => {
-        const message = JSON.parse(data.toString()) as { type: string } & Partial<LiveEventMessage> & { account_id?: string; message?: string; code?: string };
+        const message = JSON.parse(data.toString()) as { type: string; account_id?: string; message?: string; code?: string };
         if (message.type === 'ready') {
           backoffMs = 500;
           ws.send(JSON.stringify({ type: 'subscribe', all: true }));
           out.write(`Ready! Forwarding ${options.events ? [...options.events].join(', ') : 'all events'} of ${message.account_id} to ${options.forwardTo.href} (Ctrl-C to stop)\n`);
         } else if (message.type === 'event') {
-          const event = message as LiveEventMessage;
+          const event = message as unknown as LiveEventMessage;
           lastSeq = event.seq;
           if (!options.events || options.events.has(event.event)) forwarding = forwarding.then(() => forward(event, options.forwardTo, out));
         } else if (message.type === 'error') out.write(`tos listen: ${message.code}: ${message.message}\n`);

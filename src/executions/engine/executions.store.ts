@@ -234,11 +234,6 @@ export class ExecutionsStore {
     return this.executions.countBy(this.where(reader, filter));
   }
 
-  /** One execution whoever owns it (live updates check visibility per listener); null once purged. */
-  find(id: string): Promise<Execution | null> {
-    return this.executions.findOneBy({ id });
-  }
-
   /**
    * What a resumed live subscription replays (docs/executions.md#resuming): the reader's executions
    * still active, or ended since `since`; `toolId` narrows them. Newest first, at most `limit`.
