@@ -13,7 +13,7 @@ export interface ListenOptions {
   out?: NodeJS.WritableStream;
 }
 
-/** The close codes after which reconnecting cannot help (docs/executions.md#close-codes). */
+/** The close codes after which reconnecting cannot help (docs/executions.md#liveness-limits-close-codes). */
 const FINAL_CLOSES = new Set([4401, 4403]);
 const MAX_BACKOFF_MS = 30_000;
 /** A forward that the local server does not answer within this long counts as failed. */
