@@ -83,7 +83,12 @@ describeEachEngine('live updates over WebSocket', (mode) => {
     const wrong = await connect();
     wrong.send({ type: 'auth', key: 'sk_svc_' + 'x'.repeat(32) });
     expect(await wrong.closed).toMatchObject({ code: 4401 });
+    // A wrong key counts against the client IP's window, as over REST.
+    const remaining = async () => Number((await suite.t.request({ method: 'GET', url: '/v1/tools' })).headers['x-ratelimit-remaining']);
+    const before = await remaining();
+    expect(before).toBeGreaterThan(2);
     await expect(connectLive(baseUrl, { key: 'sk_svc_' + 'y'.repeat(32) })).rejects.toMatchObject({ status: 401 });
+    expect(await remaining()).toBe(before - 2);
     const plain = await suite.t.request({ method: 'GET', url: '/v1/ws', key: suite.acme.key });
     expect(plain.statusCode).toBe(426);
   });

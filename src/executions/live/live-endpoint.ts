@@ -5,6 +5,7 @@ import { WebSocketServer } from 'ws';
 import { KeyVerifier } from '../../auth/key-verifier';
 import { AppConfig } from '../../config/app-config';
 import type { Principal } from '../../identity/principal';
+import { WINDOW_MS, WindowStore } from '../../limits/window-store';
 import { LIMITS } from './live-protocol';
 import { LiveSocket } from './live-socket';
 import { LiveUpdates } from './live-updates';
@@ -23,6 +24,10 @@ export function installLiveEndpoint(app: NestFastifyApplication): void {
   const verifier = app.get(KeyVerifier);
   const idleTimeoutMs = app.get(AppConfig).WS_IDLE_TIMEOUT_SECONDS * 1000;
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.MAX_MESSAGE_BYTES });
+  const windows = app.get(WindowStore);
+  const ipLimit = app.get(AppConfig).IP_RATE_LIMIT;
+  // A wrong key counts against its client IP's window as over REST (docs/API.md#rate-limits-and-quotas), so sockets cannot guess keys faster.
+  const countFailure = async (request: IncomingMessage) => (await windows.hit(`ip:${request.socket.remoteAddress}`, ipLimit, WINDOW_MS)).allowed;
 
   fastify.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const url = new URL(request.url ?? '/', 'http://host');
@@ -31,15 +36,24 @@ export function installLiveEndpoint(app: NestFastifyApplication): void {
     const after = afterText === null ? undefined : Number(afterText);
     if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0)) return refuse(socket, 400, 'INVALID_REQUEST', "Invalid parameter 'after': expected the seq of an event");
     const upgrade = (principal: Principal | null) =>
-      wss.handleUpgrade(request, socket, head, (ws) => new LiveSocket(ws, hub, { verify: (key) => verifier.verify(key), idleTimeoutMs, after }, principal));
+      wss.handleUpgrade(request, socket, head, (ws) => new LiveSocket(ws, hub, { verify: (key) => verifyMessageKey(key, request), idleTimeoutMs, after }, principal));
+    const verifyMessageKey = async (key: string, from: IncomingMessage) => {
+      const verification = await verifier.verify(key);
+      if (!verification.ok) await countFailure(from);
+      return verification;
+    };
     const header = request.headers.authorization;
     if (!header) return upgrade(null);
     const secret = BEARER.exec(header)?.[1];
     if (!secret) return refuse(socket, 401, 'UNAUTHORIZED', 'Malformed Authorization header: expected "Bearer <API key>"');
-    verifier.verify(secret).then(
-      (verification) => (verification.ok ? upgrade(verification.principal) : refuse(socket, 401, 'UNAUTHORIZED', `API key ${verification.reason}`)),
-      () => refuse(socket, 503, 'SERVICE_UNAVAILABLE', 'Keys cannot be verified right now'),
-    );
+    verifier
+      .verify(secret)
+      .then(async (verification) => {
+        if (verification.ok) return upgrade(verification.principal);
+        if (!(await countFailure(request))) return refuse(socket, 429, 'RATE_LIMITED', 'Too many requests without a valid key from this address: retry in a minute');
+        refuse(socket, 401, 'UNAUTHORIZED', `API key ${verification.reason}`);
+      })
+      .catch(() => refuse(socket, 503, 'SERVICE_UNAVAILABLE', 'Keys cannot be verified right now'));
   });
   // Open sockets would hold the HTTP server's close open (SIGTERM's drain closes it first).
   fastify.addHook('preClose', async () => hub.closeAll());
