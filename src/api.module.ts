@@ -8,6 +8,8 @@ import { ExecutionsController } from './executions/request/executions.controller
 import { InvokeController } from './executions/request/invoke.controller';
 import { UsageController } from './executions/request/usage.controller';
 import { ExecutionsModule } from './executions/executions.module';
+import { LiveUpdates } from './executions/live/live-updates';
+import { LiveUpdatesController } from './executions/live/live-updates.controller';
 import { HealthController } from './health/health.controller';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
@@ -51,9 +53,12 @@ import { WorkspacesModule } from './workspaces/workspaces.module';
     InvokeController,
     ExecutionsController,
     ExecutionEventsController,
+    LiveUpdatesController,
     UsageController,
     SecretsController,
     WorkspacesController,
   ],
+  // The WebSocket of GET /v1/ws is served before routing: app.setup.ts installs it (src/executions/live).
+  providers: [LiveUpdates],
 })
 export class ApiModule {}

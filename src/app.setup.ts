@@ -23,6 +23,7 @@ import { countedIn, writeRateLimitHeaders } from './common/rate-limit-headers';
 import { ipWindowKey } from './limits/rate-limit-headers';
 import { WINDOW_MS, WindowStore } from './limits/window-store';
 import { installArchiveUploads } from './workspaces/archive-upload';
+import { installLiveEndpoint } from './executions/live/live-endpoint';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Methods whose requests carry no body by meaning: an empty one is fine under a JSON content type. */
@@ -99,6 +100,7 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     // Loaded here, as ApiModule is (app.module.ts): a worker process never loads Swagger.
     const { OpenApiDocument } = await import('./openapi/openapi-document');
     app.get(OpenApiDocument).attach(app);
+    installLiveEndpoint(app);
   }
   installRequestObservability(app);
 

@@ -21,7 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['cache', 'secrets', 'workspaces'],
   ['executions/engine'],
   ['executions/request'],
-  ['executions'],
+  ['executions', 'executions/live'],
   ['mcp', 'openapi', 'observability', 'console', 'operator'],
   ['health'],
   ['api.module', 'worker.module'],

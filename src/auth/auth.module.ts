@@ -23,5 +23,7 @@ import { PrincipalResolver } from './principal-resolver';
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
   ],
+  // The WebSocket of live updates (src/executions/live) verifies keys outside the guards.
+  exports: [KeyVerifier],
 })
 export class AuthModule {}

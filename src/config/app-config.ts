@@ -211,6 +211,10 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(300) @Max(7 * 86_400)
   CONSOLE_SESSION_MAX_SECONDS = 12 * 3600;
 
+  /** A WebSocket of live updates (GET /v1/ws) that hears nothing from its client this long closes (SPEC §8); pinged at a third of it. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3600)
+  WS_IDLE_TIMEOUT_SECONDS = 60;
+
   /** How long a verified key stays in the in-process cache; a revoke clears it at once. */
   @Transform(toInt) @IsInt() @Min(0) @Max(3600)
   AUTH_CACHE_TTL_SECONDS = 30;

@@ -152,6 +152,24 @@ export function registerClientCommands(program: Command): void {
   registerExecutionCommands(program);
   registerWorkspaceCommands(program);
 
+  examples(
+    program
+      .command('listen')
+      .description("forward the account's execution events (GET /v1/ws) to a local server, one POST each (like stripe listen)")
+      .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://127.0.0.1:4000/webhooks')
+      .option('--events <names>', 'only these events, comma-separated (execution.completed, execution.failed, execution.cancelled, execution.input_required, execution.status, execution.progress)', (v) => new Set(v.split(',').map((s) => s.trim()).filter(Boolean))),
+    ['tos listen --forward-to http://127.0.0.1:4000/webhooks', 'tos listen --forward-to http://127.0.0.1:4000/webhooks --events execution.completed,execution.failed'],
+  ).action(async (o: { forwardTo: string; events?: Set<string> }) => {
+    try {
+      // Loaded here, as `mcp stdio` is: other commands never load the WebSocket client.
+      const { listen, parseForwardUrl } = await import('./listen');
+      await listen(connectionFromEnv(), { forwardTo: parseForwardUrl(o.forwardTo), events: o.events ?? null });
+    } catch (err) {
+      if (!(err instanceof ClientError)) throw err;
+      printClientError(err, false);
+    }
+  });
+
   examples(addOutputOptions(program.command('usage').description("this key's requests this minute and the account's tool calls this month"), USAGE_VIEW), [
     'tos usage',
     "tos usage --jq '.month.used'",

@@ -234,6 +234,15 @@ export class ExecutionsStore {
     return this.executions.countBy(this.where(reader, filter));
   }
 
+  /**
+   * What a resumed live subscription replays (docs/executions.md#resuming): the reader's executions
+   * still active, or ended since `since`; `toolId` narrows them. Newest first, at most `limit`.
+   */
+  changedSince(reader: ExecutionReader, toolId: string | undefined, since: Date, limit: number): Promise<Execution[]> {
+    const where = this.where(reader, { tool_id: toolId });
+    return this.executions.find({ where: [{ ...where, status: In(ACTIVE) }, { ...where, completed_at: MoreThanOrEqual(since) }], order: { id: 'DESC' }, take: limit });
+  }
+
   /** Keyset page, newest first: ids are time-ordered, so new executions never shift the walk. */
   async pageAfter(reader: ExecutionReader, filter: ListFilter, afterId: string | null, limit: number): Promise<{ executions: Execution[]; hasMore: boolean }> {
     const rows = await this.executions.find({
