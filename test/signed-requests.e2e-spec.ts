@@ -27,6 +27,7 @@ interface SigningKey {
 describeEachEngine('signed requests', (mode) => {
   const suite = useTestApp(mode, { env: { SECRETS_KEY } });
   let signer: SigningKey;
+  let url: string;
 
   const createSigningKey = async (name: string): Promise<SigningKey> => {
     const created = await suite.t.request({ method: 'POST', url: '/v1/keys', key: suite.acme.key, payload: { name, type: 'service', require_signature: true } });
@@ -60,6 +61,8 @@ describeEachEngine('signed requests', (mode) => {
 
   beforeAll(async () => {
     signer = await createSigningKey('signer');
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    url = (await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1');
   });
 
   it('creates a signing key: its signing secret is shown once, the record says it requires signatures', async () => {
@@ -131,11 +134,19 @@ describeEachEngine('signed requests', (mode) => {
 
   it('holds MCP requests to the same rule', async () => {
     const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1.0.0' } } });
-    const headers = { accept: 'application/json, text/event-stream' };
-    refused(await suite.t.request({ method: 'POST', url: '/v1/mcp', key: signer.key, payload: initialize, headers: { ...headers, 'content-type': 'application/json' } }), /requires signed requests/);
-    const signed = await send('POST', '/v1/mcp', { body: initialize, headers });
-    expect(signed.statusCode).toBe(200);
-    expect(signed.body).toContain('tool-orchestration-service');
+    // Over the socket, as MCP clients send it.
+    const post = (headers: Record<string, string>) =>
+      fetch(`${url}/v1/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${signer.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: initialize,
+      });
+    const unsigned = await post({});
+    expect(unsigned.status).toBe(401);
+    expect((await unsigned.json()).error.message).toMatch(/requires signed requests/);
+    const signed = await post(signatureHeaders(signer.signingSecret, { method: 'POST', pathWithQuery: '/v1/mcp', body: initialize }));
+    expect(signed.status).toBe(200);
+    expect(await signed.text()).toContain('tool-orchestration-service');
   });
 
   it('rotating a signing key gives its successor a new signing secret; the old secret does not sign for it', async () => {
@@ -157,12 +168,9 @@ describeEachEngine('signed requests', (mode) => {
 
   if (mode.name === 'embedded') {
     describe('the tos client', () => {
-      let url: string;
       let home: string;
 
-      beforeAll(async () => {
-        await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
-        url = (await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1');
+      beforeAll(() => {
         home = mkdtempSync(path.join(tmpdir(), 'tos-signing-'));
       });
       afterAll(() => rmSync(home, { recursive: true, force: true }));
