@@ -61,7 +61,12 @@ async function readKey(): Promise<string> {
 /** A key that requires signed requests: its signing secret, read from a file so it never shows in a process list. */
 function readSigningSecret(file: string | undefined): { signingSecret?: string } {
   if (file === undefined) return {};
-  const signingSecret = readFileSync(file, 'utf8').trim();
+  let signingSecret: string;
+  try {
+    signingSecret = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new InvalidArgumentError(`cannot read the signing secret file: ${(err as Error).message}`);
+  }
   if (!SIGNING_SECRET_PATTERN.test(signingSecret)) throw new InvalidArgumentError(`${file} does not hold a signing secret (sk_sig_ followed by 32 letters or digits)`);
   return { signingSecret };
 }
