@@ -1,7 +1,7 @@
 /** The client half of `tos`: HTTP calls to a running service with TOS_URL and TOS_API_KEY. */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { signatureHeaders } from '../../identity/request-signature';
 import { configPath, readProfile } from './profiles';
+import { RequestSigner } from './request-signer';
 
 /** Exit codes of client commands (documented in docs/cli.md). */
 export const EXIT = { ok: 0, error: 1, usage: 2, executionFailed: 3, cancelled: 4, timeout: 5 } as const;
@@ -44,13 +44,13 @@ export function connectionFromEnv(env: NodeJS.ProcessEnv = process.env): Connect
  * does when the connection holds a signing secret. Bodies are strings there (JSON-RPC).
  */
 export function signingFetch(connection: Connection): (url: string | URL, init?: RequestInit) => Promise<Response> {
-  return (url, init = {}) => {
-    const { signingSecret } = connection;
-    if (!signingSecret) return fetch(url, init);
+  const signer = connection.signingSecret ? new RequestSigner(connection.signingSecret) : null;
+  return async (url, init = {}) => {
+    if (!signer) return fetch(url, init);
     if (init.body != null && typeof init.body !== 'string') throw new Error('signingFetch signs string bodies only');
     const target = new URL(url);
     const headers = new Headers(init.headers);
-    const signed = signatureHeaders(signingSecret, { method: init.method ?? 'GET', pathWithQuery: target.pathname + target.search, body: init.body ?? '' });
+    const signed = await signer.headers({ method: init.method ?? 'GET', pathWithQuery: target.pathname + target.search, body: init.body ?? '' });
     for (const [name, value] of Object.entries(signed)) headers.set(name, value);
     return fetch(url, { ...init, headers });
   };
@@ -63,16 +63,21 @@ function envelopeError(status: number, body: unknown): ClientError {
 }
 
 export class ApiClient {
-  constructor(private readonly connection: Connection) {}
+  private readonly signer: RequestSigner | null;
+
+  constructor(private readonly connection: Connection) {
+    this.signer = connection.signingSecret ? new RequestSigner(connection.signingSecret) : null;
+  }
 
   /** `body` is sent as JSON; `raw` as it is (an archive), with the content type in `headers`. */
   async request(method: string, path: string, options: { body?: unknown; raw?: Buffer; headers?: Record<string, string> } = {}): Promise<unknown> {
     let response: Response;
     const payload = options.raw ?? (options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body), 'utf8'));
+    const auth = await this.authHeaders(method, path, payload);
     try {
       response = await fetch(`${this.connection.url}${path}`, {
         method,
-        headers: { ...this.authHeaders(method, path, payload), ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
+        headers: { ...auth, ...(options.body === undefined ? {} : { 'content-type': 'application/json' }), ...options.headers },
         body: payload,
       });
     } catch (err) {
@@ -88,7 +93,7 @@ export class ApiClient {
   async events(executionId: string, onEvent: (event: string, data: unknown) => void, signal?: AbortSignal): Promise<void> {
     const path = `/v1/executions/${encodeURIComponent(executionId)}/events`;
     const response = await fetch(`${this.connection.url}${path}`, {
-      headers: { ...this.authHeaders('GET', path), accept: 'text/event-stream' },
+      headers: { ...(await this.authHeaders('GET', path)), accept: 'text/event-stream' },
       signal,
     });
     if (!response.ok || !response.body) throw envelopeError(response.status, safeJson(await response.text()));
@@ -98,11 +103,10 @@ export class ApiClient {
   }
 
   /** The bearer key, and for a signing key X-Timestamp and X-Signature over exactly what is sent. */
-  private authHeaders(method: string, path: string, body: Buffer = Buffer.alloc(0)): Record<string, string> {
-    const { apiKey, signingSecret } = this.connection;
+  private async authHeaders(method: string, path: string, body: Buffer = Buffer.alloc(0)): Promise<Record<string, string>> {
     // The path as the service sees it: a proxy in front (a path in TOS_URL) strips its own prefix.
-    const signed = signingSecret ? signatureHeaders(signingSecret, { method, pathWithQuery: path, body }) : {};
-    return { authorization: `Bearer ${apiKey}`, ...signed };
+    const signed = this.signer ? await this.signer.headers({ method, pathWithQuery: path, body }) : {};
+    return { authorization: `Bearer ${this.connection.apiKey}`, ...signed };
   }
 }
 
