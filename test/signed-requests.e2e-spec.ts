@@ -143,7 +143,7 @@ describeEachEngine('signed requests', (mode) => {
       });
     const unsigned = await post({});
     expect(unsigned.status).toBe(401);
-    expect((await unsigned.json()).error.message).toMatch(/requires signed requests/);
+    expect(((await unsigned.json()) as { error: { message: string } }).error.message).toMatch(/requires signed requests/);
     const signed = await post(signatureHeaders(signer.signingSecret, { method: 'POST', pathWithQuery: '/v1/mcp', body: initialize }));
     expect(signed.status).toBe(200);
     expect(await signed.text()).toContain('tool-orchestration-service');
