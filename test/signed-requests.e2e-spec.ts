@@ -108,20 +108,23 @@ describeEachEngine('signed requests', (mode) => {
     refused(await send('GET', '/v1/usage', { headers: { 'x-timestamp': 'yesterday' } }), /Malformed X-Timestamp/);
   });
 
+  // Each replay test signs a request no other test sends: the same request signed in the same second is the same signature.
   it('refuses a replay: the same signature twice', async () => {
-    const headers = signatureHeaders(signer.signingSecret, { method: 'GET', pathWithQuery: '/v1/usage', body: '' });
-    const once = await suite.t.request({ method: 'GET', url: '/v1/usage', key: signer.key, headers });
+    const url = `/v1/keys/${signer.id}`;
+    const headers = signatureHeaders(signer.signingSecret, { method: 'GET', pathWithQuery: url, body: '' });
+    const once = await suite.t.request({ method: 'GET', url, key: signer.key, headers });
     expect(once.statusCode).toBe(200);
-    refused(await suite.t.request({ method: 'GET', url: '/v1/usage', key: signer.key, headers }), /Replayed request/);
+    refused(await suite.t.request({ method: 'GET', url, key: signer.key, headers }), /Replayed request/);
   });
 
   if (mode.name === 'distributed') {
     it('refuses a replay sent to another API process (the replay cache is in Redis)', async () => {
       const other = await startTestApp({ env: suite.env });
       try {
-        const headers = signatureHeaders(signer.signingSecret, { method: 'GET', pathWithQuery: '/v1/usage', body: '' });
-        expect((await suite.t.request({ method: 'GET', url: '/v1/usage', key: signer.key, headers })).statusCode).toBe(200);
-        refused(await other.request({ method: 'GET', url: '/v1/usage', key: signer.key, headers }), /Replayed request/);
+        const url = '/v1/keys?limit=3';
+        const headers = signatureHeaders(signer.signingSecret, { method: 'GET', pathWithQuery: url, body: '' });
+        expect((await suite.t.request({ method: 'GET', url, key: signer.key, headers })).statusCode).toBe(200);
+        refused(await other.request({ method: 'GET', url, key: signer.key, headers }), /Replayed request/);
       } finally {
         await other.close();
       }
