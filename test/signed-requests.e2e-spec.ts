@@ -169,6 +169,19 @@ describeEachEngine('signed requests', (mode) => {
     expect((await withSecret(own.signingSecret)).statusCode).toBe(401);
   });
 
+  it('the operator CLI creates a signing key: tos keys create --account … --require-signature', async () => {
+    const { stdout } = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, 'keys', 'create', '--account', 'acme', '--name', 'ops-signer', '--require-signature', '--json'], {
+      env: { ...process.env, ...suite.env, NODE_OPTIONS: '' },
+    });
+    const created = JSON.parse(stdout);
+    expect(created).toMatchObject({ require_signature: true });
+    expect(created.signing_secret).toMatch(SIGNING_SECRET_PATTERN);
+    const unsigned = await suite.t.request({ method: 'GET', url: '/v1/usage', key: created.key });
+    expect(unsigned.statusCode).toBe(401);
+    const headers = signatureHeaders(created.signing_secret, { method: 'GET', pathWithQuery: '/v1/usage', body: '' });
+    expect((await suite.t.request({ method: 'GET', url: '/v1/usage', key: created.key, headers })).statusCode).toBe(200);
+  });
+
   if (mode.name === 'embedded') {
     describe('the tos client', () => {
       let home: string;
