@@ -13,6 +13,7 @@ import { apiVersionHook } from './common/api-version';
 import { AppException } from './common/errors';
 import { installAsyncResourceBind } from './common/async-resource-bind';
 import { checkJsonText } from './common/json-limits';
+import { rememberRawBody } from './common/raw-body';
 import { QueryRememberingValidationPipe } from './common/query-validation';
 import { clientErrorHandler, frameworkErrorHandler, MAX_PATH_PARAM_LENGTH } from './common/framework-errors';
 import { SECURITY_HEADERS } from './common/security-headers';
@@ -123,19 +124,22 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
   // Depth, NUL and surrogate checks run on the text before it is parsed (src/common/json-limits.ts).
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+  // As bytes, kept for signed requests (src/common/raw-body.ts), then decoded as Fastify's string parsing does.
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, bytes, done) => {
+    rememberRawBody(request, bytes as Buffer);
+    const body = (bytes as Buffer).toString('utf8');
     // Clients send the JSON content type on every request, a DELETE too: with no body, there is nothing to parse.
     if (body === '' && BODILESS_METHODS.has(request.method)) {
       done(null, undefined);
       return;
     }
     try {
-      checkJsonText(body as string);
+      checkJsonText(body);
     } catch (error) {
       done(error as Error, undefined);
       return;
     }
-    parseJson(request, body as string, done);
+    parseJson(request, body, done);
   });
   // PostgreSQL text refuses NUL: a path id holding one can name nothing, so it never reaches a query.
   fastify.addHook('preValidation', async (request) => {

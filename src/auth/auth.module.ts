@@ -9,6 +9,8 @@ import { SessionsModule } from '../sessions/sessions.module';
 import { AuthGuard } from './auth.guard';
 import { KeyVerifier } from './key-verifier';
 import { PrincipalResolver } from './principal-resolver';
+import { RedisConnections } from '../redis/redis-connections';
+import { MemoryReplayCache, RedisReplayCache, ReplayCache } from './replay-cache';
 
 /**
  * Authentication: who a request is (API keys, console sessions) and whether its route lets it in.
@@ -19,6 +21,7 @@ import { PrincipalResolver } from './principal-resolver';
   providers: [
     KeyVerifier,
     PrincipalResolver,
+    { provide: ReplayCache, inject: [RedisConnections], useFactory: (redis: RedisConnections) => (redis.enabled ? new RedisReplayCache(redis) : new MemoryReplayCache()) },
     // In this order: the request window (RateLimitGuard) is the verified key's.
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },

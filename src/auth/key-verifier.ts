@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config';
@@ -6,12 +6,19 @@ import type { Principal } from '../identity/principal';
 import { accountLimits } from '../keys/account.entity';
 import { ApiKey } from '../keys/api-key.entity';
 import { KeyRevocations } from '../keys/key-revocations';
+import { SigningSecretVault } from '../keys/signing-secret-vault';
 import { API_KEY_PATTERN, hashSecret } from '../identity/key-secret';
 
-export type Verification = { ok: true; principal: Principal } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired'; at?: Date };
+/** `signingSecret`: set when the key requires signed requests (docs/API.md#signed-requests). */
+export type Verification = { ok: true; principal: Principal; signingSecret: string | null } | { ok: false; reason: 'malformed' | 'unknown' | 'revoked' | 'expired'; at?: Date };
+
+interface VerifiedKey {
+  principal: Principal;
+  signingSecret: string | null;
+}
 
 interface CacheEntry {
-  principal: Principal | null;
+  key: VerifiedKey | null;
   until: number;
 }
 
@@ -30,7 +37,7 @@ export class KeyVerifier implements BeforeApplicationShutdown {
   private readonly logger = new Logger(KeyVerifier.name);
   private readonly byHash = new Map<string, CacheEntry>();
   private readonly hashByKeyId = new Map<string, string>();
-  private readonly inFlight = new Map<string, Promise<Principal | null>>();
+  private readonly inFlight = new Map<string, Promise<VerifiedKey | null>>();
   private readonly lastUsedWritten = new Map<string, number>();
   private readonly pendingWrites = new Set<Promise<unknown>>();
   private readonly ttlMs: number;
@@ -39,6 +46,7 @@ export class KeyVerifier implements BeforeApplicationShutdown {
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
     config: AppConfig,
     revocations: KeyRevocations,
+    @Optional() private readonly vault?: SigningSecretVault,
   ) {
     this.ttlMs = config.AUTH_CACHE_TTL_SECONDS * 1000;
     revocations.onRevoked((keyId) => this.drop(keyId));
@@ -47,12 +55,13 @@ export class KeyVerifier implements BeforeApplicationShutdown {
   async verify(secret: string, now = new Date()): Promise<Verification> {
     if (!API_KEY_PATTERN.test(secret)) return { ok: false, reason: 'malformed' };
     const hash = hashSecret(secret);
-    const principal = await this.lookup(hash, now.getTime());
-    if (!principal) return { ok: false, reason: 'unknown' };
+    const key = await this.lookup(hash, now.getTime());
+    if (!key) return { ok: false, reason: 'unknown' };
+    const { principal } = key;
     if (principal.revokedAt && principal.revokedAt <= now) return { ok: false, reason: 'revoked', at: principal.revokedAt };
     if (principal.expiresAt && principal.expiresAt <= now) return { ok: false, reason: 'expired', at: principal.expiresAt };
     this.recordUse(principal.keyId, now);
-    return { ok: true, principal };
+    return { ok: true, principal, signingSecret: key.signingSecret };
   }
 
   private drop(keyId: string): void {
@@ -61,23 +70,23 @@ export class KeyVerifier implements BeforeApplicationShutdown {
     this.hashByKeyId.delete(keyId);
   }
 
-  private async lookup(hash: string, now: number): Promise<Principal | null> {
+  private async lookup(hash: string, now: number): Promise<VerifiedKey | null> {
     const cached = this.byHash.get(hash);
-    if (cached && cached.until > now) return cached.principal;
+    if (cached && cached.until > now) return cached.key;
     let pending = this.inFlight.get(hash);
     if (!pending) {
       pending = this.load(hash).finally(() => this.inFlight.delete(hash));
       this.inFlight.set(hash, pending);
     }
-    const principal = await pending;
-    this.remember(hash, principal, now);
-    return principal;
+    const key = await pending;
+    this.remember(hash, key, now);
+    return key;
   }
 
-  private async load(hash: string): Promise<Principal | null> {
+  private async load(hash: string): Promise<VerifiedKey | null> {
     const key = await this.keys.findOne({ where: { secret_hash: hash }, relations: { account: true } });
     if (!key?.account) return null;
-    return {
+    const principal: Principal = {
       keyId: key.id,
       keyType: key.type,
       accountId: key.account_id,
@@ -88,17 +97,25 @@ export class KeyVerifier implements BeforeApplicationShutdown {
       expiresAt: key.expires_at,
       revokedAt: key.revoked_at,
     };
+    return { principal, signingSecret: this.signingSecretOf(key) };
   }
 
-  private remember(hash: string, principal: Principal | null, now: number): void {
+  private signingSecretOf(key: ApiKey): string | null {
+    if (key.signing_secret_sealed === null || key.signing_secret_key_id === null) return null;
+    // A signing key whose secret cannot be opened here must fail closed, never pass unsigned.
+    if (!this.vault) throw new Error(`API key ${key.id} requires signed requests but this process holds no secrets key`);
+    return this.vault.openSigningSecret(key.account_id, key.id, { key_id: key.signing_secret_key_id, sealed: key.signing_secret_sealed });
+  }
+
+  private remember(hash: string, key: VerifiedKey | null, now: number): void {
     if (this.ttlMs === 0) return;
     if (this.byHash.size >= MAX_ENTRIES) {
       const [oldestHash, oldest] = this.byHash.entries().next().value as [string, CacheEntry];
       this.byHash.delete(oldestHash);
-      if (oldest.principal) this.hashByKeyId.delete(oldest.principal.keyId);
+      if (oldest.key) this.hashByKeyId.delete(oldest.key.principal.keyId);
     }
-    this.byHash.set(hash, { principal, until: now + (principal ? this.ttlMs : Math.min(this.ttlMs, NEGATIVE_TTL_MS)) });
-    if (principal) this.hashByKeyId.set(principal.keyId, hash);
+    this.byHash.set(hash, { key, until: now + (key ? this.ttlMs : Math.min(this.ttlMs, NEGATIVE_TTL_MS)) });
+    if (key) this.hashByKeyId.set(key.principal.keyId, hash);
   }
 
   private recordUse(keyId: string, now: Date): void {

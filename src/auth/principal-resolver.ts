@@ -9,6 +9,9 @@ import { WINDOW_MS, WindowStore } from '../limits/window-store';
 import { ConsoleSessions } from '../sessions/console-sessions.service';
 import { CSRF_HEADER, csrfTokenMatches, sessionSecretOf } from '../sessions/console-credentials';
 import { KeyVerifier } from './key-verifier';
+import { checkSignature, SIGNATURE_HEADER, SIGNATURE_WINDOW_SECONDS, TIMESTAMP_HEADER } from '../identity/request-signature';
+import { rawBodyOf } from '../common/raw-body';
+import { ReplayCache } from './replay-cache';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 /** Methods that change nothing: the only ones a console session may send without its CSRF token. */
@@ -33,6 +36,7 @@ export class PrincipalResolver {
     private readonly sessions: ConsoleSessions,
     private readonly windows: WindowStore,
     private readonly config: AppConfig,
+    private readonly replays: ReplayCache,
   ) {}
 
   /** The request's principal, also set on `request.principal`; throws UNAUTHORIZED, FORBIDDEN or RATE_LIMITED. */
@@ -53,8 +57,33 @@ export class PrincipalResolver {
       const when = verification.at ? ` (at ${verification.at.toISOString()})` : '';
       throw new AppException('UNAUTHORIZED', FAILURE_MESSAGES[verification.reason] + when);
     }
+    if (verification.signingSecret) await this.checkSigned(request, reply, verification.principal.keyId, verification.signingSecret);
     request.principal = verification.principal;
     return verification.principal;
+  }
+
+  /**
+   * A key that requires signed requests (docs/API.md#signed-requests): the signature over the raw
+   * body, inside the window, and never seen before. Refusals count like a bad key's.
+   */
+  private async checkSigned(request: FastifyRequest, reply: FastifyReply, keyId: string, signingSecret: string): Promise<void> {
+    const header = (name: string) => {
+      const value = request.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    };
+    const check = checkSignature(
+      signingSecret,
+      { timestamp: header(TIMESTAMP_HEADER), signature: header(SIGNATURE_HEADER) },
+      { method: request.method, pathWithQuery: request.url, body: rawBodyOf(request) },
+    );
+    let refusal = check.ok ? null : check.message;
+    if (check.ok && !(await this.replays.firstSight(`${keyId}:${check.signature}`, 2 * SIGNATURE_WINDOW_SECONDS * 1000))) {
+      refusal = 'Replayed request: this X-Signature was already used; sign each request afresh with a new X-Timestamp';
+    }
+    if (refusal === null) return;
+    await this.countFailure(request);
+    reply.header('www-authenticate', 'Signature realm="tos", headers="x-timestamp x-signature"');
+    throw new AppException('UNAUTHORIZED', refusal, { suggestion: 'See docs/API.md#signed-requests for the exact string signed' });
   }
 
   /** A console session acts as its account's principal; a request that changes something must prove it came from the console page. */

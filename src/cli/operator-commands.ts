@@ -97,14 +97,15 @@ export function registerOperatorCommands(program: Command): Command {
         .addOption(new Option('--type <type>', 'key type').choices(Object.keys(KEY_TYPE_ALIASES)).default('service'))
         .option('--expires-in <seconds>', 'temporary keys: lifetime, at most 86400', positiveInt)
         .option('--scopes <list>', `comma-separated subset of ${SCOPES.join(',')}`, scopes)
-        .option('--tool-ids <list>', 'comma-separated tool ids the key may use', list),
+        .option('--tool-ids <list>', 'comma-separated tool ids the key may use', list)
+        .option('--require-signature', 'requests made with the key must be signed; its signing secret is printed once (docs/API.md#signed-requests)'),
       KEY_VIEW,
     ),
     ['tos keys create --account acme --name ci --type service', 'tos keys create --name reader --scopes tools:read,executions:read', "tos keys create --name ci --jq '.key'"],
   ).action((o) =>
     !o.account
       ? clientKeys.create(o)
-      : operator('keys.create', { account: o.account, name: o.name, type: KEY_TYPE_ALIASES[o.type as keyof typeof KEY_TYPE_ALIASES], expires_in: o.expiresIn, scopes: o.scopes, tool_ids: o.toolIds }, KEY_VIEW, o),
+      : operator('keys.create', { account: o.account, name: o.name, type: KEY_TYPE_ALIASES[o.type as keyof typeof KEY_TYPE_ALIASES], expires_in: o.expiresIn, scopes: o.scopes, tool_ids: o.toolIds, require_signature: o.requireSignature === true }, KEY_VIEW, o),
   );
   examples(keys.command('secret').description('print a fresh random secret to use as BOOTSTRAP_API_KEY (nothing is stored)'), ['BOOTSTRAP_API_KEY=$(tos keys secret) npm start'])
     .addOption(new Option('--type <type>', 'key type').choices(Object.keys(KEY_TYPE_ALIASES)).default('service'))

@@ -54,6 +54,16 @@ export class ApiKey {
   @Column('timestamptz', { nullable: true })
   last_used_at: Date | null;
 
+  /**
+   * Set when the key requires signed requests (docs/API.md#signed-requests): its signing secret,
+   * sealed (src/keys/signing-secret-vault.ts), and which secrets key sealed it.
+   */
+  @Column('text', { nullable: true })
+  signing_secret_sealed: string | null;
+
+  @Column('text', { nullable: true })
+  signing_secret_key_id: string | null;
+
   /** The key this one was regenerated or rotated from. */
   @Column('text', { nullable: true })
   replaces_key_id: string | null;

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, EntityManager, IsNull, Repository } from 'typeorm';
 import { defaultScopes, Scope } from '../identity/scopes';
@@ -8,6 +8,8 @@ import { ApiKey } from './api-key.entity';
 import { generateSecret, hashSecret, KeyType } from '../identity/key-secret';
 import { ToolCatalogue } from '../tools/tool-catalogue';
 import { KeyRevocations } from './key-revocations';
+import { generateSigningSecret } from '../identity/request-signature';
+import { SigningSecretVault } from './signing-secret-vault';
 
 export const MAX_TEMPORARY_KEY_SECONDS = 86_400;
 
@@ -18,6 +20,8 @@ export interface NewKey {
   expires_in?: number;
   scopes?: Scope[];
   tool_ids?: string[] | null;
+  /** Requests made with the key must be signed (docs/API.md#signed-requests). */
+  require_signature?: boolean;
 }
 
 /** What the creating key holds; a key can never grant more (docs/API.md#keys-and-scopes). Absent for operators. */
@@ -30,6 +34,8 @@ export interface IssuedKey {
   record: ApiKey;
   /** Shown once; only its SHA-256 is stored. */
   secret: string;
+  /** Keys that require signed requests: their signing secret, shown once; stored sealed. */
+  signingSecret: string | null;
 }
 
 @Injectable()
@@ -39,6 +45,7 @@ export class ApiKeysService {
     private readonly dataSource: DataSource,
     private readonly revocations: KeyRevocations,
     private readonly tools: ToolCatalogue,
+    @Optional() private readonly vault?: SigningSecretVault,
   ) {}
 
   async create(accountId: string, request: NewKey, grantor?: Grantor, now = new Date()): Promise<IssuedKey> {
@@ -58,7 +65,7 @@ export class ApiKeysService {
     const toolIds = request.tool_ids ?? (grantor?.toolIds ? [...grantor.toolIds] : null);
     if (grantor) assertWithinGrant(grantor, scopes, toolIds);
     const expiresAt = request.expires_in === undefined ? null : new Date(now.getTime() + request.expires_in * 1000);
-    return this.issue(this.keys.manager, { account_id: accountId, name: request.name, type, scopes, tool_ids: toolIds, expires_at: expiresAt }, now);
+    return this.issue(this.keys.manager, { account_id: accountId, name: request.name, type, scopes, tool_ids: toolIds, expires_at: expiresAt }, request.require_signature === true, now);
   }
 
   async list(accountId: string, limit: number, offset: number): Promise<{ keys: ApiKey[]; total: number }> {
@@ -160,6 +167,8 @@ export class ApiKeysService {
       const issued = await this.issue(
         manager,
         { account_id: old.account_id, name: old.name, type: old.type, scopes: old.scopes, tool_ids: old.tool_ids, expires_at: null, replaces_key_id: old.id },
+        // The successor of a signing key signs too, with a new secret: this is how a signing secret rotates.
+        old.signing_secret_sealed !== null,
         now,
       );
       return { ...issued, old };
@@ -168,20 +177,32 @@ export class ApiKeysService {
     return result;
   }
 
-  private async issue(manager: EntityManager, fields: Partial<ApiKey> & { type: KeyType }, now: Date): Promise<IssuedKey> {
+  private async issue(manager: EntityManager, fields: Partial<ApiKey> & { type: KeyType; account_id: string }, signs: boolean, now: Date): Promise<IssuedKey> {
     const secret = generateSecret(fields.type);
+    const id = newKeyId();
+    const signingSecret = signs ? generateSigningSecret() : null;
+    const sealed = signingSecret ? this.sealSigningSecret(fields.account_id, id, signingSecret) : null;
     const record = manager.create(ApiKey, {
       replaces_key_id: null,
       ...fields,
       ...describeSecret(secret),
-      id: newKeyId(),
+      id,
       secret_hash: hashSecret(secret),
+      signing_secret_sealed: sealed?.sealed ?? null,
+      signing_secret_key_id: sealed?.key_id ?? null,
       created_at: now,
       revoked_at: null,
       last_used_at: null,
     });
     await manager.insert(ApiKey, record);
-    return { record, secret };
+    return { record, secret, signingSecret };
+  }
+
+  private sealSigningSecret(accountId: string, keyId: string, signingSecret: string) {
+    if (!this.vault) {
+      throw new AppException('INTERNAL_ERROR', 'Signed requests are not available in this process: it holds no secrets key', { status: 501, retryable: false });
+    }
+    return this.vault.sealSigningSecret(accountId, keyId, signingSecret);
   }
 }
 

@@ -10,6 +10,7 @@ export function keyView(key: ApiKey) {
     last4: key.last4,
     scopes: key.scopes,
     tool_ids: key.tool_ids,
+    require_signature: key.signing_secret_sealed !== null,
     created_at: iso(key.created_at),
     expires_at: iso(key.expires_at),
     revoked_at: iso(key.revoked_at),

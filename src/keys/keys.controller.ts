@@ -16,7 +16,7 @@ export class KeysController {
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateKeyDto) {
     const issued = await this.keys.create(
       principal.accountId,
-      { name: body.name, type: body.keyType, expires_in: body.expires_in, scopes: body.scopes, tool_ids: body.tool_ids },
+      { name: body.name, type: body.keyType, expires_in: body.expires_in, scopes: body.scopes, tool_ids: body.tool_ids, require_signature: body.require_signature },
       principal,
     );
     return issuedView(issued);
@@ -52,7 +52,7 @@ export class KeysController {
   }
 }
 
-/** The only response that ever carries a secret. */
+/** The only response that ever carries a secret (and a signing secret, for keys that sign). */
 function issuedView(issued: IssuedKey) {
-  return { ...keyView(issued.record), key: issued.secret };
+  return { ...keyView(issued.record), key: issued.secret, ...(issued.signingSecret ? { signing_secret: issued.signingSecret } : {}) };
 }

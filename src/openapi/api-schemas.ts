@@ -87,6 +87,7 @@ const KeyRecord: SchemaObject = {
     revoked_at: nullable('string', { format: 'date-time' }),
     last_used_at: nullable('string', { format: 'date-time' }),
     replaces_key_id: nullable('string'),
+    require_signature: { type: 'boolean', description: 'Requests made with the key must be signed (X-Timestamp, X-Signature).' },
   },
 };
 
@@ -169,7 +170,17 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
   },
   KeyRecord,
   KeyWithSecret: {
-    allOf: [ref('KeyRecord'), { type: 'object', required: ['key'], properties: { key: { type: 'string', description: 'The secret, shown once.' } } }],
+    allOf: [
+      ref('KeyRecord'),
+      {
+        type: 'object',
+        required: ['key'],
+        properties: {
+          key: { type: 'string', description: 'The secret, shown once.' },
+          signing_secret: { type: 'string', pattern: '^sk_sig_', description: 'Keys that require signed requests: the signing secret, shown once.' },
+        },
+      },
+    ],
   },
   KeyList: page('keys', ref('KeyRecord')),
   Usage: {

@@ -53,8 +53,10 @@ export const OPERATOR_ACTIONS = {
       expires_in: typeof a.expires_in === 'number' ? a.expires_in : undefined,
       scopes: Array.isArray(a.scopes) ? (a.scopes as Scope[]) : undefined,
       tool_ids: Array.isArray(a.tool_ids) ? (a.tool_ids as string[]) : null,
+      require_signature: a.require_signature === true,
     });
-    return { ...keyView(issued.record), key: issued.secret, note: 'Store this key now: it is shown only once.' };
+    const signing = issued.signingSecret ? { signing_secret: issued.signingSecret } : {};
+    return { ...keyView(issued.record), key: issued.secret, ...signing, note: `Store this key${issued.signingSecret ? ' and its signing secret' : ''} now: ${issued.signingSecret ? 'they are' : 'it is'} shown only once.` };
   },
   'keys.list': async (s: OperatorServices, a: Args) => {
     const account = await s.accounts.findByName(text(a, 'account'));

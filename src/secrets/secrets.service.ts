@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { AppConfig, ConfigError } from '../config/app-config';
+import type { SealedSigningSecret, SigningSecretVault } from '../keys/signing-secret-vault';
 import type { AccountSecretSource } from '../tools/context/secrets';
 import { ToolError } from '../tools/sdk';
 import { AccountSecret } from './account-secret.entity';
@@ -21,7 +22,7 @@ export interface SecretView {
 
 /** Per-account secrets: written and listed through the API and CLI, read only by tools (ctx.secrets). */
 @Injectable()
-export class SecretsService implements AccountSecretSource {
+export class SecretsService implements AccountSecretSource, SigningSecretVault {
   private readonly logger = new Logger(SecretsService.name);
   private readonly keyFile: EmbeddedKeyFile | null;
 
@@ -38,7 +39,9 @@ export class SecretsService implements AccountSecretSource {
    * reads one). Called by the service at start, not by operator commands, which never open them.
    */
   async checkStoredKeys(): Promise<void> {
-    const keyIds: { key_id: string }[] = await this.secrets.createQueryBuilder('s').select('DISTINCT s.key_id', 'key_id').getRawMany();
+    const keyIds: { key_id: string }[] = await this.secrets.query(
+      'SELECT key_id FROM account_secrets UNION SELECT signing_secret_key_id FROM api_keys WHERE signing_secret_key_id IS NOT NULL',
+    );
     const unknown = keyIds.map((row) => row.key_id).filter((keyId) => !this.cipher.knows(keyId));
     if (unknown.length === 0) return;
     throw new ConfigError(
@@ -101,6 +104,16 @@ export class SecretsService implements AccountSecretSource {
   /** The values `sealJobInputs` sealed for this execution; throws when they do not open here. */
   openJobInputs(executionId: string, sealed: Sealed): Record<string, unknown> {
     return JSON.parse(this.cipher.open('', `job:${executionId}`, sealed)) as Record<string, unknown>;
+  }
+
+  /** A key's signing secret (docs/API.md#signed-requests), sealed to that key and its account. */
+  sealSigningSecret(accountId: string, keyId: string, secret: string): SealedSigningSecret {
+    this.requireKey();
+    return this.cipher.seal(accountId, `signing:${keyId}`, secret);
+  }
+
+  openSigningSecret(accountId: string, keyId: string, sealed: SealedSigningSecret): string {
+    return this.cipher.open(accountId, `signing:${keyId}`, sealed);
   }
 
   /** The key to seal with: SECRETS_KEY, else (embedded) the key file, made now on first use. Not retryable when neither. */

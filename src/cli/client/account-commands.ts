@@ -14,6 +14,7 @@ export interface KeyCreateOptions extends OutputOptions {
   expiresIn?: number;
   scopes?: string[];
   toolIds?: string[];
+  requireSignature?: boolean;
 }
 
 export const clientKeys = {
@@ -21,7 +22,7 @@ export const clientKeys = {
     runClient(o, KEY_VIEW, (c) => listed(c, '/v1/keys', new URLSearchParams(), 'keys', { paginate: true })),
   create: (o: KeyCreateOptions) =>
     runClient(o, KEY_VIEW, async (c) => ({
-      result: await c.request('POST', '/v1/keys', { body: { name: o.name, type: o.type, expires_in: o.expiresIn, scopes: o.scopes, tool_ids: o.toolIds } }),
+      result: await c.request('POST', '/v1/keys', { body: { name: o.name, type: o.type, expires_in: o.expiresIn, scopes: o.scopes, tool_ids: o.toolIds, require_signature: o.requireSignature } }),
     })),
   revoke: (keyId: string, o: OutputOptions) => runClient(o, KEY_VIEW, async (c) => ({ result: await c.request('DELETE', `/v1/keys/${id(keyId)}`) })),
 };

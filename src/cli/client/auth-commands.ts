@@ -2,6 +2,7 @@
  * `tos login` (also `tos auth login`), `tos auth status` and `tos whoami`. Login asks the service
  * who the key is before it saves anything, so a typo never lands in a profile.
  */
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { Command, InvalidArgumentError } from 'commander';
 import { ApiClient, ClientError, Connection, connectionFromEnv } from './api-client';
@@ -9,6 +10,7 @@ import { printClientError, readStdin } from './commands';
 import { examples } from './help';
 import { addOutputOptions, emit, OutputOptions, View, wantsJson } from './output';
 import { saveProfile } from './profiles';
+import { SIGNING_SECRET_PATTERN } from '../../identity/request-signature';
 
 interface Identity {
   tier: string;
@@ -56,14 +58,28 @@ async function readKey(): Promise<string> {
   return line.trim();
 }
 
-async function login(program: Command, o: OutputOptions & { url: string }): Promise<void> {
+/** A key that requires signed requests: its signing secret, read from a file so it never shows in a process list. */
+function readSigningSecret(file: string | undefined): { signingSecret?: string } {
+  if (file === undefined) return {};
+  let signingSecret: string;
+  try {
+    signingSecret = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new InvalidArgumentError(`cannot read the signing secret file: ${(err as Error).message}`);
+  }
+  if (!SIGNING_SECRET_PATTERN.test(signingSecret)) throw new InvalidArgumentError(`${file} does not hold a signing secret (sk_sig_ followed by 32 letters or digits)`);
+  return { signingSecret };
+}
+
+async function login(program: Command, o: OutputOptions & { url: string; signingSecretFile?: string }): Promise<void> {
+  const signing = readSigningSecret(o.signingSecretFile);
   const apiKey = await readKey();
   if (!apiKey) throw new InvalidArgumentError('the API key read from stdin is empty');
   const profile = program.opts<{ profile?: string }>().profile || process.env.TOS_PROFILE || 'default';
-  const connection = { url: o.url.replace(/\/+$/, ''), apiKey, source: `profile "${profile}"` };
+  const connection = { url: o.url.replace(/\/+$/, ''), apiKey, ...signing, source: `profile "${profile}"` };
   try {
     const who = await identify(connection);
-    const file = saveProfile(profile, { url: connection.url, api_key: apiKey });
+    const file = saveProfile(profile, { url: connection.url, api_key: apiKey, ...(signing.signingSecret ? { signing_secret: signing.signingSecret } : {}) });
     await emit({ ...who, source: `profile "${profile}" (${file})` }, STATUS_VIEW, o);
   } catch (err) {
     if (!(err instanceof ClientError)) throw err;
@@ -84,10 +100,13 @@ export function registerAuthCommands(program: Command): void {
   const loginCommand = (command: Command) =>
     examples(
       addOutputOptions(
-        command.description('check an API key against the service, then save it as a profile (the key is read from stdin, or typed without echo)').requiredOption('--url <url>', 'service URL'),
+        command
+          .description('check an API key against the service, then save it as a profile (the key is read from stdin, or typed without echo)')
+          .requiredOption('--url <url>', 'service URL')
+          .option('--signing-secret-file <file>', "for a key that requires signed requests: a file holding its signing secret, saved in the profile (every request is then signed)"),
         STATUS_VIEW,
       ),
-      ['tos login --url http://127.0.0.1:3000', 'printf %s "$TOS_API_KEY" | tos login --url https://tos.example.com', 'printf %s "$KEY" | tos --profile staging login --url https://staging.example.com'],
+      ['tos login --url http://127.0.0.1:3000', 'printf %s "$TOS_API_KEY" | tos login --url https://tos.example.com', 'printf %s "$KEY" | tos login --url https://tos.example.com --signing-secret-file ./signing-secret', 'printf %s "$KEY" | tos --profile staging login --url https://staging.example.com'],
     ).action((o) => login(program, o));
   loginCommand(program.command('login'));
   const auth = program.command('auth').description('log in and see which key and account you are using');

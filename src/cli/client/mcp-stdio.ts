@@ -20,14 +20,14 @@ import {
   ReadResourceRequestSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ClientError, connectionFromEnv, EXIT } from './api-client';
+import { ClientError, connectionFromEnv, EXIT, signingFetch } from './api-client';
 
 /** Connects to the service first, so a wrong URL or key is one line on stderr (stdout belongs to MCP), not a stack trace. */
 async function connectRemote(): Promise<Client> {
   const connection = connectionFromEnv();
   const remote = new Client({ name: 'tos-stdio-bridge', version: '1.0.0' });
   try {
-    await remote.connect(new StreamableHTTPClientTransport(new URL(`${connection.url}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${connection.apiKey}` } } }));
+    await remote.connect(new StreamableHTTPClientTransport(new URL(`${connection.url}/v1/mcp`), { requestInit: { headers: { authorization: `Bearer ${connection.apiKey}` } }, fetch: signingFetch(connection) }));
   } catch (err) {
     const reason = (err as Error).cause ?? (err as Error).message;
     throw new ClientError('CONNECTION_FAILED', `cannot open an MCP session at ${connection.url}/v1/mcp: ${reason}`, 'check TOS_URL and TOS_API_KEY (tos auth status), and that the service runs', EXIT.error);

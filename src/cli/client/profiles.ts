@@ -1,4 +1,4 @@
-/** Saved connections: $XDG_CONFIG_HOME/tos/config.json (else ~/.config), profiles of url + api_key, mode 0600. */
+/** Saved connections: $XDG_CONFIG_HOME/tos/config.json (else ~/.config), profiles of url + api_key (+ signing_secret), mode 0600. */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
@@ -6,6 +6,8 @@ import * as path from 'node:path';
 export interface Profile {
   url: string;
   api_key: string;
+  /** For a key that requires signed requests: the client signs every request with it (docs/API.md#signed-requests). */
+  signing_secret?: string;
 }
 
 interface ConfigFile {

@@ -25,7 +25,7 @@ export const KEY_VIEW: View = {
     col('revoked', 'revoked_at'),
     col('last used', 'last_used_at'),
   ],
-  fields: ['id', 'name', 'type', 'prefix', 'last4', 'scopes', 'tool_ids', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'replaces_key_id', 'key', 'old_key'],
+  fields: ['id', 'name', 'type', 'prefix', 'last4', 'scopes', 'tool_ids', 'require_signature', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'replaces_key_id', 'key', 'signing_secret', 'old_key'],
 };
 
 export const SECRET_VIEW: View = {

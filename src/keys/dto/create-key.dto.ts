@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { SCOPES, Scope } from '../../identity/scopes';
 import { KEY_TYPE_ALIASES, KeyType } from '../../identity/key-secret';
 import { MAX_TEMPORARY_KEY_SECONDS } from '../api-keys.service';
@@ -25,6 +25,10 @@ export class CreateKeyDto {
   @ApiPropertyOptional({ type: [String], maxItems: 200 })
   @IsOptional() @IsArray() @ArrayMaxSize(200) @IsString({ each: true }) @Matches(/^[a-z0-9-]{1,64}$/, { each: true })
   tool_ids?: string[];
+
+  @ApiPropertyOptional({ type: 'boolean', default: false, description: 'Requests made with the key must carry X-Timestamp and X-Signature; the answer holds its signing_secret, once (docs/API.md#signed-requests).' })
+  @IsOptional() @IsBoolean()
+  require_signature?: boolean;
 
   get keyType(): KeyType {
     return KEY_TYPE_ALIASES[this.type];
