@@ -21,6 +21,8 @@ import { ToolsController } from './tools/tools.controller';
 import { ToolsModule } from './tools/tools.module';
 import { WorkspacesController } from './workspaces/workspaces.controller';
 import { WorkspacesModule } from './workspaces/workspaces.module';
+import { WebhooksController } from './webhooks/webhooks.controller';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /**
  * The api role (docs/ARCHITECTURE.md#api-and-worker-roles): every HTTP route of the service and its
@@ -34,6 +36,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module';
     KeysModule,
     SecretsModule,
     WorkspacesModule,
+    WebhooksModule,
     CacheModule,
     IdempotencyModule,
     ExecutionsModule,
@@ -54,6 +57,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module';
     UsageController,
     SecretsController,
     WorkspacesController,
+    WebhooksController,
   ],
 })
 export class ApiModule {}
