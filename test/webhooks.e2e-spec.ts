@@ -96,7 +96,7 @@ describeEachEngine('webhooks', (mode) => {
 
   it('refuses at registration a URL the egress policy refuses, and an unknown event', async () => {
     const owner = await account();
-    for (const url of ['http://10.0.0.1/hook', 'http://localhost:9/hook', 'ftp://127.0.0.1/hook', 'http://user:pw@127.0.0.1/hook']) {
+    for (const url of ['http://10.0.0.1/hook', 'http://127.0.0.2:9/hook', 'http://[::1]:9/hook', 'ftp://127.0.0.1/hook', 'http://user:pw@127.0.0.1/hook']) {
       const res = await suite.t.request({ method: 'POST', url: '/v1/webhooks', key: owner.key, payload: { url, events: ['execution.completed'] } });
       expect({ url, status: res.statusCode }).toEqual({ url, status: 400 });
     }

@@ -13,6 +13,8 @@ import { WebhooksService } from './webhooks.service';
 const LEASE_MS = 60_000;
 /** The jitter of a retry: ± this share of its delay. */
 const JITTER = 0.1;
+/** The longest `Retry-After` obeyed: an endpoint cannot park a delivery for longer. */
+const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
 
 /** What one attempt's answer means for the delivery and its subscription. */
 type Verdict = { kind: 'delivered' } | { kind: 'gone' } | { kind: 'retry'; delayMs: number } | { kind: 'exhausted' };
@@ -137,15 +139,15 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     }
   }
 
-  /** 2xx delivered; 410 gone; else a retry after the schedule's next step (or `Retry-After`, up to the longest step), or exhausted. */
+  /** 2xx delivered; 410 gone; else a retry after the schedule's next step (later when `Retry-After` asks, up to a day), or exhausted. */
   private verdict({ attempt, retryAfterSeconds }: SendOutcome, attempts: number): Verdict {
     const status = attempt.status_code;
     if (status !== null && status >= 200 && status < 300) return { kind: 'delivered' };
     if (status === 410) return { kind: 'gone' };
     const step = this.schedule[attempts - 1];
     if (step === undefined) return { kind: 'exhausted' };
-    if (retryAfterSeconds !== null) return { kind: 'retry', delayMs: Math.min(retryAfterSeconds * 1000, Math.max(...this.schedule)) };
-    return { kind: 'retry', delayMs: step * (1 - JITTER + Math.random() * 2 * JITTER) };
+    const scheduled = step * (1 - JITTER + Math.random() * 2 * JITTER);
+    return { kind: 'retry', delayMs: Math.max(scheduled, Math.min((retryAfterSeconds ?? 0) * 1000, MAX_RETRY_AFTER_MS)) };
   }
 
   private async retry(delivery: WebhookDelivery, attempt: DeliveryAttempt, delayMs: number): Promise<void> {

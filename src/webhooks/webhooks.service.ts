@@ -5,6 +5,7 @@ import { AppException } from '../common/errors';
 import { randomBase62 } from '../common/ids';
 import { AppConfig } from '../config/app-config';
 import type { Principal } from '../identity/principal';
+import { retentionDaysSql } from '../identity/tiers';
 import { SecretsService } from '../secrets/secrets.service';
 import { EgressPool, egressSettingsOf } from '../tools/egress/egress';
 import { ToolCatalogue } from '../tools/tool-catalogue';
@@ -180,6 +181,17 @@ export class WebhooksService {
     const existing = await this.deliveries.findOneBy({ id: deliveryId, subscription_id: row.id });
     if (!existing) throw AppException.notFound('Delivery', deliveryId);
     throw new AppException('CONFLICT', `Delivery ${deliveryId} is still pending: it is sent at ${existing.next_attempt_at.toISOString()}`);
+  }
+
+  /** Deletes ended deliveries older than their account's retention (as executions); answers how many. */
+  async purgeExpired(now: Date): Promise<number> {
+    const result = await this.deliveries.query(
+      `DELETE FROM webhook_deliveries d USING accounts a
+        WHERE d.account_id = a.id AND d.status <> 'pending'
+          AND d.created_at < $1::timestamptz - make_interval(days => ${retentionDaysSql('a')})`,
+      [now.toISOString()],
+    );
+    return (result as [unknown, number])[1] ?? 0;
   }
 
   private async find(principal: Principal, id: string): Promise<WebhookSubscription> {

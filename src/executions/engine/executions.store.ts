@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityNotFoundError, FindOptionsWhere, In, LessThan, MoreThanOrEqual, Repository } from 'typeorm';
 import { AppException, type ErrorBody } from '../../common/errors';
-import { TIER_LIMITS } from '../../identity/tiers';
+import { retentionDaysSql } from '../../identity/tiers';
 import type { InputRequest } from '../../tools/sdk';
 import { outboxInsert } from '../../webhooks/webhook-outbox';
 import { Execution, ExecutionStatus, type TerminalStatus } from './execution.entity';
@@ -171,11 +171,10 @@ export class ExecutionsStore {
    * number, else its tier's. Returns how many were deleted.
    */
   async purgeExpired(now: Date): Promise<number> {
-    const days = Object.entries(TIER_LIMITS).map(([tier, limits]) => `WHEN '${tier}' THEN ${limits.retentionDays}`).join(' ');
     const result = await this.executions.query(
       `DELETE FROM executions e USING accounts a
         WHERE e.account_id = a.id
-          AND e.created_at < $1::timestamptz - make_interval(days => COALESCE(a.retention_days, CASE a.tier ${days} END))`,
+          AND e.created_at < $1::timestamptz - make_interval(days => ${retentionDaysSql('a')})`,
       [now.toISOString()],
     );
     return (result as [unknown, number])[1] ?? 0;
