@@ -65,7 +65,7 @@ export class WebhookDelivery {
   @Column('timestamptz', { nullable: true })
   locked_until: Date | null;
 
-  @Column('jsonb', { default: () => "'[]'" })
+  @Column('jsonb')
   attempts: DeliveryAttempt[];
 
   @Column('text', { nullable: true })

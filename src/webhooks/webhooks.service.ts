@@ -95,7 +95,9 @@ export class WebhooksService {
       description: fields.description === undefined ? row.description : fields.description,
     });
     const enabled = fields.enabled ?? row.enabled;
-    Object.assign(row, merged, { enabled, disabled_reason: enabled ? null : fields.enabled === false ? null : row.disabled_reason, updated_at: now });
+    // The service's reason for disabling goes with any change of `enabled` by the owner.
+    const disabledReason = fields.enabled === undefined ? row.disabled_reason : null;
+    Object.assign(row, merged, { enabled, disabled_reason: disabledReason, updated_at: now });
     await this.subscriptions.save(row);
     return subscriptionView(row);
   }

@@ -40,7 +40,7 @@ export class Webhooks1795940000000 implements MigrationInterface {
                 "attempt_count" integer NOT NULL DEFAULT '0',
                 "next_attempt_at" TIMESTAMP WITH TIME ZONE NOT NULL,
                 "locked_until" TIMESTAMP WITH TIME ZONE,
-                "attempts" jsonb NOT NULL DEFAULT '[]',
+                "attempts" jsonb NOT NULL,
                 "last_error" text,
                 "created_at" TIMESTAMP WITH TIME ZONE NOT NULL,
                 "delivered_at" TIMESTAMP WITH TIME ZONE,
