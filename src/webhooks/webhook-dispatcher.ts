@@ -9,8 +9,8 @@ import { signDelivery } from './webhook-signing';
 import { WebhookSubscription } from './webhook-subscription.entity';
 import { WebhooksService } from './webhooks.service';
 
-/** How long a claimed delivery stays this process's: past it (the process died) another process takes it. */
-const LEASE_MS = 60_000;
+/** How long a claimed delivery stays this process's beyond its attempt's timeout: past it (the process died) another process takes it. */
+const LEASE_MARGIN_MS = 60_000;
 /** The jitter of a retry: ± this share of its delay. */
 const JITTER = 0.1;
 /** The longest `Retry-After` obeyed: an endpoint cannot park a delivery for longer. */
@@ -35,7 +35,8 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private readonly inFlight = new Map<string, number>();
   private readonly sending = new Set<Promise<void>>();
   private timer?: NodeJS.Timeout;
-  private claiming = false;
+  /** The claim under way, if any: one at a time, and shutdown waits for it. */
+  private claiming: Promise<void> | null = null;
   private stopped = false;
 
   constructor(
@@ -57,6 +58,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    await this.claiming;
     await Promise.allSettled([...this.sending]);
   }
 
@@ -65,7 +67,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     if (this.claiming || this.stopped) return;
     const room = this.config.WEBHOOK_CONCURRENCY - this.sending.size;
     if (room <= 0) return;
-    this.claiming = true;
+    this.claiming = this.claimAndSend(now, room).finally(() => {
+      this.claiming = null;
+    });
+    await this.claiming;
+  }
+
+  private async claimAndSend(now: Date, room: number): Promise<void> {
     try {
       const claimed = await this.claim(now, room);
       if (claimed.length === 0) return;
@@ -84,8 +92,6 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
       }
     } catch (err) {
       this.logger.error(`Claiming webhook deliveries failed: ${(err as Error).message}`);
-    } finally {
-      this.claiming = false;
     }
   }
 
@@ -107,7 +113,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
                 WHERE nth <= $3 ORDER BY next_attempt_at LIMIT $2) picked
         WHERE d.id = picked.id AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < $1::timestamptz)
         RETURNING d.*`,
-      [now.toISOString(), limit, this.config.WEBHOOK_ENDPOINT_CONCURRENCY, [...this.inFlight.keys()], LEASE_MS / 1000],
+      [now.toISOString(), limit, this.config.WEBHOOK_ENDPOINT_CONCURRENCY, [...this.inFlight.keys()], (this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS) / 1000],
     )) as [WebhookDelivery[], number];
     return rows.map((row) => this.deliveries.create(row));
   }
