@@ -94,7 +94,7 @@ export class OpenApiDocument implements OnApplicationBootstrap {
       completeOperation(path, 'post', item.post, { public: false, scopes: ['tools:invoke'] });
       document.paths[path] = item as any;
     }
-    (document as OpenAPIObject & { webhooks?: unknown }).webhooks = WEBHOOK_OPERATIONS;
+    document.webhooks = WEBHOOK_OPERATIONS as OpenAPIObject['webhooks'];
     return document;
   }
 }

@@ -154,7 +154,7 @@ export class WebhooksService {
       created_at: now,
       delivered_at: null,
     });
-    await this.deliveries.insert(delivery);
+    await this.deliveries.save(delivery);
     return deliveryView(delivery);
   }
 
