@@ -171,6 +171,25 @@ describeEachEngine('webhooks', (mode) => {
     expect(Date.parse(delivery.attempts[1].at) - Date.parse(delivery.attempts[0].at)).toBeGreaterThanOrEqual(900);
   });
 
+  it('a delivery held by a process that died mid-retry is sent once its lease lapses, not before', async () => {
+    const owner = await account();
+    const server = await receiver();
+    const hook = await subscribe(owner, { url: server.url, events: ['execution.completed'] });
+    const leased = (id: string, lockedUntil: Date) =>
+      suite.t.app.get(DataSource).query(
+        `INSERT INTO webhook_deliveries (id, subscription_id, account_id, event, execution_id, data, event_at, status, attempt_count, next_attempt_at, locked_until, attempts, created_at)
+         VALUES ($1, $2, $3, 'execution.completed', 'exec_dead', '{"execution_id":"exec_dead","tool_id":"json-transform","status":"success","result":null}', now(), 'pending', 1, now(), $4, '[]', now())`,
+        [id, hook.id, owner.id, lockedUntil.toISOString()],
+      );
+    await leased('msg_lapsed', new Date(Date.now() - 1_000));
+    await leased('msg_held', new Date(Date.now() + 60_000));
+    const [request] = await received(server, 1);
+    expect(request.headers['webhook-id']).toBe('msg_lapsed');
+    expect(new Webhook(hook.secret).verify(request.body, standardHeaders(request))).toMatchObject({ data: { execution_id: 'exec_dead' } });
+    await settle();
+    expect(server.received.map((r) => r.headers['webhook-id'])).toEqual(['msg_lapsed']);
+  });
+
   it('a 410 disables the subscription, with the reason shown', async () => {
     const owner = await account();
     const server = await receiver(() => ({ status: 410 }));
