@@ -23,6 +23,8 @@ import { ToolsController } from './tools/tools.controller';
 import { ToolsModule } from './tools/tools.module';
 import { WorkspacesController } from './workspaces/workspaces.controller';
 import { WorkspacesModule } from './workspaces/workspaces.module';
+import { WebhooksController } from './webhooks/webhooks.controller';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /**
  * The api role (docs/ARCHITECTURE.md#api-and-worker-roles): every HTTP route of the service and its
@@ -36,6 +38,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module';
     KeysModule,
     SecretsModule,
     WorkspacesModule,
+    WebhooksModule,
     CacheModule,
     IdempotencyModule,
     ExecutionsModule,
@@ -57,6 +60,7 @@ import { WorkspacesModule } from './workspaces/workspaces.module';
     UsageController,
     SecretsController,
     WorkspacesController,
+    WebhooksController,
   ],
   // The WebSocket of GET /v1/ws is served before routing: app.setup.ts installs it (src/executions/live).
   providers: [LiveUpdates],

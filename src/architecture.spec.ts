@@ -19,6 +19,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['limits'],
   ['auth'],
   ['cache', 'secrets', 'workspaces'],
+  ['webhooks'],
   ['executions/engine'],
   ['executions/request'],
   ['executions', 'executions/live'],

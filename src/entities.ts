@@ -6,6 +6,8 @@ import { AccountSecret } from './secrets/account-secret.entity';
 import { WorkspaceChunk, WorkspaceRecord } from './workspaces/workspace.entity';
 import { ConsoleLink } from './sessions/console-link.entity';
 import { ConsoleSession } from './sessions/console-session.entity';
+import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
+import { WebhookSubscription } from './webhooks/webhook-subscription.entity';
 
 /** Every entity of the service, for the TypeORM CLI (ormconfig.ts); the migrations create exactly these tables. */
-export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, WorkspaceChunk, ConsoleLink, ConsoleSession];
+export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, WorkspaceChunk, ConsoleLink, ConsoleSession, WebhookSubscription, WebhookDelivery];

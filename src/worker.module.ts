@@ -3,10 +3,11 @@ import { QueueConsumer } from './executions/engine/queue-consumer';
 import { RetentionService } from './executions/engine/retention.service';
 import { ExecutionsModule } from './executions/executions.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
-/** The worker role (docs/ARCHITECTURE.md#api-and-worker-roles): consume the queue, and purge what is past its retention. */
+/** The worker role (docs/ARCHITECTURE.md#api-and-worker-roles): consume the queue, deliver webhooks, and purge what is past its retention. */
 @Module({
-  imports: [ExecutionsModule, IdempotencyModule],
+  imports: [ExecutionsModule, IdempotencyModule, WebhooksModule],
   providers: [QueueConsumer, RetentionService],
 })
 export class WorkerModule {}

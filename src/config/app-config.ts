@@ -191,6 +191,33 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
   RECONCILE_BATCH = 500;
 
+  /**
+   * Seconds before each retry of a webhook delivery that failed (docs/API.md#webhooks), comma-separated:
+   * the first attempt is at once, then one retry per number (each with ±10 % jitter); a delivery
+   * failing them all disables its subscription. The default spans about three days.
+   */
+  @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, e.g. 5,300,1800' })
+  WEBHOOK_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,36000';
+
+  /** How often each delivering process looks for due webhook deliveries, in milliseconds; 0 stops delivering. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
+  WEBHOOK_POLL_MS = 500;
+
+  /** Longest wait for an endpoint's answer to one webhook attempt, in milliseconds. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60_000)
+  WEBHOOK_TIMEOUT_MS = 10_000;
+
+  /** Hours a rotated-out webhook secret keeps signing beside the new one. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(720)
+  WEBHOOK_SECRET_OVERLAP_HOURS = 24;
+
+  /** Deliveries one process sends at once in all, and to one subscription (so a slow endpoint holds only its own). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000)
+  WEBHOOK_CONCURRENCY = 64;
+
+  @Transform(toInt) @IsInt() @Min(1) @Max(100)
+  WEBHOOK_ENDPOINT_CONCURRENCY = 4;
+
   /** How often old executions are purged (per the account tier's retention); 0 disables. */
   @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
   RETENTION_INTERVAL_SECONDS = 3600;

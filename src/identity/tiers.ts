@@ -22,3 +22,9 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
   pro: { requestsPerMinute: 1_000, monthlyCalls: 100_000, retentionDays: 90, workspaces: 100, workspaceBytes: 2048 * MIB },
   enterprise: { requestsPerMinute: 10_000, monthlyCalls: null, retentionDays: 365, workspaces: 1_000, workspaceBytes: 20_480 * MIB },
 };
+
+/** SQL: the retention in days of the account row `account` (its own number, else its tier's); docs/API.md#execution-lifecycle. */
+export function retentionDaysSql(account: string): string {
+  const days = Object.entries(TIER_LIMITS).map(([tier, limits]) => `WHEN '${tier}' THEN ${limits.retentionDays}`).join(' ');
+  return `COALESCE(${account}.retention_days, CASE ${account}.tier ${days} END)`;
+}

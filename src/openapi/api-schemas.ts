@@ -1,6 +1,8 @@
 import { ERROR_STATUS } from '../common/errors';
 import { EXECUTION_STATUSES } from '../executions/engine/execution.entity';
 import { TOOL_CATEGORIES, TOOL_STATUSES } from '../tools/sdk';
+import { DELIVERY_STATUSES } from '../webhooks/webhook-delivery.entity';
+import { WEBHOOK_EVENTS } from '../webhooks/webhook-outbox';
 
 /** OpenAPI 3.1 schema objects are JSON Schema 2020-12: tool schemas go in as they are. */
 export type SchemaObject = Record<string, unknown>;
@@ -97,6 +99,68 @@ const page = (member: string, item: SchemaObject): SchemaObject => ({
   properties: { [member]: { type: 'array', items: item }, total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
 });
 
+/** docs/API.md#webhooks */
+const Webhook: SchemaObject = {
+  type: 'object',
+  required: ['id', 'url', 'events', 'tool_ids', 'description', 'enabled', 'disabled_reason', 'previous_secret_expires_at', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string' },
+    url: { type: 'string', format: 'uri' },
+    events: { type: 'array', items: { type: 'string', enum: WEBHOOK_EVENTS } },
+    tool_ids: nullable('array', { items: { type: 'string' }, description: 'Only these tools’ executions; null: every tool.' }),
+    description: nullable('string'),
+    enabled: { type: 'boolean' },
+    disabled_reason: nullable('string', { description: 'Why the service disabled it (410 Gone, the retry schedule exhausted).' }),
+    previous_secret_expires_at: nullable('string', { format: 'date-time', description: 'Until then the secret before the last rotation signs too.' }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
+const WebhookDelivery: SchemaObject = {
+  type: 'object',
+  required: ['id', 'event', 'execution_id', 'status', 'created_at', 'next_attempt_at', 'delivered_at', 'last_error', 'attempts'],
+  properties: {
+    id: { type: 'string', description: 'The `webhook-id` header: the same on every attempt and redelivery.' },
+    event: { type: 'string', enum: [...WEBHOOK_EVENTS, 'ping'] },
+    execution_id: nullable('string'),
+    status: { type: 'string', enum: DELIVERY_STATUSES },
+    created_at: timestamp,
+    next_attempt_at: nullable('string', { format: 'date-time' }),
+    delivered_at: nullable('string', { format: 'date-time' }),
+    last_error: nullable('string'),
+    attempts: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['at', 'status_code', 'latency_ms', 'error', 'response_excerpt'],
+        properties: { at: timestamp, status_code: nullable('integer'), latency_ms: { type: 'integer' }, error: nullable('string'), response_excerpt: nullable('string', { maxLength: 1024 }) },
+      },
+    },
+  },
+};
+
+/** The body of every webhook request (SPEC §6.3). */
+const WebhookEvent: SchemaObject = {
+  type: 'object',
+  required: ['event', 'timestamp', 'data', 'signature'],
+  properties: {
+    event: { type: 'string', enum: WEBHOOK_EVENTS },
+    timestamp: timestamp,
+    data: {
+      type: 'object',
+      required: ['execution_id', 'tool_id', 'status', 'result'],
+      properties: {
+        execution_id: { type: 'string' },
+        tool_id: { type: 'string' },
+        status: { type: 'string', enum: EXECUTION_STATUSES },
+        result: { description: 'The result (completed), the error (failed), the questions (input_required), null (cancelled); over 64 KiB: { truncated, size_bytes, url }.' },
+      },
+    },
+    signature: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$', description: 'Equals X-Signature (its first signature during a rotation).' },
+  },
+};
+
 /** Shared components; per-tool schemas are added beside them. */
 export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
   ErrorBody,
@@ -183,6 +247,12 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
     ],
   },
   KeyList: page('keys', ref('KeyRecord')),
+  Webhook,
+  WebhookWithSecret: { allOf: [ref('Webhook'), { type: 'object', required: ['secret'], properties: { secret: { type: 'string', pattern: '^whsec_', description: 'The signing secret, shown once.' } } }] },
+  WebhookList: page('webhooks', ref('Webhook')),
+  WebhookDelivery,
+  WebhookDeliveryList: page('deliveries', ref('WebhookDelivery')),
+  WebhookEvent,
   Usage: {
     type: 'object',
     required: ['tier', 'window', 'month'],
@@ -244,6 +314,14 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'DELETE /v1/keys/{key_id}': ref('KeyRecord'),
   'POST /v1/keys/{key_id}/regenerate': ref('KeyWithSecret'),
   'POST /v1/keys/{key_id}/rotate': ref('KeyWithSecret'),
+  'POST /v1/webhooks': ref('WebhookWithSecret'),
+  'GET /v1/webhooks': ref('WebhookList'),
+  'GET /v1/webhooks/{webhook_id}': ref('Webhook'),
+  'PATCH /v1/webhooks/{webhook_id}': ref('Webhook'),
+  'POST /v1/webhooks/{webhook_id}/rotate-secret': ref('WebhookWithSecret'),
+  'POST /v1/webhooks/{webhook_id}/test': ref('WebhookDelivery'),
+  'GET /v1/webhooks/{webhook_id}/deliveries': ref('WebhookDeliveryList'),
+  'POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': ref('WebhookDelivery'),
   'DELETE /v1/tools/{tool_id}/cache': { type: 'object', required: ['tool_id', 'dropped'], properties: { tool_id: { type: 'string' }, dropped: { type: 'integer' } } },
   'GET /v1/usage': ref('Usage'),
   'POST /v1/console/links': ref('SignInLink'),
@@ -297,3 +375,18 @@ export const RETRY_HEADERS: Record<string, ReturnType<typeof header>> = {
   'Retry-After': header('Seconds until a retry can pass; equals the body’s retry_after.', { type: 'integer' }),
   'X-RateLimit-Retry-After': header('Same as Retry-After.', { type: 'integer' }),
 };
+
+/** OpenAPI 3.1's `webhooks`: what the service POSTs to a subscription, per event (docs/API.md#webhooks). */
+export const WEBHOOK_OPERATIONS: Record<string, unknown> = Object.fromEntries(
+  WEBHOOK_EVENTS.map((event) => [
+    event,
+    {
+      post: {
+        summary: `${event}, POSTed to each subscription that takes it`,
+        parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'X-Signature', 'X-Timestamp'].map((name) => ({ name, in: 'header', required: true, schema: { type: 'string' } })),
+        requestBody: { required: true, content: { 'application/json': { schema: ref('WebhookEvent') } } },
+        responses: { '200': { description: 'Any 2xx: delivered. 410: the subscription is disabled. Anything else, or no answer in 10 s: retried.' } },
+      },
+    },
+  ]),
+);

@@ -4,7 +4,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { JsonSnapshot, snapshotJson } from '../common/http-cache';
 import { AppConfig } from '../config/app-config';
 import { ToolCatalogue } from '../tools/tool-catalogue';
-import { COMPONENT_SCHEMAS, ref, RESPONSE_HEADERS, RETRY_HEADERS, SchemaObject, SUCCESS_MEDIA, SUCCESS_SCHEMAS } from './api-schemas';
+import { COMPONENT_SCHEMAS, ref, RESPONSE_HEADERS, RETRY_HEADERS, SchemaObject, SUCCESS_MEDIA, SUCCESS_SCHEMAS, WEBHOOK_OPERATIONS } from './api-schemas';
 import { INVOKE_HEADER_PARAMETERS, INVOKE_QUERY_PARAMETERS, invokeBody, invokeSuccess, toolOperations } from './tool-operations';
 import { RouteAccess, routeAccess } from './route-access';
 
@@ -94,6 +94,7 @@ export class OpenApiDocument implements OnApplicationBootstrap {
       completeOperation(path, 'post', item.post, { public: false, scopes: ['tools:invoke'] });
       document.paths[path] = item as any;
     }
+    document.webhooks = WEBHOOK_OPERATIONS as OpenAPIObject['webhooks'];
     return document;
   }
 }

@@ -94,6 +94,20 @@ export class SecretsService implements AccountSecretSource, SigningSecretVault {
   }
 
   /**
+   * Seals a credential the service keeps for an account besides its secrets (a webhook's signing
+   * secret), bound to `name`; the key as for secrets (made on first use when embedded).
+   */
+  sealCredential(accountId: string, name: string, value: string): Sealed {
+    this.requireKey();
+    return this.cipher.seal(accountId, name, value);
+  }
+
+  /** What `sealCredential` sealed; throws when it does not open with the current keys. */
+  openCredential(accountId: string, name: string, sealed: Sealed): string {
+    return this.cipher.open(accountId, name, sealed);
+  }
+
+  /**
    * The secret inputs of a queued call, sealed for the job payload (Redis holds it until a worker
    * takes it), bound to the execution; null when SECRETS_KEY is unset (they then travel as given).
    */

@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityNotFoundError, FindOptionsWhere, In, LessThan, MoreThanOrEqual, Repository } from 'typeorm';
 import { AppException, type ErrorBody } from '../../common/errors';
-import { TIER_LIMITS } from '../../identity/tiers';
+import { retentionDaysSql } from '../../identity/tiers';
 import type { InputRequest } from '../../tools/sdk';
+import { outboxInsert } from '../../webhooks/webhook-outbox';
 import { Execution, ExecutionStatus, type TerminalStatus } from './execution.entity';
 import { GroupCommit } from './group-commit';
 
@@ -49,6 +50,14 @@ export interface ExecutionReader {
 }
 
 /**
+ * `update` (an UPDATE … RETURNING of execution rows) with the webhook outbox rows of the rows it
+ * moved, in one statement (src/webhooks/webhook-outbox.ts); answers the rows as a SELECT does.
+ */
+function withOutbox(update: string): string {
+  return `WITH ended AS (${update}), outbox AS (${outboxInsert('ended')}) SELECT * FROM ended`;
+}
+
+/**
  * Execution rows; every transition out of an active state is conditional, so the first terminal
  * state wins. Inserts, starts and terminal writes are group-committed: concurrent callers share
  * one statement (see GroupCommit).
@@ -82,12 +91,12 @@ export class ExecutionsStore {
 
   /** running → input_required: an async run stopped at its caller's questions; null when it is no longer running (a cancel won). */
   async awaitInput(id: string, requests: Record<string, InputRequest>, now: Date): Promise<Execution | null> {
-    const rows = (await this.executions.query(
-      `UPDATE executions SET status = 'input_required', input_requests = $2::jsonb, waiting_since = $3::timestamptz
-        WHERE id = $1 AND status = 'running' RETURNING *`,
+    const [row] = (await this.executions.query(
+      withOutbox(`UPDATE executions SET status = 'input_required', input_requests = $2::jsonb, waiting_since = $3::timestamptz
+        WHERE id = $1 AND status = 'running' RETURNING *`),
       [id, JSON.stringify(requests), now.toISOString()],
-    )) as [Execution[], number];
-    return rows[0][0] ? this.executions.create(rows[0][0]) : null;
+    )) as Execution[];
+    return row ? this.executions.create(row) : null;
   }
 
   /**
@@ -162,11 +171,10 @@ export class ExecutionsStore {
    * number, else its tier's. Returns how many were deleted.
    */
   async purgeExpired(now: Date): Promise<number> {
-    const days = Object.entries(TIER_LIMITS).map(([tier, limits]) => `WHEN '${tier}' THEN ${limits.retentionDays}`).join(' ');
     const result = await this.executions.query(
       `DELETE FROM executions e USING accounts a
         WHERE e.account_id = a.id
-          AND e.created_at < $1::timestamptz - make_interval(days => COALESCE(a.retention_days, CASE a.tier ${days} END))`,
+          AND e.created_at < $1::timestamptz - make_interval(days => ${retentionDaysSql('a')})`,
       [now.toISOString()],
     );
     return (result as [unknown, number])[1] ?? 0;
@@ -198,14 +206,14 @@ export class ExecutionsStore {
 
   /** Ends every execution matching `condition` (`$1` now, `$3` the caller's value) as `error`; answers the ended rows. */
   private async endWhere(condition: string, now: Date, error: ErrorBody, value: unknown): Promise<Execution[]> {
-    const [rows] = (await this.executions.query(
-      `UPDATE executions
+    const rows = (await this.executions.query(
+      withOutbox(`UPDATE executions
           SET status = 'error', error = $2::jsonb, completed_at = $1::timestamptz, sealed_inputs = NULL,
               duration_ms = CASE WHEN started_at IS NULL THEN NULL ELSE (EXTRACT(EPOCH FROM ($1::timestamptz - started_at)) * 1000)::integer END
         WHERE ${condition}
-        RETURNING *`,
+        RETURNING *`),
       [now.toISOString(), JSON.stringify(error), value],
-    )) as [Execution[], number];
+    )) as Execution[];
     return rows.map((row) => this.executions.create(row));
   }
 
@@ -258,7 +266,12 @@ export class ExecutionsStore {
   // the same way on node-pg and on PGlite. A member left out of the JSON reads as NULL.
 
   private async insertAll(executions: Execution[]): Promise<void[]> {
-    await this.executions.query('INSERT INTO executions SELECT * FROM jsonb_populate_recordset(NULL::executions, $1::jsonb)', [JSON.stringify(executions)]);
+    // A sync execution is inserted already finished: its deliveries go with it.
+    await this.executions.query(
+      `WITH ended AS (INSERT INTO executions SELECT * FROM jsonb_populate_recordset(NULL::executions, $1::jsonb) RETURNING *)
+       ${outboxInsert('ended')}`,
+      [JSON.stringify(executions)],
+    );
     return executions.map(() => undefined);
   }
 
@@ -283,15 +296,15 @@ export class ExecutionsStore {
     // joined to two source rows would pick either); the later one answers the row as it ends up.
     const firstOfEach = new Map<string, Finish>();
     for (const finish of finishes) if (!firstOfEach.has(finish.id)) firstOfEach.set(finish.id, finish);
-    const [updated] = (await this.executions.query(
-      `UPDATE executions e
+    const updated = (await this.executions.query(
+      withOutbox(`UPDATE executions e
           SET status = f.status, result = f.result, error = f.error, completed_at = f.completed_at,
               duration_ms = f.duration_ms, progress = COALESCE(f.progress, e.progress), sealed_inputs = NULL
          FROM jsonb_populate_recordset(NULL::executions, $1::jsonb) f
         WHERE e.id = f.id AND e.status = ANY($2::text[])
-        RETURNING e.*`,
+        RETURNING e.*`),
       [JSON.stringify([...firstOfEach.values()]), ACTIVE],
-    )) as [Execution[], number];
+    )) as Execution[];
     const rows = new Map(updated.map((row) => [row.id, row]));
     const notActive = [...firstOfEach.keys()].filter((id) => !rows.has(id));
     if (notActive.length > 0) for (const row of await this.executions.findBy({ id: In(notActive) })) rows.set(row.id, row);

@@ -1,9 +1,10 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { IdempotencyService } from '../../idempotency/idempotency.service';
+import { WebhooksService } from '../../webhooks/webhooks.service';
 import { ExecutionsStore } from './executions.store';
 
-/** Purges executions past their account's retention and expired idempotency keys, periodically (the worker role's: WorkerModule). */
+/** Purges executions and webhook deliveries past their account's retention and expired idempotency keys, periodically (the worker role's: WorkerModule). */
 @Injectable()
 export class RetentionService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(RetentionService.name);
@@ -13,6 +14,7 @@ export class RetentionService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly config: AppConfig,
     private readonly store: ExecutionsStore,
     private readonly idempotency: IdempotencyService,
+    private readonly webhooks: WebhooksService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -30,7 +32,8 @@ export class RetentionService implements OnApplicationBootstrap, OnModuleDestroy
     try {
       const deleted = await this.store.purgeExpired(now);
       const keys = await this.idempotency.purgeExpired(now);
-      if (deleted + keys > 0) this.logger.log(`Purged ${deleted} execution(s) past retention and ${keys} expired idempotency key(s)`);
+      const deliveries = await this.webhooks.purgeExpired(now);
+      if (deleted + keys + deliveries > 0) this.logger.log(`Purged ${deleted} execution(s) and ${deliveries} webhook deliveries past retention, and ${keys} expired idempotency key(s)`);
       return deleted;
     } catch (err) {
       this.logger.error(`Retention purge failed: ${(err as Error).message}`);

@@ -1,0 +1,44 @@
+/**
+ * The outbox rows of executions as they end: one per enabled subscription of the execution's
+ * account that takes the event (and its tool). Run as a data-modifying CTE of the very statement
+ * that ends the executions (src/executions/engine/executions.store.ts), so an execution never
+ * ends without its deliveries, nor has deliveries without its end.
+ */
+
+/** The event of each status an execution can reach; other statuses (queued, running) send nothing. */
+export const EXECUTION_EVENTS = {
+  success: 'execution.completed',
+  error: 'execution.failed',
+  cancelled: 'execution.cancelled',
+  input_required: 'execution.input_required',
+} as const;
+
+export const WEBHOOK_EVENTS = Object.values(EXECUTION_EVENTS);
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** A result larger than this, in bytes of JSON, is replaced by a link to the execution (docs/API.md#webhooks). */
+export const MAX_INLINE_RESULT_BYTES = 64 * 1024;
+
+const eventOf = `CASE e.status ${Object.entries(EXECUTION_EVENTS).map(([status, event]) => `WHEN '${status}' THEN '${event}'`).join(' ')} END`;
+
+/** What `data.result` carries: the result on success, the error on failure, the questions when input is required. */
+const resultOf = `CASE e.status WHEN 'success' THEN e.result WHEN 'error' THEN e.error WHEN 'input_required' THEN e.input_requests END`;
+
+const boundedResult = `CASE WHEN octet_length((${resultOf})::text) > ${MAX_INLINE_RESULT_BYTES}
+      THEN jsonb_build_object('truncated', true, 'size_bytes', octet_length((${resultOf})::text), 'url', '/v1/executions/' || e.id)
+      ELSE ${resultOf} END`;
+
+/**
+ * `INSERT INTO webhook_deliveries …` for the rows of `ended` (a CTE or table holding execution
+ * rows, read as `e`); `now` is the SQL expression of the event time.
+ */
+export function outboxInsert(ended: string, now = 'clock_timestamp()'): string {
+  return `INSERT INTO webhook_deliveries (id, subscription_id, account_id, event, execution_id, data, event_at, status, attempt_count, next_attempt_at, attempts, created_at)
+    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), s.id, e.account_id, ${eventOf}, e.id,
+           jsonb_build_object('execution_id', e.id, 'tool_id', e.tool_id, 'status', e.status, 'result', ${boundedResult}),
+           ${now}, 'pending', 0, ${now}, '[]'::jsonb, ${now}
+      FROM ${ended} e
+      JOIN webhook_subscriptions s ON s.account_id = e.account_id AND s.enabled
+       AND (${eventOf}) = ANY(s.events)
+       AND (s.tool_ids IS NULL OR e.tool_id = ANY(s.tool_ids))`;
+}
