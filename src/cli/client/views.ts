@@ -38,6 +38,33 @@ export const WORKSPACE_VIEW: View = {
   fields: ['id', 'format', 'files', 'bytes', 'archive_bytes', 'digest', 'created_at', 'expires_at'],
 };
 
+export const WEBHOOK_VIEW: View = {
+  columns: [
+    col('id', 'id'),
+    col('url', 'url', true),
+    col('events', 'events', true),
+    { header: 'enabled', value: (r) => (r.enabled ? 'yes' : `no: ${String(r.disabled_reason ?? 'paused')}`), flexible: true },
+    col('created', 'created_at'),
+  ],
+  fields: ['id', 'url', 'events', 'tool_ids', 'description', 'enabled', 'disabled_reason', 'previous_secret_expires_at', 'created_at', 'updated_at', 'secret'],
+};
+
+type Attempt = { status_code: number | null; latency_ms: number; error: string | null };
+const lastAttempt = (r: Row): Attempt | undefined => (r.attempts as Attempt[] | undefined)?.at(-1);
+
+export const DELIVERY_VIEW: View = {
+  columns: [
+    col('id', 'id'),
+    col('event', 'event'),
+    col('status', 'status'),
+    { header: 'attempts', value: (r) => (r.attempts as unknown[] | undefined)?.length ?? 0 },
+    { header: 'last answer', value: (r) => { const a = lastAttempt(r); return a ? (a.status_code ?? a.error) : null; }, flexible: true },
+    { header: 'latency ms', value: (r) => lastAttempt(r)?.latency_ms },
+    col('created', 'created_at'),
+  ],
+  fields: ['id', 'event', 'execution_id', 'status', 'created_at', 'next_attempt_at', 'delivered_at', 'last_error', 'attempts'],
+};
+
 export const ACCOUNT_VIEW: View = {
   columns: [col('id', 'id'), col('name', 'name', true), col('tier', 'tier'), col('created', 'created_at')],
   fields: ['id', 'name', 'tier', 'requests_per_minute', 'monthly_calls', 'retention_days', 'workspaces', 'workspace_bytes', 'created_at'],
