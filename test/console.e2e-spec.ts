@@ -4,6 +4,7 @@
  * Screenshots of each page land in a temp folder named in the output.
  */
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { until } from './support/poll';
 import { DATABASE_MODES } from './support/databases';
 import { ENGINE_MODES } from './support/engines';
 import { describeWith } from './support/prerequisites';
+import { startRecordingServer, type RecordedRequest } from './support/recording-server';
 import { TestToolsModule } from './support/test-tools.module';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -29,7 +31,11 @@ const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
 const run = promisify(execFile);
 
 describeWithChromium('browser console', () => {
-  const suite = useTestApp(ENGINE_MODES.find((m) => m.name === 'embedded')!, { extensions: [TestToolsModule], env: { SECRETS_KEY: randomBytes(32).toString('base64') } });
+  // Webhooks go to a loopback receiver: the egress policy lets 127.0.0.1 through, and sends are polled for often.
+  const suite = useTestApp(ENGINE_MODES.find((m) => m.name === 'embedded')!, {
+    extensions: [TestToolsModule],
+    env: { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1', WEBHOOK_POLL_MS: '50' },
+  });
   const shots = mkdtempSync(path.join(tmpdir(), 'tos-console-shots-'));
   let browser: Browser;
   let baseUrl: string;
@@ -242,6 +248,96 @@ describeWithChromium('browser console', () => {
     await shoot(page, '8-secrets');
     await page.getByRole('button', { name: 'Delete CHAT_WEBHOOK' }).click();
     await page.getByText('No secrets yet.').waitFor();
+  });
+
+  it('webhooks: adds one with its secret shown once, sends a test the receiver verifies, shows it in the log, redelivers, rotates, disables, deletes', async () => {
+    const receiver = await startRecordingServer(() => ({ status: 200, body: 'received-ok' }));
+    const hookUrl = `${receiver.url}/hooks`;
+    const arrived = (count: number) => until(`${count} request(s) at the receiver`, async () => (receiver.received.length >= count ? receiver.received : undefined), 15_000);
+    const verify = (secret: string, request: RecordedRequest) => new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as { event: string };
+    try {
+      await page.goto(`${baseUrl}/console#/keys`);
+      await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+      await page.getByLabel('URL').fill(hookUrl);
+      await page.getByLabel('Description').fill('from the console');
+      await expect(page.getByRole('checkbox', { name: 'execution.completed' }).isChecked()).resolves.toBe(true);
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      const secretBox = page.getByRole('region', { name: 'New secret' });
+      const secret = await secretBox.locator('code').innerText();
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+      expect(await secretBox.innerText()).toContain('It is shown only this once');
+      await secretBox.getByRole('button', { name: 'Copy secret' }).waitFor();
+      await page.getByRole('link', { name: hookUrl }).waitFor();
+      expect(await page.getByRole('row').filter({ hasText: hookUrl }).innerText()).toMatch(/execution\.completed, execution\.failed\s+all\s+enabled/);
+      await shoot(page, '10-webhook-created');
+      await page.reload();
+      await page.getByRole('link', { name: hookUrl }).waitFor();
+      expect(await page.content()).not.toContain(secret);
+
+      await page.getByRole('button', { name: `Send test ${hookUrl}` }).click();
+      await notice(page).getByText(/^Ping queued: delivery msg_\w+$/).waitFor();
+      const [ping] = await arrived(1);
+      expect(verify(secret, ping)).toMatchObject({ event: 'ping' });
+      const pingId = String(ping.headers['webhook-id']);
+
+      // The log reloads itself while the ping is pending; then shows the attempt with the receiver's answer.
+      await page.getByRole('link', { name: hookUrl }).click();
+      await page.getByRole('heading', { name: /^Webhook wh_/ }).waitFor();
+      const row = page.getByRole('row').filter({ hasText: pingId });
+      await row.getByText('delivered').waitFor();
+      expect(await row.innerText()).toMatch(/ping[\s\S]*delivered[\s\S]*HTTP 200 · \d+ ms[\s\S]*received-ok/);
+      await shoot(page, '11-webhook-deliveries');
+      await page.getByLabel('Status').selectOption('failed');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText('No deliveries match.').waitFor();
+      await page.getByLabel('Status').selectOption('delivered');
+      await page.getByLabel('Event').selectOption('ping');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await row.waitFor();
+      await page.getByLabel('Status').selectOption('');
+      await page.getByRole('button', { name: 'Filter' }).click();
+
+      await row.getByRole('button', { name: `Redeliver ${pingId}` }).click();
+      await notice(page).getByText(`Redelivery queued: delivery ${pingId}`).waitFor();
+      const [, again] = await arrived(2);
+      expect(again.headers['webhook-id']).toBe(pingId);
+      await until('two attempts in the log', async () => ((await row.getByText('HTTP 200').count()) === 2 ? true : undefined));
+
+      await page.getByRole('button', { name: `Rotate secret ${hookUrl}` }).click();
+      const rotated = page.getByRole('region', { name: 'New secret' });
+      await rotated.getByText('the old secret keeps signing beside it until').waitFor();
+      const newSecret = await rotated.locator('code').innerText();
+      expect(newSecret).toMatch(/^whsec_/);
+      expect(newSecret).not.toBe(secret);
+      await page.getByText('Previous secret signs until').waitFor();
+      await page.getByRole('button', { name: `Send test ${hookUrl}` }).click();
+      const [, , third] = await arrived(3);
+      expect(verify(newSecret, third)).toMatchObject({ event: 'ping' });
+      expect(verify(secret, third)).toMatchObject({ event: 'ping' }); // both sign during the overlap
+
+      await page.getByRole('button', { name: `Disable ${hookUrl}` }).click();
+      await page.getByText('disabled: paused by you').waitFor();
+      expect(await page.getByRole('button', { name: `Send test ${hookUrl}` }).count()).toBe(0);
+      await page.getByRole('button', { name: `Enable ${hookUrl}` }).click();
+      await page.getByRole('button', { name: `Send test ${hookUrl}` }).waitFor();
+
+      await page.getByRole('button', { name: `Delete ${hookUrl}` }).click();
+      await page.getByText('No webhooks yet.').waitFor();
+      expect(page.url()).toBe(`${baseUrl}/console#/webhooks`);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('offers the Webhooks page only to a session holding webhooks:manage', async () => {
+    const context = await newContext();
+    const narrow = await signIn(context, (await sessions().createLink(suite.acme.id, { keyId: 'key_console_test', scopes: new Set(['keys:manage', 'tools:read'] as const), toolIds: null })).path);
+    await narrow.locator('#nav').getByRole('link', { name: 'Secrets' }).waitFor();
+    expect(await narrow.locator('#nav').getByRole('link', { name: 'Webhooks' }).count()).toBe(0);
+    await narrow.goto(`${baseUrl}/console#/webhooks`);
+    await narrow.getByText(/^FORBIDDEN: .*webhooks:manage/).waitFor();
+    await context.close();
   });
 
   it('shows usage: the tier, the request window and the month', async () => {
