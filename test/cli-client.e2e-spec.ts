@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { Webhook } from 'standardwebhooks';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { useTestApp } from './support/app';
 import { until } from './support/poll';
@@ -19,7 +18,8 @@ import { exportOf, startExportServer } from './support/osv-exports';
 import { missingPrerequisite } from './support/prerequisites';
 import { ENGINE_MODES } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
-import { startRecordingServer, type RecordedRequest } from './support/recording-server';
+import { startRecordingServer } from './support/recording-server';
+import { arrived, verified } from './support/webhook-receiver';
 import { readOperatorFile } from '../src/operator/operator-file';
 
 const run = promisify(execFile);
@@ -238,8 +238,6 @@ describe('tos client commands', () => {
   it('webhooks create (secret printed once), list, test, deliveries, redeliver, rotate, update, delete', async () => {
     const receiver = await startRecordingServer(() => ({ status: 200, body: 'thanks' }));
     const hooks = `${receiver.url}/hooks`;
-    const arrived = (count: number) => until(`${count} request(s) at the receiver`, async () => (receiver.received.length >= count ? receiver.received : undefined), 15_000);
-    const verify = (secret: string, request: RecordedRequest) => new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as { event: string };
     try {
       const created = await tos(['webhooks', 'create', '--url', hooks, '--events', 'execution.completed,execution.failed', '--description', 'cli']);
       expect(created).toMatchObject({ code: 0, stderr: expect.stringContaining('shown only this once') });
@@ -256,9 +254,9 @@ describe('tos client commands', () => {
 
       const ping = await json(['webhooks', 'test', webhookId]);
       expect(ping).toMatchObject({ code: 0, body: { id: expect.stringMatching(/^msg_/), event: 'ping', status: 'pending' } });
-      const [first] = await arrived(1);
+      const [first] = await arrived(receiver, 1);
       expect(first.headers['webhook-id']).toBe(ping.body.id);
-      expect(verify(secret, first)).toMatchObject({ event: 'ping' });
+      expect(verified(secret, first)).toMatchObject({ event: 'ping' });
 
       const delivered = await until('the ping delivered in the log', async () => {
         const log = await json(['webhooks', 'deliveries', webhookId, '--event', 'ping']);
@@ -274,7 +272,7 @@ describe('tos client commands', () => {
 
       const again = await json(['webhooks', 'redeliver', webhookId, ping.body.id]);
       expect(again).toMatchObject({ code: 0, body: { id: ping.body.id, status: 'pending' } });
-      const [, second] = await arrived(2);
+      const [, second] = await arrived(receiver, 2);
       expect(second.headers['webhook-id']).toBe(ping.body.id);
 
       const rotated = await tos(['webhooks', 'rotate', webhookId]);
@@ -283,9 +281,9 @@ describe('tos client commands', () => {
       expect(newSecret).not.toBe(secret);
       expect(rotated.stdout).toMatch(/^previous_secret_expires_at: \d{4}-/m);
       await json(['webhooks', 'test', webhookId]);
-      const [, , third] = await arrived(3);
-      expect(verify(newSecret, third)).toMatchObject({ event: 'ping' });
-      expect(verify(secret, third)).toMatchObject({ event: 'ping' }); // the old secret signs beside it during the overlap
+      const [, , third] = await arrived(receiver, 3);
+      expect(verified(newSecret, third)).toMatchObject({ event: 'ping' });
+      expect(verified(secret, third)).toMatchObject({ event: 'ping' }); // the old secret signs beside it during the overlap
 
       expect((await json(['webhooks', 'update', webhookId, '--disable'])).body).toMatchObject({ enabled: false });
       expect(await json(['webhooks', 'test', webhookId])).toMatchObject({ code: 1, body: { error: { code: 'CONFLICT' } } });

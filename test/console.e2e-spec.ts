@@ -4,7 +4,6 @@
  * Screenshots of each page land in a temp folder named in the output.
  */
 import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
-import { Webhook } from 'standardwebhooks';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -19,7 +18,8 @@ import { until } from './support/poll';
 import { DATABASE_MODES } from './support/databases';
 import { ENGINE_MODES } from './support/engines';
 import { describeWith } from './support/prerequisites';
-import { startRecordingServer, type RecordedRequest } from './support/recording-server';
+import { startRecordingServer } from './support/recording-server';
+import { arrived, verified } from './support/webhook-receiver';
 import { TestToolsModule } from './support/test-tools.module';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -253,8 +253,6 @@ describeWithChromium('browser console', () => {
   it('webhooks: adds one with its secret shown once, sends a test the receiver verifies, shows it in the log, redelivers, rotates, disables, deletes', async () => {
     const receiver = await startRecordingServer(() => ({ status: 200, body: 'received-ok' }));
     const hookUrl = `${receiver.url}/hooks`;
-    const arrived = (count: number) => until(`${count} request(s) at the receiver`, async () => (receiver.received.length >= count ? receiver.received : undefined), 15_000);
-    const verify = (secret: string, request: RecordedRequest) => new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as { event: string };
     try {
       await page.goto(`${baseUrl}/console#/keys`);
       await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click();
@@ -277,8 +275,8 @@ describeWithChromium('browser console', () => {
 
       await page.getByRole('button', { name: `Send test ${hookUrl}` }).click();
       await notice(page).getByText(/^Ping queued: delivery msg_\w+$/).waitFor();
-      const [ping] = await arrived(1);
-      expect(verify(secret, ping)).toMatchObject({ event: 'ping' });
+      const [ping] = await arrived(receiver, 1);
+      expect(verified(secret, ping)).toMatchObject({ event: 'ping' });
       const pingId = String(ping.headers['webhook-id']);
 
       // The log reloads itself while the ping is pending; then shows the attempt with the receiver's answer.
@@ -300,7 +298,7 @@ describeWithChromium('browser console', () => {
 
       await row.getByRole('button', { name: `Redeliver ${pingId}` }).click();
       await notice(page).getByText(`Redelivery queued: delivery ${pingId}`).waitFor();
-      const [, again] = await arrived(2);
+      const [, again] = await arrived(receiver, 2);
       expect(again.headers['webhook-id']).toBe(pingId);
       await until('two attempts in the log', async () => ((await row.getByText('HTTP 200').count()) === 2 ? true : undefined));
 
@@ -312,9 +310,9 @@ describeWithChromium('browser console', () => {
       expect(newSecret).not.toBe(secret);
       await page.getByText('Previous secret signs until').waitFor();
       await page.getByRole('button', { name: `Send test ${hookUrl}` }).click();
-      const [, , third] = await arrived(3);
-      expect(verify(newSecret, third)).toMatchObject({ event: 'ping' });
-      expect(verify(secret, third)).toMatchObject({ event: 'ping' }); // both sign during the overlap
+      const [, , third] = await arrived(receiver, 3);
+      expect(verified(newSecret, third)).toMatchObject({ event: 'ping' });
+      expect(verified(secret, third)).toMatchObject({ event: 'ping' }); // both sign during the overlap
 
       await page.getByRole('button', { name: `Disable ${hookUrl}` }).click();
       await page.getByText('disabled: paused by you').waitFor();

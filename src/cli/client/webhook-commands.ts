@@ -17,19 +17,21 @@ function subscriptionFields(o: { url?: string; events?: string[]; toolIds?: stri
   return { url: o.url, events: o.events, tool_ids: o.allTools ? null : o.toolIds, description: o.description };
 }
 
+/** --url, --events, --tool-ids and --description: required (create) or each optional (update). */
+function withSubscriptionOptions(command: Command, required: boolean): Command {
+  return command
+    .addOption(new Option('--url <url>', 'where to POST each event (http or https)').makeOptionMandatory(required))
+    .addOption(new Option('--events <names>', 'comma-separated: execution.completed, execution.failed, execution.cancelled, execution.input_required').argParser(commaList).makeOptionMandatory(required))
+    .option('--tool-ids <ids>', "only these tools' executions, comma-separated (default: every tool)", commaList)
+    .option('--description <text>', 'a note for people');
+}
+
 export function registerWebhookCommands(program: Command): void {
   const webhooks = program.command('webhooks').description('signed webhook subscriptions of your account and their delivery log (needs webhooks:manage)');
-  const eventsHelp = 'comma-separated: execution.completed, execution.failed, execution.cancelled, execution.input_required';
 
   examples(
     addOutputOptions(
-      webhooks
-        .command('create')
-        .description('subscribe a URL to execution events; prints the signing secret once')
-        .requiredOption('--url <url>', 'where to POST each event (http or https)')
-        .requiredOption('--events <names>', eventsHelp, commaList)
-        .option('--tool-ids <ids>', "only these tools' executions, comma-separated (default: every tool)", commaList)
-        .option('--description <text>', 'a note for people'),
+      withSubscriptionOptions(webhooks.command('create').description('subscribe a URL to execution events; prints the signing secret once'), true),
       WEBHOOK_VIEW,
     ),
     ['tos webhooks create --url https://hooks.example.com/tos --events execution.completed,execution.failed', "tos webhooks create --url https://hooks.example.com/tos --events execution.completed --tool-ids secret-scan --jq '.secret'"],
@@ -48,14 +50,8 @@ export function registerWebhookCommands(program: Command): void {
 
   examples(
     addOutputOptions(
-      webhooks
-        .command('update <webhook_id>')
-        .description('change the URL, events, tools or description; --enable re-enables one the service disabled')
-        .option('--url <url>', 'the new URL')
-        .option('--events <names>', eventsHelp, commaList)
-        .option('--tool-ids <ids>', 'only these tools, comma-separated', commaList)
+      withSubscriptionOptions(webhooks.command('update <webhook_id>').description('change the URL, events, tools or description; --enable re-enables one the service disabled'), false)
         .option('--all-tools', 'every tool again (clears --tool-ids)')
-        .option('--description <text>', 'the new note')
         .addOption(new Option('--enable', 'deliver again (after a pause, a 410 or an exhausted schedule)').conflicts('disable'))
         .addOption(new Option('--disable', 'pause deliveries').conflicts('enable')),
       WEBHOOK_VIEW,
