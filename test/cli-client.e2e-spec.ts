@@ -284,6 +284,11 @@ describe('tos client commands', () => {
       const [, , third] = await arrived(receiver, 3);
       expect(verified(newSecret, third)).toMatchObject({ event: 'ping' });
       expect(verified(secret, third)).toMatchObject({ event: 'ping' }); // the old secret signs beside it during the overlap
+      // Two deliveries (the first ping, redelivered under its own id, and this one), a page of one.
+      const paged = await tos(['webhooks', 'deliveries', webhookId, '--limit', '1']);
+      expect(paged.stdout.trim().split('\n')).toHaveLength(2); // the header and one delivery
+      expect(paged.stderr).toBe('Showing 1 of 2: --limit N for more, --paginate for all.\n');
+      expect((await json(['webhooks', 'deliveries', webhookId, '--paginate'])).body).toHaveLength(2);
 
       expect((await json(['webhooks', 'update', webhookId, '--disable'])).body).toMatchObject({ enabled: false });
       expect(await json(['webhooks', 'test', webhookId])).toMatchObject({ code: 1, body: { error: { code: 'CONFLICT' } } });

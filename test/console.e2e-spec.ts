@@ -328,6 +328,45 @@ describeWithChromium('browser console', () => {
     }
   });
 
+  it('webhooks: one the service disabled (410) says why and re-enables; the delivery log pages 20 at a time', async () => {
+    let answer = 200;
+    const receiver = await startRecordingServer(() => ({ status: answer, body: answer === 410 ? 'gone for good' : 'ok' }));
+    try {
+      const created = await suite.t.request({ method: 'POST', url: '/v1/webhooks', key: suite.acme.key, payload: { url: `${receiver.url}/gone`, events: ['execution.failed'] } });
+      const hook = created.json() as { id: string; url: string };
+      const ping = () => suite.t.request({ method: 'POST', url: `/v1/webhooks/${hook.id}/test`, key: suite.acme.key });
+      for (let i = 0; i < 21; i++) expect((await ping()).statusCode).toBe(202);
+      await arrived(receiver, 21);
+      answer = 410;
+      await ping();
+      await until('the 410 to disable the subscription', async () => ((await suite.t.request({ method: 'GET', url: `/v1/webhooks/${hook.id}`, key: suite.acme.key })).json().enabled === false ? true : undefined));
+
+      await page.goto(`${baseUrl}/console#/keys`);
+      await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click(); // the last test left this page open: load it afresh
+      const row = page.getByRole('row').filter({ hasText: hook.url });
+      await row.getByText('disabled: The endpoint answered 410 Gone: the subscription was disabled').waitFor();
+      expect(await row.getByRole('button', { name: `Send test ${hook.url}` }).count()).toBe(0);
+
+      await row.getByRole('link', { name: hook.url }).click();
+      await page.getByText('Deliveries 1–20 of 22, newest first').waitFor();
+      expect(await page.getByRole('row').nth(1).innerText()).toMatch(/ping[\s\S]*failed[\s\S]*HTTP 410[\s\S]*gone for good/);
+      await page.getByRole('button', { name: 'Next page' }).click();
+      await page.getByText('Deliveries 21–22 of 22, newest first').waitFor();
+      expect(await page.getByRole('button', { name: 'Next page' }).isHidden()).toBe(true);
+      await page.getByRole('button', { name: 'Previous page' }).click();
+      await page.getByText('Deliveries 1–20 of 22, newest first').waitFor();
+
+      answer = 200;
+      await page.getByRole('button', { name: `Re-enable ${hook.url}` }).click();
+      await notice(page).getByText(`Enabled ${hook.url}`).waitFor();
+      await page.getByRole('button', { name: `Send test ${hook.url}` }).waitFor();
+      await page.getByRole('button', { name: `Delete ${hook.url}` }).click();
+      await page.getByText('No webhooks yet.').waitFor();
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('offers the Webhooks page only to a session holding webhooks:manage', async () => {
     const context = await newContext();
     const narrow = await signIn(context, (await sessions().createLink(suite.acme.id, { keyId: 'key_console_test', scopes: new Set(['keys:manage', 'tools:read'] as const), toolIds: null })).path);
@@ -345,12 +384,18 @@ describeWithChromium('browser console', () => {
     await shoot(page, '9-usage');
   });
 
-  it('shows a second account none of the first one’s keys, secrets or executions', async () => {
+  it('shows a second account none of the first one’s keys, secrets, webhooks or executions', async () => {
     const globex = await suite.t.createAccount('globex');
     const context = await newContext();
     const other = await signIn(context, await linkFor(globex));
     await other.getByRole('cell', { name: 'globex-svc', exact: true }).waitFor();
     expect(await other.content()).not.toContain('ci-deploy');
+    const acmeHook = (await suite.t.request({ method: 'POST', url: '/v1/webhooks', key: suite.acme.key, payload: { url: 'https://hooks.example.com/acme-only', events: ['execution.completed'] } })).json() as { id: string };
+    await other.goto(`${baseUrl}/console#/webhooks`);
+    await other.getByText('No webhooks yet.').waitFor();
+    await other.goto(`${baseUrl}/console#/webhooks/${acmeHook.id}`);
+    await other.getByText(/^NOT_FOUND: .*not found/).waitFor();
+    await suite.t.request({ method: 'DELETE', url: `/v1/webhooks/${acmeHook.id}`, key: suite.acme.key });
     await other.goto(`${baseUrl}/console#/executions`);
     await other.getByText('No executions match.').waitFor();
     await other.goto(`${baseUrl}/console#/executions/${slowId}`);
