@@ -42,6 +42,13 @@ export const queueAudits = channel('tos:queue.audit');
 /** `{ lost: string[] }` per worker heartbeat: `lost` names workers that stopped beating. */
 export const workerHeartbeats = channel('tos:worker.heartbeat');
 
+/** `{ outcome: 'delivered' | 'retry' | 'gone' | 'exhausted', seconds: number }` per webhook attempt that got an answer or failed to. */
+export const webhookAttempts = channel('tos:webhook.attempt');
+/** `{ pending: number, due: number, oldestDueAgeSeconds: number, disabledSubscriptions: number }` after each outbox audit of a dispatcher. */
+export const webhookAudits = channel('tos:webhook.audit');
+/** `{}` per subscription the service disabled (410 Gone, or the retry schedule exhausted). */
+export const webhooksDisabled = channel('tos:webhook.disabled');
+
 /** W3C trace context (`traceparent`, `tracestate`) carried by a queued job to the worker that runs it. */
 export type TraceCarrier = Record<string, string>;
 
