@@ -24,7 +24,8 @@ type WithSecret = Webhook & { secret: string };
 type Outcome = Webhook | WithSecret | { id: string; event: string } | undefined;
 export type Act = (done: string, call: () => Promise<Outcome>) => Promise<void>;
 
-export const WEBHOOK_EVENTS = ['execution.completed', 'execution.failed', 'execution.cancelled', 'execution.input_required'];
+/** What a subscription may take (docs/API.md#webhooks); `webhook.disabled` says another subscription of the account was turned off. */
+export const WEBHOOK_EVENTS = ['execution.completed', 'execution.failed', 'execution.cancelled', 'execution.input_required', 'webhook.disabled'];
 
 export const webhookPath = (id: string) => `/v1/webhooks/${encodeURIComponent(id)}`;
 
@@ -112,7 +113,7 @@ export async function webhooksPage(main: HTMLElement): Promise<void> {
       'ul',
       { class: 'hint' },
       h('li', {}, 'The service POSTs each event you choose to your URL, signed with the subscription’s secret (Standard Webhooks), and retries for about a day until it answers 2xx.'),
-      h('li', {}, 'A subscription answered 410, or failing every retry, is disabled, and says why here; re-enable it once the endpoint is fixed.'),
+      h('li', {}, 'A subscription answered 410, or failing every retry, is disabled, and says why here; re-enable it once the endpoint is fixed. Subscribe one to webhook.disabled (your alerting, say) to hear of it.'),
       h('li', {}, 'Open a URL for its delivery log: every attempt with its answer, and redelivery.'),
     ),
     secretSlot,

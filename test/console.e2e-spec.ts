@@ -328,10 +328,22 @@ describeWithChromium('browser console', () => {
     }
   });
 
-  it('webhooks: one the service disabled (410) says why and re-enables; the delivery log pages 20 at a time', async () => {
+  it('webhooks: one the service disabled (410) says why, tells a webhook.disabled subscription, and re-enables; the delivery log pages 20 at a time', async () => {
     let answer = 200;
     const receiver = await startRecordingServer(() => ({ status: answer, body: answer === 410 ? 'gone for good' : 'ok' }));
+    const alerts = await startRecordingServer(() => ({ status: 204 }));
     try {
+      // The alerting subscription, made in the page: webhook.disabled only.
+      await page.goto(`${baseUrl}/console#/keys`);
+      await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByLabel('URL').fill(`${alerts.url}/alerts`);
+      await page.getByRole('checkbox', { name: 'execution.completed' }).uncheck();
+      await page.getByRole('checkbox', { name: 'execution.failed' }).uncheck();
+      await page.getByRole('checkbox', { name: 'webhook.disabled' }).check();
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      await page.getByRole('region', { name: 'New secret' }).waitFor();
+      await page.getByRole('row').filter({ hasText: `${alerts.url}/alerts` }).getByText('webhook.disabled').waitFor();
+
       const created = await suite.t.request({ method: 'POST', url: '/v1/webhooks', key: suite.acme.key, payload: { url: `${receiver.url}/gone`, events: ['execution.failed'] } });
       const hook = created.json() as { id: string; url: string };
       const ping = () => suite.t.request({ method: 'POST', url: `/v1/webhooks/${hook.id}/test`, key: suite.acme.key });
@@ -341,8 +353,11 @@ describeWithChromium('browser console', () => {
       await ping();
       await until('the 410 to disable the subscription', async () => ((await suite.t.request({ method: 'GET', url: `/v1/webhooks/${hook.id}`, key: suite.acme.key })).json().enabled === false ? true : undefined));
 
+      const [told] = await arrived(alerts, 1);
+      expect(JSON.parse(told.body)).toMatchObject({ event: 'webhook.disabled', data: { webhook_id: hook.id, url: hook.url, reason: expect.stringContaining('410') } });
+
       await page.goto(`${baseUrl}/console#/keys`);
-      await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click(); // the last test left this page open: load it afresh
+      await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click(); // load the list afresh
       const row = page.getByRole('row').filter({ hasText: hook.url });
       await row.getByText('disabled: The endpoint answered 410 Gone: the subscription was disabled').waitFor();
       expect(await row.getByRole('button', { name: `Send test ${hook.url}` }).count()).toBe(0);
@@ -361,9 +376,14 @@ describeWithChromium('browser console', () => {
       await notice(page).getByText(`Enabled ${hook.url}`).waitFor();
       await page.getByRole('button', { name: `Send test ${hook.url}` }).waitFor();
       await page.getByRole('button', { name: `Delete ${hook.url}` }).click();
+      await page.getByRole('row').filter({ hasText: `${alerts.url}/alerts` }).getByRole('link').click();
+      await page.getByLabel('Event').selectOption('webhook.disabled');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText('Deliveries 1–1 of 1, newest first').waitFor();
+      await page.getByRole('button', { name: `Delete ${alerts.url}/alerts` }).click();
       await page.getByText('No webhooks yet.').waitFor();
     } finally {
-      await receiver.close();
+      await Promise.all([receiver.close(), alerts.close()]);
     }
   });
 

@@ -21,7 +21,7 @@ function subscriptionFields(o: { url?: string; events?: string[]; toolIds?: stri
 function withSubscriptionOptions(command: Command, required: boolean): Command {
   return command
     .addOption(new Option('--url <url>', 'where to POST each event (http or https)').makeOptionMandatory(required))
-    .addOption(new Option('--events <names>', 'comma-separated: execution.completed, execution.failed, execution.cancelled, execution.input_required').argParser(commaList).makeOptionMandatory(required))
+    .addOption(new Option('--events <names>', 'comma-separated: execution.completed, execution.failed, execution.cancelled, execution.input_required, webhook.disabled').argParser(commaList).makeOptionMandatory(required))
     .option('--tool-ids <ids>', "only these tools' executions, comma-separated (default: every tool)", commaList)
     .option('--description <text>', 'a note for people');
 }
@@ -91,7 +91,7 @@ export function registerWebhookCommands(program: Command): void {
           .command('deliveries <webhook_id>')
           .description("a subscription's delivery log, newest first (every attempt's time, status code, latency and answer with --json)")
           .option('--status <status>', 'only pending, delivered or failed')
-          .option('--event <name>', 'only this event (execution.completed, …, ping)'),
+          .option('--event <name>', 'only this event (execution.completed, …, webhook.disabled, ping)'),
       ),
       DELIVERY_VIEW,
     ),
