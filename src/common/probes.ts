@@ -42,6 +42,8 @@ export const queueAudits = channel('tos:queue.audit');
 /** `{ lost: string[] }` per worker heartbeat: `lost` names workers that stopped beating. */
 export const workerHeartbeats = channel('tos:worker.heartbeat');
 
+/** `{}` per execution (of any process: the event bus carries it) that reached a status webhooks announce, now recorded: the dispatcher looks for deliveries without waiting for its poll. */
+export const executionsSettled = channel('tos:execution.settled');
 /** `{ outcome: 'delivered' | 'retry' | 'gone' | 'exhausted', seconds: number }` per webhook attempt that got an answer or failed to. */
 export const webhookAttempts = channel('tos:webhook.attempt');
 /** `{ pending: number, due: number, oldestDueAgeSeconds: number, disabledSubscriptions: number }` after each outbox audit of a dispatcher. */

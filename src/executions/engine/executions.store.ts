@@ -6,7 +6,7 @@ import { retentionDaysSql } from '../../identity/tiers';
 import type { InputRequest } from '../../tools/sdk';
 import { outboxInsert } from '../../webhooks/webhook-outbox';
 import { Execution, ExecutionStatus, type TerminalStatus } from './execution.entity';
-import { GroupCommit } from './group-commit';
+import { GroupCommit } from '../../common/group-commit';
 
 /** What may still end (a cancel too): what runs, waits for a worker, or waits for its caller. */
 const ACTIVE: ExecutionStatus[] = ['queued', 'running', 'input_required'];
