@@ -67,6 +67,8 @@ export interface RunRequest {
   asking?: Asking;
   /** An async call whose caller cannot be asked (an MCP 2025-11-25 task, which has no way to carry questions). */
   unaskable?: boolean;
+  /** A workflow step: the run it belongs to and its key there. */
+  parent?: { executionId: string; stepKey: string };
 }
 
 /** A caller that can be asked: the answers it brought, by question key (none on a first round), and what it can answer. */
@@ -427,6 +429,9 @@ export class ExecutionRunner implements OnModuleInit {
       sealed_inputs: null,
       claimed_by: mode === 'sync' ? processClaim(PROCESS_ID) : null,
       unaskable: request.unaskable ?? null,
+      kind: 'tool',
+      parent_execution_id: request.parent?.executionId ?? null,
+      step_key: request.parent?.stepKey ?? null,
     });
   }
 
