@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { addExecutionObserver, cacheLookups, executionsAbandoned, executionsReconciled, queueAudits, rateLimitRefusals, workerHeartbeats } from '../common/probes';
+import { addExecutionObserver, cacheLookups, executionsAbandoned, executionsReconciled, queueAudits, rateLimitRefusals, workerHeartbeats, workflowRunsEnded, workflowStepsStarted } from '../common/probes';
 import { egressRefusals } from '../tools/sdk/network-errors';
 
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -42,6 +42,9 @@ export class ServiceMetrics {
   private readonly heartbeats: Counter;
   private readonly lastHeartbeat: Gauge;
   private readonly workersLost: Counter;
+  private readonly workflowRuns: Counter<'status'>;
+  private readonly workflowRunSeconds: Histogram<'status'>;
+  private readonly workflowSteps: Counter<'retry'>;
   private readonly unsubscribers: Array<() => void> = [];
 
   constructor(role: string, queue: BacklogSource) {
@@ -64,6 +67,9 @@ export class ServiceMetrics {
     this.heartbeats = new Counter({ name: 'tos_worker_heartbeats_total', help: 'Heartbeats this worker recorded.', registers });
     this.lastHeartbeat = new Gauge({ name: 'tos_worker_last_heartbeat_seconds', help: "Unix time of this worker's last heartbeat.", registers });
     this.workersLost = new Counter({ name: 'tos_workers_lost_total', help: 'Workers this process found had stopped their heartbeat.', registers });
+    this.workflowRuns = new Counter({ name: 'tos_workflow_runs_finished_total', help: 'Workflow runs this process ended, by status.', labelNames: ['status'], registers });
+    this.workflowRunSeconds = new Histogram({ name: 'tos_workflow_run_duration_seconds', help: 'Workflow run duration, start to end.', labelNames: ['status'], buckets: EXECUTION_BUCKETS, registers });
+    this.workflowSteps = new Counter({ name: 'tos_workflow_steps_started_total', help: 'Workflow step calls this process queued; retry "true" for a second or later attempt.', labelNames: ['retry'], registers });
     const waiting = new Gauge({ name: 'tos_queue_waiting_jobs', help: 'Async executions waiting for a worker.', labelNames: ['backend'], registers });
     new Gauge({
       name: 'tos_queue_oldest_job_age_seconds',
@@ -95,6 +101,15 @@ export class ServiceMetrics {
           this.oldestQueued.set(audit.oldestQueuedAgeSeconds);
         },
       ],
+      [
+        workflowRunsEnded.name as string,
+        (m) => {
+          const { status, durationMs } = m as { status: string; durationMs: number };
+          this.workflowRuns.inc({ status });
+          this.workflowRunSeconds.observe({ status }, durationMs / 1000);
+        },
+      ],
+      [workflowStepsStarted.name as string, (m) => this.workflowSteps.inc({ retry: String((m as { attempt: number }).attempt > 1) })],
       [
         workerHeartbeats.name as string,
         (m) => {

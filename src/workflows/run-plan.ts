@@ -6,7 +6,11 @@ import type { WorkflowDocument, WorkflowStep } from './workflow-document';
 export interface RunState {
   skipped: string[];
   items: Record<string, number>;
+  /** Steps that failed before any call of theirs could start (their `if` or `for_each` did not evaluate). */
+  failed: Record<string, ErrorBody>;
 }
+
+export const NEW_RUN_STATE: RunState = { skipped: [], items: {}, failed: {} };
 
 /** A step's execution as the plan reads it. */
 export interface StepExecution {
@@ -108,7 +112,7 @@ export function planRun(document: WorkflowDocument, executions: readonly StepExe
     if (view.status === 'error' && !step.continue_on_error && !plan.failed) plan.failed = { step: step.id, error: view.error! };
   }
   for (const step of document.steps) {
-    const begun = skipped.has(step.id) || state.items[step.id] !== undefined || attemptsOf.has(unitKey(step.id, undefined, 1));
+    const begun = skipped.has(step.id) || state.failed[step.id] !== undefined || state.items[step.id] !== undefined || attemptsOf.has(unitKey(step.id, undefined, 1));
     if (!begun && step.needs.every((need) => isEnded(plan.steps[need].status))) plan.ready.push(step);
   }
   plan.complete = ended === document.steps.length;
@@ -122,6 +126,8 @@ function isEnded(status: StepStatus): boolean {
 
 function stepView(step: WorkflowStep, skipped: Set<string>, state: RunState, attemptsOf: Map<string, StepExecution[]>, plan: RunPlan, now: number): StepView {
   if (skipped.has(step.id)) return { status: 'skipped', result: null, error: null };
+  const failure = state.failed[step.id];
+  if (failure) return { status: 'error', result: null, error: { ...failure, details: { ...failure.details, step: step.id } } };
   const count = step.for_each === undefined ? 1 : state.items[step.id];
   if (count === undefined) return { status: 'pending', result: null, error: null };
   const indexes = step.for_each === undefined ? [undefined] : Array.from({ length: count }, (_, i) => i);

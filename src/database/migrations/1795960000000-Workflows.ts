@@ -56,6 +56,11 @@ export class Workflows1795960000000 implements MigrationInterface {
                 "workflow_id" text NOT NULL,
                 "version" integer NOT NULL,
                 "document" jsonb NOT NULL,
+                "principal" jsonb NOT NULL,
+                "state" jsonb NOT NULL,
+                "wake" integer NOT NULL DEFAULT 0,
+                "lease_until" TIMESTAMP WITH TIME ZONE,
+                "leased_by" text,
                 "schedule_id" text,
                 "trigger_id" text,
                 CONSTRAINT "pk_workflow_runs" PRIMARY KEY ("execution_id")

@@ -248,6 +248,17 @@ export class ExecutionRunner implements OnModuleInit {
   }
 
   /**
+   * Records a call refused before it could be queued (admission, input) as an execution already
+   * ended in `error`: a workflow step's refusal is kept like any outcome of the step.
+   */
+  async recordRefusal(request: RunRequest, error: ErrorBody): Promise<Execution> {
+    const execution = Object.assign(this.newExecution(request, 'async'), terminalColumns(terminal('error', null, error), null), { waiting_since: null });
+    await this.store.insert(execution);
+    this.publishStatus(execution);
+    return execution;
+  }
+
+  /**
    * Worker side of `submit`: runs a queued job unless it was cancelled meanwhile. The tool starts
    * only once its `running` write is confirmed, and nothing after that throws: a handler that
    * throws has not started its tool, and the queue tries it again. The write claims the row for

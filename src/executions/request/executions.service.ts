@@ -41,7 +41,12 @@ export class ExecutionsService {
     if (Object.keys(accepted).length === 0) {
       throw AppException.invalidRequest('input_responses answers none of the questions the execution waits on', { parameter: 'input_responses', expected: Object.keys(pending) });
     }
-    return this.runner.answer(current, accepted);
+    if (current.kind !== 'workflow') return this.runner.answer(current, accepted);
+    // A run waits on one of its steps (docs/workflows.md#asking-for-input): the answers are that step's.
+    const step = (await this.store.children(id)).find((child) => child.status === 'input_required');
+    if (!step) throw new AppException('CONFLICT', `Execution ${id} is not waiting for input`);
+    await this.runner.answer(step, accepted);
+    return this.store.get(reader, id);
   }
 
   /** docs/API.md#execution-lifecycle: active → cancelled; cancelled again → the same answer; otherwise finished → 409. */
@@ -52,9 +57,18 @@ export class ExecutionsService {
       throw new AppException('CONFLICT', `Execution ${id} already finished with status '${current.status}'`);
     }
     const after = await this.runner.cancel(current);
+    // A run's steps end with it; a step started meanwhile is cancelled by the run's engine (docs/workflows.md#cancelling).
+    if (after.status === 'cancelled' && current.kind === 'workflow') await this.cancelSteps(id);
     if (after.status !== 'cancelled') {
       throw new AppException('CONFLICT', `Execution ${id} already finished with status '${after.status}'`);
     }
     return after;
+  }
+
+  /** Cancels a workflow run's steps still active; answers how many. */
+  async cancelSteps(runId: string): Promise<number> {
+    const active = (await this.store.children(runId)).filter((child) => !TERMINAL_STATUSES.has(child.status));
+    const ended = await Promise.all(active.map((child) => this.runner.cancel(child)));
+    return ended.filter((child) => child.status === 'cancelled').length;
   }
 }
