@@ -77,7 +77,7 @@ export function parseUnitKey(key: string): { stepId: string; index?: number; att
 export function retries(step: WorkflowStep, attempt: number, error: ErrorBody | null): boolean {
   const policy = step.retry;
   if (!policy || attempt >= policy.attempts || !error) return false;
-  return policy.on.length > 0 ? policy.on.includes(error.code) : error.retryable;
+  return policy.on.length > 0 ? policy.on.includes(error.code) : error.retryable === true;
 }
 
 /** When the attempt after `attempt` may start: `backoff` seconds after the first failure, doubling. */
@@ -132,7 +132,7 @@ function stepView(step: WorkflowStep, skipped: Set<string>, state: RunState, att
   if (count === undefined) return { status: 'pending', result: null, error: null };
   const indexes = step.for_each === undefined ? [undefined] : Array.from({ length: count }, (_, i) => i);
   const results: unknown[] = [];
-  let status: StepStatus = 'success';
+  let status = 'success' as StepStatus;
   let error: ErrorBody | null = null;
   // A failure ends a step at once unless it continues on error: then its other items finish first.
   const rank: Record<StepStatus, number> = { success: 0, skipped: 0, error: step.continue_on_error ? 0.5 : 4, pending: 1, running: 2, input_required: 3 };

@@ -46,7 +46,7 @@ export class RunStore {
   }
 
   async saveState(executionId: string, state: RunState): Promise<void> {
-    await this.runs.update({ execution_id: executionId }, { state });
+    await this.runs.query(`UPDATE workflow_runs SET state = $2::jsonb WHERE execution_id = $1`, [executionId, JSON.stringify(state)]);
   }
 
   /** Runs still active whose lease is free (nobody advances them now), oldest first: the sweep's work. */
