@@ -205,4 +205,35 @@ describeEachEngine('workflows', (mode) => {
     expect(again.json().execution_id).toBe(first.json().execution_id);
     await ended(owner, first.json().execution_id);
   });
+
+  it('publishes a workflow as the tool workflow.<name> of its account alone, in REST and MCP, and runs it when called', async () => {
+    const owner = await account();
+    const { id } = await save(owner, { ...DAG, name: 'summed', publish: true });
+    const listed = (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100&search=summed', key: owner.key })).json();
+    expect(listed.tools).toEqual([expect.objectContaining({ id: 'workflow.summed', kind: 'workflow', workflow_id: id, inputs: { a: { type: 'integer', required: true }, b: { type: 'integer', default: 2, required: false } }, outputs: { total: { type: 'any' }, slept: { type: 'any' } } })]);
+    const detail = (await suite.t.request({ method: 'GET', url: '/v1/tools/workflow.summed', key: owner.key })).json();
+    expect(detail.input_schema).toEqual({ type: 'object', properties: { a: { type: 'integer' }, b: { type: 'integer', default: 2 } }, required: ['a'], additionalProperties: false });
+    const stranger = await account();
+    expect((await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100&search=summed', key: stranger.key })).json().total).toBe(0);
+    expect((await suite.t.request({ method: 'GET', url: '/v1/tools/workflow.summed', key: stranger.key })).statusCode).toBe(404);
+
+    const mcp = (key: string, message: object) =>
+      suite.t.request({ method: 'POST', url: '/v1/mcp', key, payload: { jsonrpc: '2.0', id: 1, ...message }, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' } });
+    const names = async (key: string) => {
+      const all: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = (await mcp(key, { method: 'tools/list', params: cursor ? { cursor } : {} })).json().result;
+        all.push(...page.tools.map((tool: { name: string }) => tool.name));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return all;
+    };
+    expect(await names(owner.key)).toContain('workflow.summed');
+    expect(await names(stranger.key)).not.toContain('workflow.summed');
+    const called = (await mcp(owner.key, { method: 'tools/call', params: { name: 'workflow.summed', arguments: { a: 1 } } })).json().result;
+    expect(called).toMatchObject({ structuredContent: { total: 803, slept: [400, 400] } });
+    const refused = (await mcp(stranger.key, { method: 'tools/call', params: { name: 'workflow.summed', arguments: { a: 1 } } })).json();
+    expect(refused.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: workflow.summed') });
+  });
 });

@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ExecutionsModule } from '../executions/executions.module';
 import { ToolsModule } from '../tools/tools.module';
+import { AccountTools } from '../tools/account-tools';
+import { PublishedWorkflows } from './published-workflows';
 import { RunStore } from './run-store';
 import { WorkflowEngine } from './workflow-engine';
 import { WorkflowExpressions } from './workflow-expressions';
@@ -16,7 +18,7 @@ import { WorkflowsService } from './workflows.service';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion, WorkflowRun]), ToolsModule, ExecutionsModule],
-  providers: [WorkflowsService, WorkflowRuns, WorkflowEngine, WorkflowExpressions, RunStore],
-  exports: [WorkflowsService, WorkflowRuns, WorkflowEngine, RunStore],
+  providers: [WorkflowsService, WorkflowRuns, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, { provide: AccountTools, useExisting: PublishedWorkflows }],
+  exports: [WorkflowsService, WorkflowRuns, WorkflowEngine, RunStore, PublishedWorkflows, AccountTools],
 })
 export class WorkflowsModule {}

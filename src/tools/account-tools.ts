@@ -1,0 +1,21 @@
+import type { Principal } from '../identity/principal';
+
+/** A tool an account adds to its own catalogue, in the views GET /v1/tools shows. */
+export interface AccountTool {
+  id: string;
+  name: string;
+  description: string;
+  summary: Record<string, unknown>;
+  compact: Record<string, unknown>;
+  detail: Record<string, unknown>;
+}
+
+/**
+ * The tools an account adds to the catalogue (its published workflows, docs/workflows.md#publishing),
+ * listed beside the built-in ones for that account alone. Provided by a module above this one;
+ * absent, the catalogue is the built-in tools only.
+ */
+export abstract class AccountTools {
+  /** The account's own tools that `principal` may use, by id. */
+  abstract of(principal: Principal): Promise<AccountTool[]>;
+}
