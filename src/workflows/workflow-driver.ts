@@ -48,7 +48,8 @@ export class WorkflowDriver implements OnApplicationBootstrap, OnModuleDestroy {
   private async heard(event: ExecutionEvent): Promise<void> {
     if (event.type !== 'status' || !MOVES_A_RUN.has(event.status)) return;
     try {
-      const runId = await this.store.workflowRunOf(event.execution_id);
+      const runId = this.engine.knownRunOf(event.execution_id) ?? (await this.store.workflowRunOf(event.execution_id));
+      if (event.status !== 'input_required' && event.status !== 'queued') this.engine.forget(event.execution_id);
       if (runId) await this.engine.advance(runId);
     } catch (err) {
       this.logger.warn(`Could not follow execution ${event.execution_id} to its workflow run: ${(err as Error).message}`);

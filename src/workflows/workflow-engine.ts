@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { AppException, type ErrorBody } from '../common/errors';
+import { AppConfig } from '../config/app-config';
 import { workflowRunsEnded, workflowStepsStarted } from '../common/probes';
 import { canUseTool, type Principal } from '../identity/principal';
 import { ToolError } from '../tools/sdk';
@@ -23,6 +24,8 @@ import type { WorkflowRun } from './workflow.entity';
 const MAX_ROUNDS = 64;
 /** Times an advance looks again because another process asked it to while it held the run. */
 const MAX_LOOKS = 5;
+/** Executions whose run this process remembers (its steps' and runs' ids), so an event needs no query to find its run. */
+const REMEMBERED = 10_000;
 
 /**
  * Moves workflow runs forward (docs/workflows.md#how-a-run-advances): under the run's lease it
@@ -38,8 +41,13 @@ export class WorkflowEngine {
   private readonly advancing = new Map<string, { again: boolean }>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private readonly shutdown = new AbortController();
+  /** Execution id → its run's id, for the steps this process started and the runs it advanced. */
+  private readonly runOf = new Map<string, string>();
+  /** One process owns an embedded database (its data-directory lock): the in-process guard is the lease. */
+  private readonly shared: boolean;
 
   constructor(
+    config: AppConfig,
     private readonly store: ExecutionsStore,
     private readonly runs: RunStore,
     private readonly runner: ExecutionRunner,
@@ -48,7 +56,24 @@ export class WorkflowEngine {
     private readonly catalogue: ToolCatalogue,
     private readonly expressions: WorkflowExpressions,
     private readonly events: ExecutionEventBus,
-  ) {}
+  ) {
+    this.shared = Boolean(config.REDIS_URL);
+  }
+
+  /** The run an execution belongs to (itself for a run), when this process knows it. */
+  knownRunOf(executionId: string): string | undefined {
+    return this.runOf.get(executionId);
+  }
+
+  /** Forgets an execution that ended (its run still known through its other steps, or found again by query). */
+  forget(executionId: string): void {
+    this.runOf.delete(executionId);
+  }
+
+  private remember(executionId: string, runId: string): void {
+    if (this.runOf.size >= REMEMBERED) this.runOf.delete(this.runOf.keys().next().value as string);
+    this.runOf.set(executionId, runId);
+  }
 
   /** Advances a run (best effort: a failure is logged, and the sweep comes back to it). */
   async advance(runId: string): Promise<void> {
@@ -62,12 +87,12 @@ export class WorkflowEngine {
     try {
       for (let look = 0; look < MAX_LOOKS; look++) {
         mark.again = false;
-        const run = await this.runs.lease(runId, PROCESS_ID, new Date());
+        const run = this.shared ? await this.runs.lease(runId, PROCESS_ID, new Date()) : await this.runs.find(runId);
         if (!run) return;
         try {
           await this.step(run);
         } finally {
-          const released = await this.runs.release(runId, PROCESS_ID, run.wake);
+          const released = this.shared ? await this.runs.release(runId, PROCESS_ID, run.wake) : true;
           if (released && !mark.again) return;
         }
       }
@@ -91,8 +116,10 @@ export class WorkflowEngine {
     if (!execution) return;
     if (TERMINAL_STATUSES.has(execution.status)) {
       await this.executions.cancelSteps(id);
+      this.forget(id);
       return;
     }
+    this.remember(id, id);
     const principal = restorePrincipal(run.principal);
     let state: RunState = run.state;
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -172,7 +199,8 @@ export class WorkflowEngine {
       if (unit.index !== undefined) itemScope.item = await this.itemOf(step, unit.index, scope);
       input = (await this.expressions.resolve(step.inputs, itemScope, this.shutdown.signal)) as Record<string, unknown>;
       input = tool.validateInput(input);
-      await this.invocation.submit({ ...request, tool, input });
+      const { execution } = await this.invocation.submit({ ...request, tool, input });
+      this.remember(execution.id, run.id);
       workflowStepsStarted.publish({ toolId: step.tool, attempt: unit.attempt });
     } catch (err) {
       if (isDuplicateStart(err)) return; // another process started this very call
