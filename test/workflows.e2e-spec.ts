@@ -4,6 +4,8 @@
  * executions: a DAG with parallel steps, `if`, retry, for_each, continue_on_error, cancel mid-run,
  * a step asking for input, a narrowed key refused a step's tool, and idempotent run requests.
  */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
@@ -72,6 +74,23 @@ describeEachEngine('workflows', (mode) => {
 
     expect((await suite.t.request({ method: 'DELETE', url: `/v1/workflows/${created.id}`, key: owner.key })).statusCode).toBe(200);
     expect((await suite.t.request({ method: 'GET', url: `/v1/workflows/${created.id}`, key: owner.key })).statusCode).toBe(404);
+  });
+
+  it('accepts the example of docs/workflows.md as it is written', async () => {
+    const doc = readFileSync(path.join(__dirname, '..', 'docs', 'workflows.md'), 'utf8');
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(doc)![1];
+    const owner = await account();
+    const res = await suite.t.request({ method: 'POST', url: '/v1/workflows', key: owner.key, payload: yaml, headers: { 'content-type': 'application/yaml' } });
+    expect(res.json()).toMatchObject({ name: 'scan-and-notify', publish: true, steps: 4 });
+  });
+
+  it('runs the README example as it is written', async () => {
+    const readme = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const yaml = /cat > fan-in\.yaml <<'YAML'\n([\s\S]*?)\nYAML\n/.exec(readme)![1];
+    const owner = await account();
+    const saved = await suite.t.request({ method: 'POST', url: '/v1/workflows', key: owner.key, payload: yaml, headers: { 'content-type': 'application/yaml' } });
+    const res = await suite.t.request({ method: 'POST', url: `/v1/workflows/${saved.json().id}/runs`, key: owner.key, payload: { n: 3 } });
+    expect(res.json()).toMatchObject({ status: 'success', result: { total: 15 } });
   });
 
   it('refuses a document with the step and field at fault', async () => {
