@@ -214,6 +214,21 @@ describeEachEngine('workflows', (mode) => {
     expect(steps.map((s) => [s.step_key, s.status])).toEqual([['nap', 'error'], ['ok', 'success']]);
   });
 
+  it('starts no more steps once the run’s key is revoked', async () => {
+    const owner = await account();
+    const { id } = await save(owner, { name: 'revoked', steps: [{ id: 'nap', tool: 'test-sleep', inputs: { ms: 1_500 } }, { id: 'after', tool: 'test-sleep', needs: ['nap'], inputs: { ms: 0 } }] });
+    const issued = (await suite.t.request({ method: 'POST', url: '/v1/keys', key: owner.key, payload: { name: 'short-lived', type: 'service' } })).json();
+    const caller = { id: owner.id, key: issued.key as string };
+    const started = await run(caller, id, {}, '?async=true');
+    expect(started.statusCode).toBe(202);
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/keys/${issued.id}`, key: owner.key })).statusCode).toBe(200);
+    const ended = await until('the run ended', async () => {
+      const current = await execution(owner, started.json().execution_id);
+      return ['success', 'error'].includes(current.status) ? current : undefined;
+    }, 20_000, 100);
+    expect(ended.error).toMatchObject({ code: 'UNAUTHORIZED', details: { step: 'after' } });
+  });
+
   it('answers a retried run request with the first run (X-Idempotency-Key)', async () => {
     const owner = await account();
     const { id } = await save(owner, DAG);

@@ -49,6 +49,13 @@ export class RunStore {
     await this.runs.query(`UPDATE workflow_runs SET state = $2::jsonb WHERE execution_id = $1`, [executionId, JSON.stringify(state)]);
   }
 
+  /** Whether an API key can still call now: it exists, and is neither revoked nor expired. */
+  async keyValid(keyId: string, now: Date): Promise<boolean> {
+    const [row] = (await this.runs.query(`SELECT revoked_at, expires_at FROM api_keys WHERE id = $1`, [keyId])) as Array<{ revoked_at: Date | null; expires_at: Date | null }>;
+    const ended = (at: Date | null) => at !== null && new Date(at).getTime() <= now.getTime();
+    return row !== undefined && !ended(row.revoked_at) && !ended(row.expires_at);
+  }
+
   /** Runs still active whose lease is free (nobody advances them now), oldest first: the sweep's work. */
   async unattended(now: Date, limit: number): Promise<string[]> {
     const rows = (await this.runs.query(

@@ -24,6 +24,8 @@ import type { WorkflowRun } from './workflow.entity';
 const MAX_ROUNDS = 64;
 /** Times an advance looks again because another process asked it to while it held the run. */
 const MAX_LOOKS = 5;
+/** How long a key found valid is trusted before it is read again (a revoked key's runs start nothing after this). */
+const KEY_CHECK_MS = 1_000;
 /** Executions whose run this process remembers (its steps' and runs' ids), so an event needs no query to find its run. */
 const REMEMBERED = 10_000;
 
@@ -43,6 +45,8 @@ export class WorkflowEngine {
   private readonly shutdown = new AbortController();
   /** Execution id → its run's id, for the steps this process started and the runs it advanced. */
   private readonly runOf = new Map<string, string>();
+  /** Keys found valid, and when. */
+  private readonly validKeys = new Map<string, number>();
   /** One process owns an embedded database (its data-directory lock): the in-process guard is the lease. */
   private readonly shared: boolean;
 
@@ -195,6 +199,7 @@ export class WorkflowEngine {
       if (!this.catalogue.has(step.tool)) throw new AppException('NOT_FOUND', `Tool '${step.tool}' is not installed`);
       const tool = this.catalogue.get(step.tool);
       if (!principal.scopes.has('tools:invoke')) throw new AppException('FORBIDDEN', "The run's API key lacks the scope tools:invoke");
+      if (!(await this.callerValid(principal))) throw new AppException('UNAUTHORIZED', 'The API key that started this run was revoked or has expired: its steps start no more calls');
       if (!canUseTool(principal, step.tool)) throw new AppException('FORBIDDEN', `This API key may not use tool '${step.tool}'`, { details: { step: step.id } });
       if (unit.index !== undefined) itemScope.item = await this.itemOf(step, unit.index, scope);
       input = (await this.expressions.resolve(step.inputs, itemScope, this.shutdown.signal)) as Record<string, unknown>;
@@ -210,6 +215,19 @@ export class WorkflowEngine {
         if (!isDuplicateStart(error)) throw error;
       });
     }
+  }
+
+  /** Whether the run's key may still call (a console session's run: while the session lasts, as its snapshot says). */
+  private async callerValid(principal: Principal): Promise<boolean> {
+    const now = Date.now();
+    if (principal.expiresAt && principal.expiresAt.getTime() <= now) return false;
+    if (principal.keyType === 'session') return true;
+    const checked = this.validKeys.get(principal.keyId);
+    if (checked !== undefined && now - checked < KEY_CHECK_MS) return true;
+    if (!(await this.runs.keyValid(principal.keyId, new Date(now)))) return false;
+    if (this.validKeys.size >= REMEMBERED) this.validKeys.clear();
+    this.validKeys.set(principal.keyId, now);
+    return true;
   }
 
   /** The item of a for_each call, read again (it is not stored): the list's expression is over what ended before it, so it gives the same list. */
