@@ -9,9 +9,8 @@ import * as path from 'node:path';
 import { generateSecret } from '../src/identity/key-secret';
 import { startTestApp, type TestAccount, type TestApp } from './support/app';
 import { ENGINE_MODES } from './support/engines';
-import { freePort } from './support/free-port';
 import { until } from './support/poll';
-import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
+import { killProcess, startEmbeddedService, startServiceProcess, type ServiceProcess } from './support/processes';
 import { TestToolsModule } from './support/test-tools.module';
 
 /** first (recorded) → middle (sleeps; retried once when its worker is lost) → last (recorded). */
@@ -114,21 +113,9 @@ describe('workflow runs [embedded]: the service killed (SIGKILL) between two ste
   });
 
   const start = async () => {
-    const port = await freePort();
-    const service = await startServiceProcess('all', {
-      DATA_DIR: path.join(dataDir, 'data'),
-      WORKSPACE_ROOT: path.join(dataDir, 'workspace'),
-      BOOTSTRAP_API_KEY: apiKey,
-      BOOTSTRAP_TIER: 'enterprise',
-      PORT: String(port),
-      RECONCILE_INTERVAL_SECONDS: '1',
-    });
+    const { service, call } = await startEmbeddedService(dataDir, apiKey, { RECONCILE_INTERVAL_SECONDS: '1' });
     processes.push(service);
-    const call = async (method: string, url: string, body?: unknown) => {
-      const res = await fetch(`http://127.0.0.1:${port}${url}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      return (await res.json()) as Record<string, any>;
-    };
-    return { service, call };
+    return { service, call: async (method: string, url: string, body?: unknown) => (await call(method, url, body)).body };
   };
 
   it('resumes the run at start; the step that had succeeded is not run again', async () => {
