@@ -24,8 +24,10 @@ const DAG = {
   outputs: { total: '${{ steps.sum.result.result }}', slept: '${{ [steps.left.result.slept_ms, steps.right.result.slept_ms] }}' },
 };
 
+const METRICS_TOKEN = 'workflow-metrics-token-0123456789';
+
 describeEachEngine('workflows', (mode) => {
-  const suite = useTestApp(mode, { env: { RECONCILE_INTERVAL_SECONDS: '1' }, extensions: [TestToolsModule, ConformanceFixturesModule] });
+  const suite = useTestApp(mode, { env: { RECONCILE_INTERVAL_SECONDS: '1', METRICS_TOKEN }, extensions: [TestToolsModule, ConformanceFixturesModule] });
   let accounts = 0;
   const account = () => suite.t.createAccount(`wf-${++accounts}`);
 
@@ -144,6 +146,10 @@ describeEachEngine('workflows', (mode) => {
     expect(sum.start).toBeGreaterThanOrEqual(Math.max(left.end, right.end));
     const runs = (await suite.t.request({ method: 'GET', url: `/v1/workflows/${id}/runs`, key: owner.key })).json();
     expect(runs).toMatchObject({ total: 1, runs: [{ id: runId, status: 'success' }] });
+
+    const metrics = (await suite.t.request({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
+    expect(metrics).toMatch(/^tos_workflow_runs_finished_total\{status="success",role="all"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^tos_workflow_steps_started_total\{retry="false",role="all"\} [3-9]\d*$/m);
 
     const missing = await run(owner, id, {});
     expect(missing.statusCode).toBe(400);
