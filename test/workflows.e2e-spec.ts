@@ -273,6 +273,11 @@ describeEachEngine('workflows', (mode) => {
     expect(await names(stranger.key)).not.toContain('workflow.summed');
     const called = (await mcp(owner.key, { method: 'tools/call', params: { name: 'workflow.summed', arguments: { a: 1 } } })).json().result;
     expect(called).toMatchObject({ structuredContent: { total: 803, slept: [400, 400] } });
+    // As a task (2025-11-25 task augmentation): the task is the run.
+    const task = (await mcp(owner.key, { method: 'tools/call', params: { name: 'workflow.summed', arguments: { a: 2 }, task: { ttl: 60_000 } } })).json().result.task;
+    expect((await execution(owner, task.taskId)).tool_id).toBe('workflow.summed');
+    const taskResult = (await mcp(owner.key, { method: 'tasks/result', params: { taskId: task.taskId } })).json().result;
+    expect(taskResult).toMatchObject({ structuredContent: { total: 804, slept: [400, 400] } });
     const refused = (await mcp(stranger.key, { method: 'tools/call', params: { name: 'workflow.summed', arguments: { a: 1 } } })).json();
     expect(refused.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: workflow.summed') });
   });
