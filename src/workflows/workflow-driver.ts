@@ -1,15 +1,14 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { ExecutionEventBus, type ExecutionEvent } from '../executions/engine/events/execution-events';
-import { ExecutionsStore } from '../executions/engine/executions.store';
 import { RunStore } from './run-store';
 import { WorkflowEngine } from './workflow-engine';
 
 /** Runs one sweep takes up at most. */
 const SWEEP_BATCH = 100;
 
-/** Step statuses that can move a run: an end, a question, or answers (the step is queued again). */
-const MOVES_A_RUN = new Set(['success', 'error', 'cancelled', 'input_required', 'queued']);
+/** Statuses that move a run: a step's end or question, the run's own end (its steps are cancelled). */
+const MOVES_A_RUN = new Set(['success', 'error', 'cancelled', 'input_required']);
 
 /**
  * Keeps workflow runs moving in a process that consumes the queue (docs/workflows.md#durability):
@@ -27,7 +26,6 @@ export class WorkflowDriver implements OnApplicationBootstrap, OnModuleDestroy {
   constructor(
     private readonly config: AppConfig,
     private readonly events: ExecutionEventBus,
-    private readonly store: ExecutionsStore,
     private readonly runs: RunStore,
     private readonly engine: WorkflowEngine,
   ) {}
@@ -47,13 +45,7 @@ export class WorkflowDriver implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async heard(event: ExecutionEvent): Promise<void> {
     if (event.type !== 'status' || !MOVES_A_RUN.has(event.status)) return;
-    try {
-      const runId = this.engine.knownRunOf(event.execution_id) ?? (await this.store.workflowRunOf(event.execution_id));
-      if (event.status !== 'input_required' && event.status !== 'queued') this.engine.forget(event.execution_id);
-      if (runId) await this.engine.advance(runId);
-    } catch (err) {
-      this.logger.warn(`Could not follow execution ${event.execution_id} to its workflow run: ${(err as Error).message}`);
-    }
+    if (event.run_id) await this.engine.advance(event.run_id);
   }
 
   /** Advances the runs nobody holds; answers how many it looked at. */

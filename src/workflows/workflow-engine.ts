@@ -6,7 +6,7 @@ import { canUseTool, type Principal } from '../identity/principal';
 import { ToolError } from '../tools/sdk';
 import { ToolCatalogue } from '../tools/tool-catalogue';
 import { TERMINAL_STATUSES, type Execution, type TerminalStatus } from '../executions/engine/execution.entity';
-import { ExecutionEventBus } from '../executions/engine/events/execution-events';
+import { ExecutionEventBus, statusEvent } from '../executions/engine/events/execution-events';
 import { ExecutionRunner, terminal } from '../executions/engine/execution-runner';
 import { ExecutionsStore } from '../executions/engine/executions.store';
 import { PROCESS_ID } from '../executions/engine/process-claim';
@@ -26,8 +26,8 @@ const MAX_ROUNDS = 64;
 const MAX_LOOKS = 5;
 /** How long a key found valid is trusted before it is read again (a revoked key's runs start nothing after this). */
 const KEY_CHECK_MS = 1_000;
-/** Executions whose run this process remembers (its steps' and runs' ids), so an event needs no query to find its run. */
-const REMEMBERED = 10_000;
+/** Keys this process remembers as valid at most. */
+const REMEMBERED_KEYS = 10_000;
 
 /**
  * Moves workflow runs forward (docs/workflows.md#how-a-run-advances): under the run's lease it
@@ -43,8 +43,6 @@ export class WorkflowEngine {
   private readonly advancing = new Map<string, { again: boolean }>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private readonly shutdown = new AbortController();
-  /** Execution id → its run's id, for the steps this process started and the runs it advanced. */
-  private readonly runOf = new Map<string, string>();
   /** Keys found valid, and when. */
   private readonly validKeys = new Map<string, number>();
   /** One process owns an embedded database (its data-directory lock): the in-process guard is the lease. */
@@ -64,20 +62,7 @@ export class WorkflowEngine {
     this.shared = Boolean(config.REDIS_URL);
   }
 
-  /** The run an execution belongs to (itself for a run), when this process knows it. */
-  knownRunOf(executionId: string): string | undefined {
-    return this.runOf.get(executionId);
-  }
 
-  /** Forgets an execution that ended (its run still known through its other steps, or found again by query). */
-  forget(executionId: string): void {
-    this.runOf.delete(executionId);
-  }
-
-  private remember(executionId: string, runId: string): void {
-    if (this.runOf.size >= REMEMBERED) this.runOf.delete(this.runOf.keys().next().value as string);
-    this.runOf.set(executionId, runId);
-  }
 
   /** Advances a run (best effort: a failure is logged, and the sweep comes back to it). */
   async advance(runId: string): Promise<void> {
@@ -120,10 +105,8 @@ export class WorkflowEngine {
     if (!execution) return;
     if (TERMINAL_STATUSES.has(execution.status)) {
       await this.executions.cancelSteps(id);
-      this.forget(id);
       return;
     }
-    this.remember(id, id);
     const principal = restorePrincipal(run.principal);
     let state: RunState = run.state;
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -204,8 +187,7 @@ export class WorkflowEngine {
       if (unit.index !== undefined) itemScope.item = await this.itemOf(step, unit.index, scope);
       input = (await this.expressions.resolve(step.inputs, itemScope, this.shutdown.signal)) as Record<string, unknown>;
       input = tool.validateInput(input);
-      const { execution } = await this.invocation.submit({ ...request, tool, input });
-      this.remember(execution.id, run.id);
+      await this.invocation.submit({ ...request, tool, input });
       workflowStepsStarted.publish({ toolId: step.tool, attempt: unit.attempt });
     } catch (err) {
       if (isDuplicateStart(err)) return; // another process started this very call
@@ -225,7 +207,7 @@ export class WorkflowEngine {
     const checked = this.validKeys.get(principal.keyId);
     if (checked !== undefined && now - checked < KEY_CHECK_MS) return true;
     if (!(await this.runs.keyValid(principal.keyId, new Date(now)))) return false;
-    if (this.validKeys.size >= REMEMBERED) this.validKeys.clear();
+    if (this.validKeys.size >= REMEMBERED_KEYS) this.validKeys.clear();
     this.validKeys.set(principal.keyId, now);
     return true;
   }
@@ -272,7 +254,7 @@ export class WorkflowEngine {
   }
 
   private publish(execution: Execution): void {
-    this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
+    this.events.publish(statusEvent(execution));
   }
 
   /** A retry waiting for its backoff: advanced again when it is due (the sweep covers a process that stops first). */

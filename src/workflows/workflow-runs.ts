@@ -7,7 +7,7 @@ import type { Principal } from '../identity/principal';
 import { inputErrorToException } from '../tools/input-errors';
 import type { ToolInputProperty } from '../tools/sdk';
 import { Execution, TERMINAL_STATUSES } from '../executions/engine/execution.entity';
-import { ExecutionEventBus } from '../executions/engine/events/execution-events';
+import { ExecutionEventBus, statusEvent } from '../executions/engine/events/execution-events';
 import { ExecutionsStore } from '../executions/engine/executions.store';
 import { NEW_RUN_STATE } from './run-plan';
 import { storePrincipal } from './run-principal';
@@ -106,7 +106,7 @@ export class WorkflowRuns {
         trigger_id: origin.triggerId ?? null,
       }),
     );
-    this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: 0 });
+    this.events.publish(statusEvent(execution));
     await this.engine.advance(execution.id);
     return execution;
   }

@@ -15,7 +15,7 @@ import { AppConfig } from '../../config/app-config';
 import { EgressPool, egressSettingsOf, type EgressSettings } from '../../tools/egress/egress';
 import { SecretsService } from '../../secrets/secrets.service';
 import { createToolContext, type ToolContextParts } from '../../tools/context/tool-context';
-import { ExecutionEventBus } from './events/execution-events';
+import { ExecutionEventBus, statusEvent } from './events/execution-events';
 import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
 import { ProgressThrottle } from './progress-throttle';
@@ -457,7 +457,7 @@ export class ExecutionRunner implements OnModuleInit {
   }
 
   private publishStatus(execution: Execution): void {
-    this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
+    this.events.publish(statusEvent(execution));
   }
 
   /**

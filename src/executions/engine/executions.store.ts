@@ -113,13 +113,6 @@ export class ExecutionsStore {
     return this.executions.find({ where: { parent_execution_id: parentId }, order: { id: 'ASC' } });
   }
 
-  /** The run a step belongs to, or the execution itself when it is a run; null for a plain call. */
-  async workflowRunOf(id: string): Promise<string | null> {
-    const [row] = (await this.executions.query(`SELECT kind, parent_execution_id FROM executions WHERE id = $1`, [id])) as Array<Pick<Execution, 'kind' | 'parent_execution_id'>>;
-    if (!row) return null;
-    return row.kind === 'workflow' ? id : row.parent_execution_id;
-  }
-
   /**
    * Adds answers to an execution waiting for its caller; once every question asked has one it is
    * `queued` again (to run from the start with them). Null when it no longer waits.

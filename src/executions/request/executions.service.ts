@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppException } from '../../common/errors';
 import { Execution, TERMINAL_STATUSES } from '../engine/execution.entity';
 import { ExecutionRunner } from '../engine/execution-runner';
+import { ExecutionEventBus, statusEvent } from '../engine/events/execution-events';
 import { ExecutionReader, ExecutionsStore, ListFilter } from '../engine/executions.store';
 import { pendingInputRequests } from './execution-views';
 import { answersOf } from './input-rounds';
@@ -12,6 +13,7 @@ export class ExecutionsService {
   constructor(
     private readonly store: ExecutionsStore,
     private readonly runner: ExecutionRunner,
+    private readonly events: ExecutionEventBus,
   ) {}
 
   get(reader: ExecutionReader, id: string): Promise<Execution> {
@@ -45,8 +47,12 @@ export class ExecutionsService {
     // A run waits on one of its steps (docs/workflows.md#asking-for-input): the answers are that step's.
     const step = (await this.store.children(id)).find((child) => child.status === 'input_required');
     if (!step) throw new AppException('CONFLICT', `Execution ${id} is not waiting for input`);
-    await this.runner.answer(step, accepted);
-    return this.store.get(reader, id);
+    const answered = await this.runner.answer(step, accepted);
+    if (answered.status !== 'queued') return this.store.get(reader, id);
+    // The step runs again: so does the run (its engine asks again if another step still waits).
+    const resumed = await this.store.resumeWaiting(id);
+    if (resumed) this.events.publish(statusEvent(resumed));
+    return resumed ?? this.store.get(reader, id);
   }
 
   /** docs/API.md#execution-lifecycle: active → cancelled; cancelled again → the same answer; otherwise finished → 409. */
