@@ -257,6 +257,13 @@ describeEachEngine('workflows', (mode) => {
     expect((await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100&search=summed', key: stranger.key })).json().total).toBe(0);
     expect((await suite.t.request({ method: 'GET', url: '/v1/tools/workflow.summed', key: stranger.key })).statusCode).toBe(404);
 
+    const invoked = await suite.t.request({ method: 'POST', url: '/v1/tools/workflow.summed/invoke', key: owner.key, payload: { a: 3 } });
+    expect(invoked.json()).toMatchObject({ status: 'success', result: { total: 805 } });
+    const queued = await suite.t.request({ method: 'POST', url: '/v1/tools/workflow.summed/invoke?async=true', key: owner.key, payload: { inputs: { a: 3 } } });
+    expect(queued.statusCode).toBe(202);
+    expect(queued.headers.location).toBe(`/v1/executions/${queued.json().execution_id}`);
+    expect((await suite.t.request({ method: 'POST', url: '/v1/tools/workflow.summed/invoke', key: stranger.key, payload: { a: 3 } })).statusCode).toBe(404);
+
     const mcp = (key: string, message: object) =>
       suite.t.request({ method: 'POST', url: '/v1/mcp', key, payload: { jsonrpc: '2.0', id: 1, ...message }, headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' } });
     const names = async (key: string) => {

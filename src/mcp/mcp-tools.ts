@@ -18,8 +18,7 @@ import { legacyCreated } from './mcp-legacy-tasks';
 import { extensionCreated, McpTasks, missingTasksExtension, type CreateTaskResult } from './mcp-tasks';
 import { inputsSchema } from '../workflows/workflow-document';
 import { outputsSchema, PublishedWorkflows, toolIdOf } from '../workflows/published-workflows';
-import { WorkflowRuns } from '../workflows/workflow-runs';
-import { runAnswer } from '../workflows/workflows.controller';
+import { runAnswer, WorkflowRuns } from '../workflows/workflow-runs';
 import type { Workflow } from '../workflows/workflow.entity';
 
 /** What a tools/call brings besides its name and arguments. */

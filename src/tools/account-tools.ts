@@ -18,4 +18,10 @@ export interface AccountTool {
 export abstract class AccountTools {
   /** The account's own tools that `principal` may use, by id. */
   abstract of(principal: Principal): Promise<AccountTool[]>;
+
+  /**
+   * Calls the account's tool `toolId` as POST /v1/tools/{id}/invoke does (the request's body and
+   * query as they came): its HTTP status and body, or undefined when the account has no such tool.
+   */
+  abstract invoke(principal: Principal, toolId: string, body: unknown, query: { async?: string; timeout?: string }, requestId: string): Promise<{ status: number; body: Record<string, unknown> } | undefined>;
 }

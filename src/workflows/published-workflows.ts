@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { canUseTool, type Principal } from '../identity/principal';
 import type { AccountTool } from '../tools/account-tools';
 import { AccountTools } from '../tools/account-tools';
+import type { InvokeQuery } from '../executions/request/invoke-request';
 import { inputsSchema, type WorkflowDocument } from './workflow-document';
+import { WorkflowRuns, type RunAnswer } from './workflow-runs';
 import type { Workflow } from './workflow.entity';
 import { WORKFLOW_TOOL_PREFIX, WorkflowsService } from './workflows.service';
 
@@ -24,7 +26,10 @@ export function outputsSchema(document: Pick<WorkflowDocument, 'outputs'>): Reco
 export class PublishedWorkflows extends AccountTools {
   private readonly recent = new Map<string, { at: number; workflows: Workflow[] }>();
 
-  constructor(private readonly workflows: WorkflowsService) {
+  constructor(
+    private readonly workflows: WorkflowsService,
+    private readonly runs: WorkflowRuns,
+  ) {
     super();
   }
 
@@ -49,6 +54,11 @@ export class PublishedWorkflows extends AccountTools {
 
   async of(principal: Principal): Promise<AccountTool[]> {
     return (await this.published(principal)).map(toolView);
+  }
+
+  async invoke(principal: Principal, toolId: string, body: unknown, query: InvokeQuery, requestId: string): Promise<RunAnswer | undefined> {
+    const workflow = await this.byToolId(principal, toolId);
+    return workflow && this.runs.request(principal, workflow, body, query, requestId);
   }
 }
 

@@ -3,7 +3,10 @@ import { InjectRepository } from '@nestjs/typeorm';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import { Repository } from 'typeorm';
 import { newExecutionId } from '../common/ids';
+import { ERROR_STATUS } from '../common/errors';
 import type { Principal } from '../identity/principal';
+import { executionView } from '../executions/request/execution-views';
+import { type InvokeQuery, parseInvokeRequest } from '../executions/request/invoke-request';
 import { inputErrorToException } from '../tools/input-errors';
 import type { ToolInputProperty } from '../tools/sdk';
 import { Execution, TERMINAL_STATUSES } from '../executions/engine/execution.entity';
@@ -23,6 +26,15 @@ export interface RunOrigin {
   requestId?: string | null;
   scheduleId?: string;
   triggerId?: string;
+}
+
+/** How long a sync run is waited for when the request names no timeout (seconds). */
+const DEFAULT_SYNC_WAIT_SECONDS = 30;
+
+/** What a run request answers: its HTTP status and body. */
+export interface RunAnswer {
+  status: number;
+  body: Record<string, unknown>;
 }
 
 /** How often a waiting caller looks at the run's row, besides its status events (which may be lost across processes). */
@@ -111,6 +123,16 @@ export class WorkflowRuns {
     return execution;
   }
 
+  /**
+   * A run request as REST takes it (POST /v1/workflows/{id}/runs, or an invoke of a published
+   * workflow): an invoke's body and options; async answers at once, sync waits up to its timeout.
+   */
+  async request(principal: Principal, workflow: Workflow, body: unknown, query: InvokeQuery, requestId: string): Promise<RunAnswer> {
+    const { input, options } = parseInvokeRequest(`${WORKFLOW_TOOL_PREFIX}${workflow.name}`, body, query);
+    const started = await this.startWorkflow(principal, workflow, input, { mode: options.async ? 'async' : 'sync', requestId });
+    return runAnswer(options.async ? started : await this.waitForEnd(started.id, (options.timeout ?? DEFAULT_SYNC_WAIT_SECONDS) * 1000));
+  }
+
   /** The run once it has ended, or as it stands after `timeoutMs` (it goes on). */
   async waitForEnd(runId: string, timeoutMs: number, signal?: AbortSignal): Promise<Execution> {
     const deadline = Date.now() + timeoutMs;
@@ -149,4 +171,13 @@ export class WorkflowRuns {
     if (!validate(input)) throw inputErrorToException(validate.errors ?? [], input, document.inputs as unknown as Record<string, ToolInputProperty>);
     return input;
   }
+}
+
+/** A run as a run request answers it: its outcome once ended (like an invoke's), else where to follow it. */
+export function runAnswer(run: Execution): RunAnswer {
+  const statusUrl = `/v1/executions/${run.id}`;
+  if (run.status === 'success') return { status: 200, body: { status: 'success', execution_id: run.id, result: run.result, duration_ms: run.duration_ms } };
+  if (run.status === 'error') return { status: ERROR_STATUS[run.error!.code] ?? 500, body: { status: 'error', execution_id: run.id, error: run.error } };
+  if (run.status === 'cancelled') return { status: 409, body: { status: 'cancelled', execution_id: run.id, error: { code: 'CONFLICT', message: 'The run was cancelled', retryable: false } } };
+  return { status: 202, body: { ...executionView(run), execution_id: run.id, status_url: statusUrl, message: `Run ${run.status}; follow it at ${statusUrl} or ${statusUrl}/events` } };
 }

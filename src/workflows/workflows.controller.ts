@@ -1,21 +1,16 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseIntPipe, Post, Put, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ERROR_STATUS } from '../common/errors';
 import { PageQuery } from '../common/pagination';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
-import { executionSummary, executionView } from '../executions/request/execution-views';
+import { executionSummary } from '../executions/request/execution-views';
 import { IdempotencyInterceptor } from '../executions/request/idempotency.interceptor';
 import { InvokeAnswer } from '../executions/request/invoke-answer';
-import { type InvokeQuery, parseInvokeRequest } from '../executions/request/invoke-request';
-import type { Execution } from '../executions/engine/execution.entity';
+import type { InvokeQuery } from '../executions/request/invoke-request';
 import { workflowSummary, workflowVersionView, workflowView } from './workflow-views';
 import { WorkflowRuns } from './workflow-runs';
-import { WORKFLOW_TOOL_PREFIX, WorkflowsService } from './workflows.service';
-
-/** How long a sync run is waited for when the request names no timeout (seconds). */
-const DEFAULT_SYNC_WAIT_SECONDS = 30;
+import { WorkflowsService } from './workflows.service';
 
 const DOCUMENT_BODY = {
   description: 'The workflow document (docs/workflows.md#the-document): a JSON object, `{ "document": "<YAML text>" }`, or YAML text with Content-Type application/yaml.',
@@ -98,11 +93,7 @@ export class WorkflowsController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<InvokeAnswer> {
-    const workflow = await this.workflows.get(principal.accountId, id);
-    const { input, options } = parseInvokeRequest(`${WORKFLOW_TOOL_PREFIX}${workflow.name}`, body, query);
-    const started = await this.runs.startWorkflow(principal, workflow, input, { mode: options.async ? 'async' : 'sync', requestId: request.id });
-    const run = options.async ? started : await this.runs.waitForEnd(started.id, (options.timeout ?? DEFAULT_SYNC_WAIT_SECONDS) * 1000);
-    const answer = runAnswer(run);
+    const answer = await this.runs.request(principal, await this.workflows.get(principal.accountId, id), body, query, request.id);
     reply.status(answer.status);
     if (answer.status === 202) reply.header('location', answer.body.status_url as string);
     return new InvokeAnswer(answer.body);
@@ -114,13 +105,4 @@ export class WorkflowsController {
     const { runs, total } = await this.runs.page(principal.accountId, id, query.limit, query.offset);
     return { runs: runs.map(executionSummary), total, limit: query.limit, offset: query.offset };
   }
-}
-
-/** A run as a run request answers it: its outcome once ended (like an invoke's), else where to follow it. */
-export function runAnswer(run: Execution): { status: number; body: Record<string, unknown> } {
-  const statusUrl = `/v1/executions/${run.id}`;
-  if (run.status === 'success') return { status: 200, body: { status: 'success', execution_id: run.id, result: run.result, duration_ms: run.duration_ms } };
-  if (run.status === 'error') return { status: ERROR_STATUS[run.error!.code] ?? 500, body: { status: 'error', execution_id: run.id, error: run.error } };
-  if (run.status === 'cancelled') return { status: 409, body: { status: 'cancelled', execution_id: run.id, error: { code: 'CONFLICT', message: 'The run was cancelled', retryable: false } } };
-  return { status: 202, body: { ...executionView(run), execution_id: run.id, status_url: statusUrl, message: `Run ${run.status}; follow it at ${statusUrl} or ${statusUrl}/events` } };
 }
