@@ -25,6 +25,8 @@ import { WorkspacesController } from './workspaces/workspaces.controller';
 import { WorkspacesModule } from './workspaces/workspaces.module';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { WorkflowsController } from './workflows/workflows.controller';
+import { WorkflowsModule } from './workflows/workflows.module';
 
 /**
  * The api role (docs/ARCHITECTURE.md#api-and-worker-roles): every HTTP route of the service and its
@@ -42,6 +44,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
     CacheModule,
     IdempotencyModule,
     ExecutionsModule,
+    WorkflowsModule,
     HealthModule,
     McpModule,
     OpenApiModule,
@@ -61,6 +64,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
     SecretsController,
     WorkspacesController,
     WebhooksController,
+    WorkflowsController,
   ],
   // The WebSocket of GET /v1/ws is served before routing: app.setup.ts installs it (src/executions/live).
   providers: [LiveUpdates],

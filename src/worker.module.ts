@@ -4,10 +4,12 @@ import { RetentionService } from './executions/engine/retention.service';
 import { ExecutionsModule } from './executions/executions.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { WorkflowDriver } from './workflows/workflow-driver';
+import { WorkflowsModule } from './workflows/workflows.module';
 
 /** The worker role (docs/ARCHITECTURE.md#api-and-worker-roles): consume the queue, deliver webhooks, and purge what is past its retention. */
 @Module({
-  imports: [ExecutionsModule, IdempotencyModule, WebhooksModule],
-  providers: [QueueConsumer, RetentionService],
+  imports: [ExecutionsModule, IdempotencyModule, WebhooksModule, WorkflowsModule],
+  providers: [QueueConsumer, RetentionService, WorkflowDriver],
 })
 export class WorkerModule {}

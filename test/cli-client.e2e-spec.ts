@@ -69,6 +69,30 @@ describe('tos client commands', () => {
     expect(show).toMatchObject({ code: 0, body: { id: 'test-sleep' } });
   });
 
+  it('workflows apply (create, then a new version), list, show, run, runs and cancel', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tos-workflows-'));
+    try {
+      const file = path.join(dir, 'double.yaml');
+      const document = (expression: string) => ['name: cli-double', 'inputs:', '  n: { type: integer, required: true }', 'steps:', '  - id: twice', '    tool: json-transform', '    inputs:', `      expression: '${expression}'`, "      data: '${{ inputs.n }}'", 'outputs:', "  value: '${{ steps.twice.result.result }}'", ''].join('\n');
+      writeFileSync(file, document('$ * 2'));
+      expect(await json(['workflows', 'apply', '-f', file])).toMatchObject({ code: 0, body: { name: 'cli-double', version: 1 } });
+      writeFileSync(file, document('$ * 3'));
+      expect(await json(['workflows', 'apply', '-f', file])).toMatchObject({ code: 0, body: { name: 'cli-double', version: 2 } });
+      expect((await json(['workflows', 'list'])).body).toEqual([expect.objectContaining({ name: 'cli-double', version: 2 })]);
+      expect((await json(['workflows', 'show', 'cli-double'])).body.document.steps[0].inputs.expression).toBe('$ * 3');
+      const ran = await json(['workflows', 'run', 'cli-double', '--input', '{"n":5}']);
+      expect(ran).toMatchObject({ code: 0, body: { status: 'success', result: { value: 15 } } });
+      expect((await json(['workflows', 'runs', 'cli-double'])).body).toEqual([expect.objectContaining({ id: ran.body.execution_id, tool_id: 'workflow.cli-double', status: 'success' })]);
+      const cancelled = await tos(['workflows', 'cancel', ran.body.execution_id]);
+      expect(cancelled.code).toBe(1); // it has ended: 409
+      expect(cancelled.stderr).toMatch(/CONFLICT/);
+      const missing = await tos(['workflows', 'run', 'no-such-workflow']);
+      expect(missing.stderr).toMatch(/No workflow named 'no-such-workflow'/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a client command loads neither the operator runtime (Nest, the database) nor the MCP SDK', async () => {
     const { stderr } = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', REPORT_LOADED_PACKAGES, CLI, 'tools', 'list'], {
       env: { PATH: process.env.PATH!, TOS_URL: url, TOS_API_KEY: suite.acme.key },

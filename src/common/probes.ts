@@ -39,6 +39,10 @@ export const executionsAbandoned = channel('tos:execution.abandoned');
 export const executionsReconciled = channel('tos:execution.reconciled');
 /** `{ withoutJob: number, oldestQueuedAgeSeconds: number }` after each reconciler pass. */
 export const queueAudits = channel('tos:queue.audit');
+/** `{ status: 'success' | 'error' | 'cancelled', durationMs: number }` per workflow run its engine ended. */
+export const workflowRunsEnded = channel('tos:workflow.run.ended');
+/** `{ toolId: string, attempt: number }` per workflow step call queued. */
+export const workflowStepsStarted = channel('tos:workflow.step.started');
 /** `{ lost: string[] }` per worker heartbeat: `lost` names workers that stopped beating. */
 export const workerHeartbeats = channel('tos:worker.heartbeat');
 

@@ -11,6 +11,8 @@ import {
   webhookAudits,
   webhooksDisabled,
   workerHeartbeats,
+  workflowRunsEnded,
+  workflowStepsStarted,
 } from '../common/probes';
 import { egressRefusals } from '../tools/sdk/network-errors';
 
@@ -59,6 +61,9 @@ export class ServiceMetrics {
   private readonly webhookOutbox: Gauge<'state'>;
   private readonly webhookOldestDue: Gauge;
   private readonly webhookSubscriptionsDisabled: Gauge;
+  private readonly workflowRuns: Counter<'status'>;
+  private readonly workflowRunSeconds: Histogram<'status'>;
+  private readonly workflowSteps: Counter<'retry'>;
   private readonly unsubscribers: Array<() => void> = [];
 
   constructor(role: string, queue: BacklogSource) {
@@ -87,6 +92,9 @@ export class ServiceMetrics {
     this.webhookOutbox = new Gauge({ name: 'tos_webhook_outbox_deliveries', help: "Pending webhook deliveries at this dispatcher's last audit: all pending, and those due now.", labelNames: ['state'], registers });
     this.webhookOldestDue = new Gauge({ name: 'tos_webhook_oldest_due_age_seconds', help: "How long the oldest due webhook delivery had waited at this dispatcher's last audit.", registers });
     this.webhookSubscriptionsDisabled = new Gauge({ name: 'tos_webhook_subscriptions_disabled', help: "Subscriptions the service has disabled (and their owners have not re-enabled), at this dispatcher's last audit.", registers });
+    this.workflowRuns = new Counter({ name: 'tos_workflow_runs_finished_total', help: 'Workflow runs this process ended, by status.', labelNames: ['status'], registers });
+    this.workflowRunSeconds = new Histogram({ name: 'tos_workflow_run_duration_seconds', help: 'Workflow run duration, start to end.', labelNames: ['status'], buckets: EXECUTION_BUCKETS, registers });
+    this.workflowSteps = new Counter({ name: 'tos_workflow_steps_started_total', help: 'Workflow step calls this process queued; retry "true" for a second or later attempt.', labelNames: ['retry'], registers });
     const waiting = new Gauge({ name: 'tos_queue_waiting_jobs', help: 'Async executions waiting for a worker.', labelNames: ['backend'], registers });
     new Gauge({
       name: 'tos_queue_oldest_job_age_seconds',
@@ -137,6 +145,15 @@ export class ServiceMetrics {
           this.webhookSubscriptionsDisabled.set(audit.disabledSubscriptions);
         },
       ],
+      [
+        workflowRunsEnded.name as string,
+        (m) => {
+          const { status, durationMs } = m as { status: string; durationMs: number };
+          this.workflowRuns.inc({ status });
+          this.workflowRunSeconds.observe({ status }, durationMs / 1000);
+        },
+      ],
+      [workflowStepsStarted.name as string, (m) => this.workflowSteps.inc({ retry: String((m as { attempt: number }).attempt > 1) })],
       [
         workerHeartbeats.name as string,
         (m) => {

@@ -43,7 +43,7 @@ export function positiveInt(value: string): number {
   return n;
 }
 
-function readInput(spec: string | undefined): Record<string, unknown> {
+export function readInput(spec: string | undefined): Record<string, unknown> {
   if (spec === undefined) return {};
   let parsed: unknown;
   try {

@@ -28,6 +28,11 @@ export const KEY_VIEW: View = {
   fields: ['id', 'name', 'type', 'prefix', 'last4', 'scopes', 'tool_ids', 'require_signature', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'replaces_key_id', 'key', 'signing_secret', 'old_key'],
 };
 
+export const WORKFLOW_VIEW: View = {
+  columns: [col('id', 'id'), col('name', 'name'), col('version', 'version'), col('steps', 'steps'), col('published', 'publish'), col('updated', 'updated_at')],
+  fields: ['id', 'name', 'tool_id', 'version', 'publish', 'description', 'steps', 'created_at', 'updated_at', 'document'],
+};
+
 export const SECRET_VIEW: View = {
   columns: [col('name', 'name'), col('created', 'created_at'), col('updated', 'updated_at')],
   fields: ['name', 'created_at', 'updated_at'],

@@ -99,6 +99,20 @@ export class ExecutionsStore {
     return row ? this.executions.create(row) : null;
   }
 
+  /** input_required → running: a workflow run whose step got its answers; null when it no longer waits. */
+  async resumeWaiting(id: string): Promise<Execution | null> {
+    const [row] = (await this.executions.query(
+      `UPDATE executions SET status = 'running', input_requests = NULL, waiting_since = NULL WHERE id = $1 AND status = 'input_required' RETURNING *`,
+      [id],
+    )) as [Execution[], number];
+    return row[0] ? this.executions.create(row[0]) : null;
+  }
+
+  /** A workflow run's steps: its child executions, oldest first. */
+  children(parentId: string): Promise<Execution[]> {
+    return this.executions.find({ where: { parent_execution_id: parentId }, order: { id: 'ASC' } });
+  }
+
   /**
    * Adds answers to an execution waiting for its caller; once every question asked has one it is
    * `queued` again (to run from the start with them). Null when it no longer waits.
