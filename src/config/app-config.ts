@@ -253,6 +253,19 @@ export class AppConfig {
   @IsString()
   MCP_ALLOWED_ORIGINS = '';
 
+  /**
+   * Issuer of the OAuth access tokens /v1 and /v1/mcp accept beside API keys (docs/authorization.md):
+   * listed in the protected resource metadata; its JWKS verifies the tokens. Off when unset.
+   */
+  @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @MaxLength(2048)
+  OAUTH_ISSUER?: string;
+
+  /** The issuer's JWKS; read from its RFC 8414 (or OpenID) metadata when unset. */
+  @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @MaxLength(2048)
+  OAUTH_JWKS_URL?: string;
+
   /** Tools per MCP tools/list page. */
   @Transform(toInt) @IsInt() @Min(1) @Max(1000)
   MCP_PAGE_SIZE = 50;
