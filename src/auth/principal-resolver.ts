@@ -52,7 +52,7 @@ export class PrincipalResolver {
     if (!secret) {
       await this.countFailure(request);
       reply.header('www-authenticate', bearerChallenge(this.config, resource));
-      throw new AppException('UNAUTHORIZED', header ? 'Malformed Authorization header: expected "Bearer <API key or access token>"' : 'Missing credentials: send Authorization: Bearer <API key or OAuth access token>', {
+      throw new AppException('UNAUTHORIZED', header ? 'Malformed Authorization header: expected "Bearer <API key or access token>"' : 'Missing API key or access token: send Authorization: Bearer <API key or OAuth access token>', {
         suggestion: `OAuth clients: the authorization server is named in ${metadataUrl(this.config, resource)}`,
       });
     }
