@@ -5,11 +5,13 @@
  * the token's account, scopes and tools applied like a key's, and 403 insufficient_scope step-up
  * on REST and MCP. The official SDK client calls /v1/mcp with a token.
  */
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { discoverOAuthServerInfo, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SCOPES } from '../src/identity/scopes';
 import { useTestApp, type TestAccount } from './support/app';
-import { describeEachEngine } from './support/engines';
+import { describeEachEngine, ENGINE_MODES } from './support/engines';
 import { freePort } from './support/free-port';
 import { startOAuthIssuer, type OAuthIssuer } from './support/oauth-issuer';
 import { TestToolsModule } from './support/test-tools.module';
@@ -83,6 +85,41 @@ describeEachEngine('OAuth resource server', (mode) => {
     expect(badKey.headers['www-authenticate']).toBe(
       `Bearer error="invalid_token", resource_metadata="${base}/.well-known/oauth-protected-resource/v1", scope="tools:read tools:invoke executions:read"`,
     );
+  });
+
+  it("lets the SDK's discovery find the authorization server from a 401, and from the well-known path", async () => {
+    const challenge = extractWWWAuthenticateParams(await post(null, { jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    expect(challenge).toEqual({ resourceMetadataUrl: new URL(`${base}/.well-known/oauth-protected-resource/v1/mcp`), scope: 'tools:read tools:invoke executions:read' });
+    for (const resourceMetadataUrl of [challenge.resourceMetadataUrl, undefined]) {
+      const found = await discoverOAuthServerInfo(mcp(), { resourceMetadataUrl });
+      expect(found).toMatchObject({
+        authorizationServerUrl: issuer.url,
+        resourceMetadata: { resource: mcp() },
+        authorizationServerMetadata: { issuer: issuer.url, jwks_uri: `${issuer.url}/jwks` },
+      });
+    }
+  });
+
+  it('lets the SDK v2 client call at 2026-07-28 with a token, and refuses one short of tools:invoke at the HTTP level', async () => {
+    const v2 = async (token: string) => {
+      const client = new ClientV2({ name: 'oauth-e2e-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(new TransportV2(new URL(mcp()), { requestInit: { headers: bearer(token) } }));
+      return client;
+    };
+    const full = await v2(await issuer.mint(suite.acme.id, { audience: mcp() }));
+    try {
+      const result = await full.callTool({ name: 'json-transform', arguments: { data: { a: 1 }, expression: 'a' } });
+      expect(result.isError).toBeFalsy();
+    } finally {
+      await full.close();
+    }
+    const readOnly = await v2(await issuer.mint(suite.acme.id, { audience: mcp(), scope: 'tools:read' }));
+    try {
+      expect((await readOnly.listTools()).tools.length).toBeGreaterThan(0);
+      await expect(readOnly.callTool({ name: 'json-transform', arguments: { data: {}, expression: '1' } })).rejects.toThrow(/Insufficient scope: required "tools:read tools:invoke"/);
+    } finally {
+      await readOnly.close();
+    }
   });
 
   it('lets the official SDK client list and call tools with a token for /v1/mcp, as the account it names', async () => {
@@ -177,5 +214,27 @@ describeEachEngine('OAuth resource server', (mode) => {
     }
     expect(issuer.jwksFetches).toBe(fetched);
     expect(fetched).toBe(1);
+  });
+});
+
+describe('OAuth resource server: the issuer behind the egress policy', () => {
+  let issuer: OAuthIssuer;
+  const env: Record<string, string> = {};
+  beforeAll(async () => {
+    issuer = await startOAuthIssuer();
+    // No EGRESS_ALLOW: the loopback issuer is a refused address for the service's outbound calls.
+    Object.assign(env, { OAUTH_ISSUER: issuer.url, PUBLIC_URL: 'http://127.0.0.1:1' });
+  });
+  const suite = useTestApp(ENGINE_MODES[0], { env });
+  afterAll(() => issuer?.close());
+
+  it('answers 503, retryable, when the JWKS cannot be fetched, and never reaches the refused address', async () => {
+    const token = await issuer.mint(suite.acme.id, { audience: 'http://127.0.0.1:1/v1' });
+    const res = await suite.t.request({ method: 'GET', url: '/v1/tools', headers: { authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().error).toMatchObject({ code: 'INTERNAL_ERROR', retryable: true, message: expect.stringMatching(/signing keys cannot be read/) });
+    expect(issuer.jwksFetches).toBe(0);
+    // API keys work as ever.
+    expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: suite.acme.key })).statusCode).toBe(200);
   });
 });

@@ -41,7 +41,7 @@ export async function startOAuthIssuer(): Promise<OAuthIssuer> {
   let issuer = '';
   const server = createServer((req, res) => {
     const send = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (req.url === '/.well-known/oauth-authorization-server') return send({ issuer, jwks_uri: `${issuer}/jwks`, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token` });
+    if (req.url === '/.well-known/oauth-authorization-server') return send({ issuer, jwks_uri: `${issuer}/jwks`, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, response_types_supported: ['code'], code_challenge_methods_supported: ['S256'] });
     if (req.url === '/jwks') {
       jwksFetches++;
       return send({ keys: [jwk] });
