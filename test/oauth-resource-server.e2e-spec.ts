@@ -13,6 +13,7 @@ import { SCOPES } from '../src/identity/scopes';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine, ENGINE_MODES } from './support/engines';
 import { freePort } from './support/free-port';
+import { connectLive } from './support/live-client';
 import { startOAuthIssuer, type OAuthIssuer } from './support/oauth-issuer';
 import { TestToolsModule } from './support/test-tools.module';
 
@@ -204,6 +205,16 @@ describeEachEngine('OAuth resource server', (mode) => {
     const res = await suite.t.request({ method: 'POST', url: '/v1/tools/test-record/invoke', headers: bearer(restNarrowed), payload: { inputs: {} } });
     expect(res.statusCode).toBe(403);
     expect(res.json().error.message).toBe("This access token may not use tool 'test-record'");
+  });
+
+  it('opens the live-updates WebSocket to a token for /v1, as its account; refuses one for /v1/mcp before the upgrade', async () => {
+    const live = await connectLive(base, { key: await issuer.mint(other.id, { audience: rest() }) });
+    try {
+      expect(await live.next('ready', (m) => m.type === 'ready')).toMatchObject({ account_id: other.id, key_id: `oauth:test-client:${other.id}` });
+    } finally {
+      live.close();
+    }
+    await expect(connectLive(base, { key: await issuer.mint(other.id, { audience: mcp() }) })).rejects.toMatchObject({ status: 401 });
   });
 
   it('reads the JWKS once for many tokens (cached)', async () => {

@@ -32,7 +32,7 @@ import { MemoryReplayCache, RedisReplayCache, ReplayCache } from './replay-cache
     { provide: APP_GUARD, useClass: AuthGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
   ],
-  // The WebSocket of live updates (src/executions/live) verifies keys outside the guards.
-  exports: [KeyVerifier],
+  // The WebSocket of live updates (src/executions/live) verifies keys and tokens outside the guards.
+  exports: [KeyVerifier, AccessTokenVerifier],
 })
 export class AuthModule {}

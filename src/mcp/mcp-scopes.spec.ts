@@ -2,7 +2,7 @@ import type { Principal } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
 import { missingScopes } from './mcp-scopes';
 
-const holding = (...scopes: Scope[]) => ({ scopes: new Set(scopes) }) as Principal;
+const holding = (...scopes: Scope[]): Pick<Principal, 'scopes'> => ({ scopes: new Set(scopes) });
 const request = (method: unknown) => ({ jsonrpc: '2.0', id: 1, method });
 
 describe('missingScopes', () => {

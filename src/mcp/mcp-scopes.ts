@@ -23,7 +23,7 @@ const METHOD_SCOPES: Readonly<Record<string, Scope>> = {
  * an OAuth client is then answered at the HTTP level (403 with the step-up challenge, as the MCP
  * authorization specification asks) rather than with a JSON-RPC error it would not act on.
  */
-export function missingScopes(principal: Principal, body: unknown): Scope[] {
+export function missingScopes(principal: Pick<Principal, 'scopes'>, body: unknown): Scope[] {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   const missing = new Set<Scope>();
   for (const message of messages) {
