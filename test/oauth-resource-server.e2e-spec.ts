@@ -9,6 +9,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { discoverOAuthServerInfo, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AccessTokenVerifier } from '../src/auth/access-token-verifier';
 import { SCOPES } from '../src/identity/scopes';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine, ENGINE_MODES } from './support/engines';
@@ -215,6 +216,14 @@ describeEachEngine('OAuth resource server', (mode) => {
       live.close();
     }
     await expect(connectLive(base, { key: await issuer.mint(other.id, { audience: mcp() }) })).rejects.toMatchObject({ status: 401 });
+  });
+
+  it('remembers a verified token no longer than it is valid, and per resource', async () => {
+    const verifier = suite.t.app.get(AccessTokenVerifier);
+    const token = await issuer.mint(suite.acme.id, { audience: rest(), expiresIn: 60 });
+    expect(await verifier.verify(token, '/v1')).toMatchObject({ ok: true });
+    expect(await verifier.verify(token, '/v1', Date.now() + 120_000)).toEqual({ ok: false, message: 'Invalid access token: it has expired' });
+    expect(await verifier.verify(token, '/v1/mcp')).toMatchObject({ ok: false, message: expect.stringMatching(/not for this resource/) });
   });
 
   it('reads the JWKS once for many tokens (cached)', async () => {

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { InjectRepository } from '@nestjs/typeorm';
 import type * as Jose from 'jose';
 import { Repository } from 'typeorm';
@@ -23,6 +25,7 @@ const JWKS_MAX_AGE_MS = 10 * 60_000;
 const JWKS_COOLDOWN_MS = 30_000;
 const CLOCK_TOLERANCE_SECONDS = 5;
 const ACCOUNT_CACHE_MAX = 10_000;
+const VERIFIED_CACHE_MAX = 10_000;
 const ISSUER_METADATA_TIMEOUT_MS = 5_000;
 
 interface CachedAccount {
@@ -41,6 +44,8 @@ export class AccessTokenVerifier {
   private keySet?: Promise<Jose.JWTVerifyGetKey>;
   private jose?: Promise<typeof Jose>;
   private readonly accounts = new Map<string, CachedAccount>();
+  /** Tokens verified lately, by resource and digest: a client sends one token many times, and its signature check is most of a token's cost. */
+  private readonly verified = new LRUCache<string, { principal: Principal; until: number }>({ max: VERIFIED_CACHE_MAX });
   private readonly accountTtlMs: number;
 
   constructor(
@@ -57,6 +62,17 @@ export class AccessTokenVerifier {
   }
 
   async verify(token: string, resource: ResourcePath, now = Date.now()): Promise<TokenVerification> {
+    const cacheKey = `${resource} ${createHash('sha256').update(token).digest('base64url')}`;
+    const cached = this.verified.get(cacheKey);
+    if (cached && cached.until > now) return { ok: true, principal: cached.principal };
+    const verification = await this.verifyAfresh(token, resource, now);
+    if (verification.ok && this.accountTtlMs > 0) {
+      this.verified.set(cacheKey, { principal: verification.principal, until: Math.min(verification.principal.expiresAt!.getTime(), now + this.accountTtlMs) });
+    }
+    return verification;
+  }
+
+  private async verifyAfresh(token: string, resource: ResourcePath, now: number): Promise<TokenVerification> {
     const jose = await this.loadJose();
     const keys = await this.keys().catch((err: unknown) => {
       throw issuerUnavailable(err);
