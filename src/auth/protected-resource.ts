@@ -29,7 +29,8 @@ export function metadataUrl(config: AppConfig, resource: ResourcePath): string {
 export function protectedResourceMetadata(config: AppConfig, resource: ResourcePath): Record<string, unknown> {
   return {
     resource: resourceIdentifier(config, resource),
-    authorization_servers: config.OAUTH_ISSUER ? [config.OAUTH_ISSUER] : [],
+    // Optional in RFC 9728: left out, not empty, while no authorization server is configured (keys only).
+    ...(config.OAUTH_ISSUER && { authorization_servers: [config.OAUTH_ISSUER] }),
     scopes_supported: [...SCOPES],
     bearer_methods_supported: ['header'],
     resource_name: resource === '/v1/mcp' ? 'Tool Orchestration Service (MCP)' : 'Tool Orchestration Service (REST API)',

@@ -310,7 +310,7 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
   ProtectedResourceMetadata: {
     type: 'object',
     description: 'RFC 9728 protected resource metadata (docs/authorization.md).',
-    required: ['resource', 'authorization_servers', 'scopes_supported', 'bearer_methods_supported'],
+    required: ['resource', 'scopes_supported', 'bearer_methods_supported'],
     properties: {
       resource: { type: 'string', format: 'uri' },
       authorization_servers: { type: 'array', items: { type: 'string', format: 'uri' } },
