@@ -162,6 +162,7 @@ describeEachEngine('OAuth resource server', (mode) => {
       ['signed by an unpublished key', issuer.mintWithUnpublishedKey(suite.acme.id, { audience: rest() }), /signature does not verify/],
       ['HS256', issuer.mintSymmetric(suite.acme.id, { audience: rest() }), /algorithm is not accepted/],
       ['for no account', issuer.mint('acct_nobody', { audience: rest() }), /not an account/],
+      ['with an unreadable tool allowlist', issuer.mint(suite.acme.id, { audience: rest(), tools: 'json-transform' }), /'tools' claim must be an array/],
     ];
     for (const [what, token, message] of refusals) {
       const res = await suite.t.request({ method: 'GET', url: '/v1/tools', headers: bearer(await token) });

@@ -96,6 +96,8 @@ export class AccessTokenVerifier {
     if (!account) return { ok: false, message: 'Invalid access token: its subject is not an account of this service' };
     const clientId = typeof payload.client_id === 'string' ? payload.client_id : 'unknown';
     const tools = payload.tools;
+    // A tool allowlist that cannot be read must not read as "every tool".
+    if (tools !== undefined && !Array.isArray(tools)) return { ok: false, message: "Invalid access token: the 'tools' claim must be an array of tool ids" };
     return {
       ok: true,
       principal: {

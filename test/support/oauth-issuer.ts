@@ -11,7 +11,8 @@ import { listenHttp } from './http-listen';
 export interface MintOptions {
   audience?: string | string[];
   scope?: string;
-  tools?: string[];
+  /** The tool allowlist claim; anything, to test how a wrong one is refused. */
+  tools?: unknown;
   /** Seconds from now; negative for a token already expired. */
   expiresIn?: number;
   notBefore?: number;
@@ -53,7 +54,7 @@ export async function startOAuthIssuer(): Promise<OAuthIssuer> {
 
   const build = (subject: string, options: MintOptions, alg: string, kid?: string) => {
     const now = Math.floor(Date.now() / 1000);
-    const jwt = new jose.SignJWT({ scope: options.scope ?? 'tools:read tools:invoke executions:read', client_id: options.clientId ?? 'test-client', ...(options.tools && { tools: options.tools }) })
+    const jwt = new jose.SignJWT({ scope: options.scope ?? 'tools:read tools:invoke executions:read', client_id: options.clientId ?? 'test-client', ...(options.tools !== undefined && { tools: options.tools }) })
       .setProtectedHeader({ alg, typ: options.typ ?? 'at+jwt', ...(kid && { kid }) })
       .setIssuer(options.issuer ?? issuer)
       .setSubject(subject)
