@@ -46,14 +46,14 @@ export class AccessTokenVerifier {
   private readonly accounts = new Map<string, CachedAccount>();
   /** Tokens verified lately, by resource and digest: a client sends one token many times, and its signature check is most of a token's cost. */
   private readonly verified = new LRUCache<string, { principal: Principal; until: number }>({ max: VERIFIED_CACHE_MAX });
-  private readonly accountTtlMs: number;
+  private readonly cacheTtlMs: number;
 
   constructor(
     private readonly config: AppConfig,
     private readonly egresses: EgressPool,
     @InjectRepository(Account) private readonly accountRepository: Repository<Account>,
   ) {
-    this.accountTtlMs = config.AUTH_CACHE_TTL_SECONDS * 1000;
+    this.cacheTtlMs = config.AUTH_CACHE_TTL_SECONDS * 1000;
   }
 
   /** Whether a bearer credential is an access token this service would verify (else it is read as an API key). */
@@ -66,8 +66,8 @@ export class AccessTokenVerifier {
     const cached = this.verified.get(cacheKey);
     if (cached && cached.until > now) return { ok: true, principal: cached.principal };
     const verification = await this.verifyAfresh(token, resource, now);
-    if (verification.ok && this.accountTtlMs > 0) {
-      this.verified.set(cacheKey, { principal: verification.principal, until: Math.min(verification.principal.expiresAt!.getTime(), now + this.accountTtlMs) });
+    if (verification.ok && this.cacheTtlMs > 0) {
+      this.verified.set(cacheKey, { principal: verification.principal, until: Math.min(verification.principal.expiresAt!.getTime(), now + this.cacheTtlMs) });
     }
     return verification;
   }
@@ -162,9 +162,9 @@ export class AccessTokenVerifier {
     const cached = this.accounts.get(id);
     if (cached && cached.until > now) return cached.account;
     const account = await this.accountRepository.findOne({ where: { id } });
-    if (this.accountTtlMs > 0) {
+    if (this.cacheTtlMs > 0) {
       if (this.accounts.size >= ACCOUNT_CACHE_MAX) this.accounts.clear();
-      this.accounts.set(id, { account, until: now + this.accountTtlMs });
+      this.accounts.set(id, { account, until: now + this.cacheTtlMs });
     }
     return account;
   }
