@@ -4,10 +4,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
 import { PUBLIC_ROUTE, REQUIRED_SCOPES } from '../identity/auth.decorators';
 import { AppConfig } from '../config/app-config';
-import { canUseTool, credentialName, type Principal } from '../identity/principal';
+import { canUseTool, credentialName } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
 import { PrincipalResolver } from './principal-resolver';
-import { insufficientScopeChallenge, resourcePathOf } from './protected-resource';
+import { insufficientScope } from './protected-resource';
 
 /**
  * Global guard: a principal (PrincipalResolver) on every route not marked @Public(), then the
@@ -62,16 +62,4 @@ export class AuthGuard implements CanActivate {
 interface RouteAccess {
   isPublic: boolean;
   required: Scope[];
-}
-
-/**
- * 403 for a credential without a scope the route needs, with the step-up challenge (RFC 6750
- * §3.1): an OAuth client asks again for the scopes it holds plus the missing ones.
- */
-export function insufficientScope(request: FastifyRequest, reply: FastifyReply, config: AppConfig, principal: Principal, missing: readonly Scope[]): AppException {
-  const wanted = [...new Set([...principal.scopes, ...missing])];
-  reply.header('www-authenticate', insufficientScopeChallenge(config, resourcePathOf(request.url) ?? '/v1', wanted));
-  return new AppException('FORBIDDEN', `This ${credentialName(principal)} lacks the '${missing.join("', '")}' scope${missing.length > 1 ? 's' : ''}`, {
-    details: { error: 'insufficient_scope', missing_scopes: missing },
-  });
 }

@@ -1,4 +1,7 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppException } from '../common/errors';
 import type { AppConfig } from '../config/app-config';
+import { credentialName, type Principal } from '../identity/principal';
 import { SCOPES, type Scope } from '../identity/scopes';
 
 /** The two resources a token may be bound to (RFC 8707): the MCP endpoint and the REST API. */
@@ -57,4 +60,16 @@ export function bearerChallenge(config: AppConfig, resource: ResourcePath, error
 /** The step-up challenge of a 403 (RFC 6750 §3.1): the scopes the call needs beside those the token holds. */
 export function insufficientScopeChallenge(config: AppConfig, resource: ResourcePath, scopes: readonly Scope[]): string {
   return `Bearer error="insufficient_scope", scope="${scopes.join(' ')}", resource_metadata="${metadataUrl(config, resource)}"`;
+}
+
+/**
+ * 403 for a credential without a scope the route needs, with the step-up challenge (RFC 6750
+ * §3.1): an OAuth client asks again for the scopes it holds plus the missing ones.
+ */
+export function insufficientScope(request: FastifyRequest, reply: FastifyReply, config: AppConfig, principal: Principal, missing: readonly Scope[]): AppException {
+  const wanted = [...new Set([...principal.scopes, ...missing])];
+  reply.header('www-authenticate', insufficientScopeChallenge(config, resourcePathOf(request.url) ?? '/v1', wanted));
+  return new AppException('FORBIDDEN', `This ${credentialName(principal)} lacks the '${missing.join("', '")}' scope${missing.length > 1 ? 's' : ''}`, {
+    details: { error: 'insufficient_scope', missing_scopes: missing },
+  });
 }

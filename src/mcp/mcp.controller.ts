@@ -7,7 +7,7 @@ import { AppConfig } from '../config/app-config';
 import { McpEndpoint } from './mcp-endpoint';
 import { McpOriginPolicy } from './mcp-origin-policy';
 import { missingScopes } from './mcp-scopes';
-import { insufficientScope } from '../auth/auth.guard';
+import { insufficientScope } from '../auth/protected-resource';
 
 /**
  * /v1/mcp: the MCP Streamable HTTP endpoint, stateless, so POST only: no server-initiated stream
