@@ -259,3 +259,26 @@ describe('OAuth resource server: the issuer behind the egress policy', () => {
     expect((await suite.t.request({ method: 'GET', url: '/v1/tools', key: suite.acme.key })).statusCode).toBe(200);
   });
 });
+
+describe('OAuth resource server: the issuer rotates its signing key', () => {
+  let issuer: OAuthIssuer;
+  const env: Record<string, string> = { EGRESS_ALLOW: '127.0.0.1', PUBLIC_URL: 'http://127.0.0.1:1' };
+  beforeAll(async () => {
+    issuer = await startOAuthIssuer();
+    env.OAUTH_ISSUER = issuer.url;
+  });
+  const suite = useTestApp(ENGINE_MODES[0], { env });
+  afterAll(() => issuer?.close());
+
+  it('takes tokens of the new key once it is published, reading the JWKS again at most every 30 s', async () => {
+    const get = async () => (await suite.t.request({ method: 'GET', url: '/v1/tools', headers: { authorization: `Bearer ${await issuer.mint(suite.acme.id, { audience: 'http://127.0.0.1:1/v1' })}` } })).statusCode;
+    expect(await get()).toBe(200);
+    await issuer.rotate();
+    // Within the cooldown the cached set is kept: an unknown key id does not make the service hammer the issuer.
+    expect(await get()).toBe(401);
+    expect(issuer.jwksFetches).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 30_500));
+    expect(await get()).toBe(200);
+    expect(issuer.jwksFetches).toBe(2);
+  }, 60_000);
+});

@@ -28,6 +28,8 @@ export interface OAuthIssuer {
   mint(subject: string, options?: MintOptions): Promise<string>;
   /** A token of the same claims signed by a key the issuer does not publish. */
   mintWithUnpublishedKey(subject: string, options?: MintOptions): Promise<string>;
+  /** Publishes a new signing key beside the old one and signs with it from now on (key rotation). */
+  rotate(): Promise<void>;
   /** A token signed with a shared secret (HS256), which a resource server must never accept. */
   mintSymmetric(subject: string, options?: MintOptions): Promise<string>;
   close(): Promise<void>;
@@ -37,7 +39,9 @@ export async function startOAuthIssuer(): Promise<OAuthIssuer> {
   const jose = await importEsm<typeof Jose>('jose');
   const published = await jose.generateKeyPair('ES256');
   const unpublished = await jose.generateKeyPair('ES256');
-  const jwk = { ...(await jose.exportJWK(published.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+  const publicJwk = async (key: Jose.CryptoKey, kid: string) => ({ ...(await jose.exportJWK(key)), kid, alg: 'ES256', use: 'sig' });
+  const jwks = [await publicJwk(published.publicKey, 'k1')];
+  let signing = { privateKey: published.privateKey, kid: 'k1' };
   let jwksFetches = 0;
   let issuer = '';
   const server = createServer((req, res) => {
@@ -45,7 +49,7 @@ export async function startOAuthIssuer(): Promise<OAuthIssuer> {
     if (req.url === '/.well-known/oauth-authorization-server') return send({ issuer, jwks_uri: `${issuer}/jwks`, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, response_types_supported: ['code'], code_challenge_methods_supported: ['S256'] });
     if (req.url === '/jwks') {
       jwksFetches++;
-      return send({ keys: [jwk] });
+      return send({ keys: jwks });
     }
     res.writeHead(404).end();
   });
@@ -70,7 +74,13 @@ export async function startOAuthIssuer(): Promise<OAuthIssuer> {
     get jwksFetches() {
       return jwksFetches;
     },
-    mint: (subject, options = {}) => build(subject, options, 'ES256', 'k1').sign(published.privateKey),
+    mint: (subject, options = {}) => build(subject, options, 'ES256', signing.kid).sign(signing.privateKey),
+    rotate: async () => {
+      const next = await jose.generateKeyPair('ES256');
+      const kid = `k${jwks.length + 1}`;
+      jwks.push(await publicJwk(next.publicKey, kid));
+      signing = { privateKey: next.privateKey, kid };
+    },
     mintWithUnpublishedKey: (subject, options = {}) => build(subject, options, 'ES256', 'k1').sign(unpublished.privateKey),
     mintSymmetric: (subject, options = {}) => build(subject, options, 'HS256').sign(new TextEncoder().encode('a shared secret of thirty-two bytes!')),
     close: listening.close,
