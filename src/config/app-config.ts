@@ -324,6 +324,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (errors.length === 0 && config.ROLE !== 'all' && !config.REDIS_URL) {
     lines.push(`  ROLE=${JSON.stringify(config.ROLE)}: separate api and worker processes share work through Redis; set REDIS_URL or use ROLE=all`);
   }
+  if (errors.length === 0 && config.OAUTH_ISSUER && !config.PUBLIC_URL) {
+    lines.push(`  OAUTH_ISSUER: set PUBLIC_URL too, the URL clients reach the service at: access tokens are accepted only for the resources under it (docs/authorization.md#access-tokens)`);
+  }
   if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   return Object.defineProperty(config, 'environment', { value: Object.freeze({ ...env }), enumerable: false });
 }
