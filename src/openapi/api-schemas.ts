@@ -349,6 +349,19 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
       csrf_token: { type: 'string', description: 'Send it as X-CSRF-Token on every state-changing request of this session.' },
     },
   },
+  ProtectedResourceMetadata: {
+    type: 'object',
+    description: 'RFC 9728 protected resource metadata (docs/authorization.md).',
+    required: ['resource', 'scopes_supported', 'bearer_methods_supported'],
+    properties: {
+      resource: { type: 'string', format: 'uri' },
+      authorization_servers: { type: 'array', items: { type: 'string', format: 'uri' } },
+      scopes_supported: { type: 'array', items: { type: 'string' } },
+      bearer_methods_supported: { type: 'array', items: { const: 'header' } },
+      resource_name: { type: 'string' },
+      resource_documentation: { type: 'string', format: 'uri' },
+    },
+  },
 };
 
 /** What each fixed route answers on success, by `METHOD path`; routes without an entry get the generator's bare answer. */
@@ -390,6 +403,9 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'DELETE /v1/console/sessions/{session_id}': ref('ConsoleSession'),
   'POST /console/session': ref('ConsoleSignedIn'),
   'GET /console/session': ref('ConsoleSignedIn'),
+  'GET /.well-known/oauth-protected-resource': ref('ProtectedResourceMetadata'),
+  'GET /.well-known/oauth-protected-resource/v1/mcp': ref('ProtectedResourceMetadata'),
+  'GET /.well-known/oauth-protected-resource/v1': ref('ProtectedResourceMetadata'),
   'GET /healthz': { type: 'object', properties: { status: { const: 'ok' } } },
   'GET /readyz': {
     type: 'object',
