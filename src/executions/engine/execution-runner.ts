@@ -67,6 +67,18 @@ export interface RunRequest {
   asking?: Asking;
   /** An async call whose caller cannot be asked (an MCP 2025-11-25 task, which has no way to carry questions). */
   unaskable?: boolean;
+  /** What started an async call other than its caller: a schedule's tick or a trigger's event (src/orchestration). */
+  origin?: ExecutionOrigin;
+}
+
+/**
+ * A schedule's or a trigger's run: its execution id is chosen before the run is claimed, so a
+ * run taken over after its process died finds the execution it may already have started.
+ */
+export interface ExecutionOrigin {
+  executionId: string;
+  scheduleId?: string;
+  triggerId?: string;
 }
 
 /** A caller that can be asked: the answers it brought, by question key (none on a first round), and what it can answer. */
@@ -401,7 +413,7 @@ export class ExecutionRunner implements OnModuleInit {
     const { principal, tool, input, requestId } = request;
     const now = new Date();
     return Object.assign(new Execution(), {
-      id: newExecutionId(now.getTime()),
+      id: request.origin?.executionId ?? newExecutionId(now.getTime()),
       account_id: principal.accountId,
       key_id: principal.keyId,
       tool_id: tool.definition.id,
@@ -427,6 +439,8 @@ export class ExecutionRunner implements OnModuleInit {
       sealed_inputs: null,
       claimed_by: mode === 'sync' ? processClaim(PROCESS_ID) : null,
       unaskable: request.unaskable ?? null,
+      schedule_id: request.origin?.scheduleId ?? null,
+      trigger_id: request.origin?.triggerId ?? null,
     });
   }
 

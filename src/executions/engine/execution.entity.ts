@@ -105,4 +105,12 @@ export class Execution {
   /** The job that moved it to `running` (its id in the queue): only that job's next try may take the row again. */
   @Column('varchar', { nullable: true })
   claimed_by: string | null;
+
+  /** The schedule whose tick started it (docs/orchestration.md). */
+  @Column('text', { nullable: true })
+  schedule_id: string | null;
+
+  /** The trigger whose event started it (docs/orchestration.md). */
+  @Column('text', { nullable: true })
+  trigger_id: string | null;
 }
