@@ -25,6 +25,9 @@ import { WorkspacesController } from './workspaces/workspaces.controller';
 import { WorkspacesModule } from './workspaces/workspaces.module';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { OrchestrationModule } from './orchestration/orchestration.module';
+import { SchedulesController } from './orchestration/schedules.controller';
+import { TriggersController } from './orchestration/triggers.controller';
 
 /**
  * The api role (docs/ARCHITECTURE.md#api-and-worker-roles): every HTTP route of the service and its
@@ -39,6 +42,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
     SecretsModule,
     WorkspacesModule,
     WebhooksModule,
+    OrchestrationModule,
     CacheModule,
     IdempotencyModule,
     ExecutionsModule,
@@ -61,6 +65,8 @@ import { WebhooksModule } from './webhooks/webhooks.module';
     SecretsController,
     WorkspacesController,
     WebhooksController,
+    SchedulesController,
+    TriggersController,
   ],
   // The WebSocket of GET /v1/ws is served before routing: app.setup.ts installs it (src/executions/live).
   providers: [LiveUpdates],

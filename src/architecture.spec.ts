@@ -23,7 +23,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['executions/engine'],
   ['executions/request'],
   ['executions', 'executions/live'],
-  ['mcp', 'openapi', 'observability', 'console', 'operator'],
+  ['mcp', 'openapi', 'observability', 'console', 'operator', 'orchestration'],
   ['health'],
   ['api.module', 'worker.module'],
   ['app.module', 'entities', 'cli'],

@@ -41,6 +41,12 @@ export const executionsReconciled = channel('tos:execution.reconciled');
 export const queueAudits = channel('tos:queue.audit');
 /** `{ lost: string[] }` per worker heartbeat: `lost` names workers that stopped beating. */
 export const workerHeartbeats = channel('tos:worker.heartbeat');
+/** `{ lagSeconds: number, outcome: 'run' | 'missed' }` per schedule tick claimed: how long after its time. */
+export const scheduleTicks = channel('tos:schedule.tick');
+/** `{ status: string }` per schedule run ended (started, skipped, refused, failed). */
+export const scheduleRuns = channel('tos:schedule.run');
+/** `{ source: 'inbound' | 'internal', status: string }` per trigger event recorded or ended. */
+export const triggerEvents = channel('tos:trigger.event');
 
 /** W3C trace context (`traceparent`, `tracestate`) carried by a queued job to the worker that runs it. */
 export type TraceCarrier = Record<string, string>;

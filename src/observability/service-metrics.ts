@@ -1,10 +1,11 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { addExecutionObserver, cacheLookups, executionsAbandoned, executionsReconciled, queueAudits, rateLimitRefusals, workerHeartbeats } from '../common/probes';
+import { addExecutionObserver, cacheLookups, executionsAbandoned, executionsReconciled, queueAudits, rateLimitRefusals, scheduleRuns, scheduleTicks, triggerEvents, workerHeartbeats } from '../common/probes';
 import { egressRefusals } from '../tools/sdk/network-errors';
 
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const EXECUTION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300];
+const LAG_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600];
 
 /** The queue as metrics see it (ExecutionQueue's backlog). */
 export interface BacklogSource {
@@ -42,6 +43,9 @@ export class ServiceMetrics {
   private readonly heartbeats: Counter;
   private readonly lastHeartbeat: Gauge;
   private readonly workersLost: Counter;
+  private readonly tickLag: Histogram<'outcome'>;
+  private readonly runs: Counter<'status'>;
+  private readonly triggerEvents: Counter<'source' | 'status'>;
   private readonly unsubscribers: Array<() => void> = [];
 
   constructor(role: string, queue: BacklogSource) {
@@ -64,6 +68,9 @@ export class ServiceMetrics {
     this.heartbeats = new Counter({ name: 'tos_worker_heartbeats_total', help: 'Heartbeats this worker recorded.', registers });
     this.lastHeartbeat = new Gauge({ name: 'tos_worker_last_heartbeat_seconds', help: "Unix time of this worker's last heartbeat.", registers });
     this.workersLost = new Counter({ name: 'tos_workers_lost_total', help: 'Workers this process found had stopped their heartbeat.', registers });
+    this.tickLag = new Histogram({ name: 'tos_schedule_tick_lag_seconds', help: 'How long after its time a schedule tick was claimed, by outcome (run, missed).', labelNames: ['outcome'], buckets: LAG_BUCKETS, registers });
+    this.runs = new Counter({ name: 'tos_schedule_runs_total', help: 'Schedule runs ended in this process, by status (started, skipped, refused, failed).', labelNames: ['status'], registers });
+    this.triggerEvents = new Counter({ name: 'tos_trigger_events_total', help: 'Trigger events, by source (inbound, internal) and status (started, filtered, refused, failed, duplicate).', labelNames: ['source', 'status'], registers });
     const waiting = new Gauge({ name: 'tos_queue_waiting_jobs', help: 'Async executions waiting for a worker.', labelNames: ['backend'], registers });
     new Gauge({
       name: 'tos_queue_oldest_job_age_seconds',
@@ -87,6 +94,9 @@ export class ServiceMetrics {
       [egressRefusals.name as string, () => this.egress.inc()],
       [executionsAbandoned.name as string, (m) => this.abandoned.inc(m as { by: string; reason: string })],
       [executionsReconciled.name as string, () => this.reconciled.inc()],
+      [scheduleTicks.name as string, (m) => this.tickLag.observe({ outcome: (m as { outcome: string }).outcome }, (m as { lagSeconds: number }).lagSeconds)],
+      [scheduleRuns.name as string, (m) => this.runs.inc(m as { status: string })],
+      [triggerEvents.name as string, (m) => this.triggerEvents.inc(m as { source: string; status: string })],
       [
         queueAudits.name as string,
         (m) => {

@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ExecutionsModule } from '../executions/executions.module';
+import { ApiKey } from '../keys/api-key.entity';
+import { SecretsModule } from '../secrets/secrets.module';
+import { ToolsModule } from '../tools/tools.module';
+import { KeyPrincipals } from './key-principals';
+import { Schedule, ScheduleRun } from './schedule.entity';
+import { ScheduleTicker } from './schedule-ticker';
+import { SchedulesService } from './schedules.service';
+import { TargetLauncher } from './target-launcher';
+import { Trigger, TriggerEvent } from './trigger.entity';
+import { TriggerLaunches } from './trigger-launches';
+import { TriggersService } from './triggers.service';
+
+/**
+ * Schedules and triggers (docs/orchestration.md): what starts a target without a caller. The
+ * ScheduleTicker and TriggerLaunches run in processes of the worker role (the embedded process
+ * holds both); the ApiModule declares the SchedulesController and TriggersController. A workflow
+ * target needs the workflows module's WorkflowLauncher (WORKFLOW_LAUNCHER in target-launcher.ts).
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([Schedule, ScheduleRun, Trigger, TriggerEvent, ApiKey]), ExecutionsModule, ToolsModule, SecretsModule],
+  providers: [TargetLauncher, KeyPrincipals, SchedulesService, ScheduleTicker, TriggersService, TriggerLaunches],
+  exports: [SchedulesService, TriggersService, ScheduleTicker, TriggerLaunches],
+})
+export class OrchestrationModule {}
