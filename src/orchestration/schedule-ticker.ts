@@ -199,8 +199,9 @@ export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShut
     return rows[0]?.id ?? null;
   }
 
+  /** Ends a pending run; a start keeps the reason its claim gave (a catch-up). */
   private async end(run: ScheduleRun, status: RunStatus, reason: string | null): Promise<void> {
-    await this.runs.update({ id: run.id, status: 'pending' }, { status, reason, locked_until: null, ended_at: new Date() });
+    await this.runs.update({ id: run.id, status: 'pending' }, { status, ...(reason !== null && { reason }), locked_until: null, ended_at: new Date() });
     if (scheduleRuns.hasSubscribers) scheduleRuns.publish({ status });
   }
 
