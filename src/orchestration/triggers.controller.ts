@@ -89,6 +89,7 @@ export class TriggersController {
   /** The inbound URL: no API key, the trigger's verification instead (401 when it fails). */
   @Post(':trigger_id/events')
   @Public()
+  @HttpCode(202)
   async receive(@Param('trigger_id') id: string, @Body() body: unknown, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
     const answer = await this.triggers.receive(id, request.headers, rawBodyOf(request), body);
     reply.status(answer.httpStatus);
