@@ -4,6 +4,7 @@ import { registerAdvisoryCommands } from './advisories/commands';
 import { EXIT } from './client/api-client';
 import { registerClientCommands } from './client/commands';
 import { registerClientKeyCommands } from './client/account-commands';
+import { registerOrchestrationCommands } from './client/orchestration-commands';
 import { registerCompletion } from './completion';
 import { registerOperatorCommands } from './operator-commands';
 import { SERVICE_VERSION } from '../common/service-version';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   const keys = registerOperatorCommands(program);
   registerClientCommands(program);
   registerClientKeyCommands(keys);
+  registerOrchestrationCommands(program);
   registerAdvisoryCommands(program);
   registerCompletion(program);
   return program;

@@ -43,7 +43,8 @@ export function positiveInt(value: string): number {
   return n;
 }
 
-function readInput(spec: string | undefined): Record<string, unknown> {
+/** `--input <json|@file>`: a JSON object, inline or from a file. */
+export function readInput(spec: string | undefined): Record<string, unknown> {
   if (spec === undefined) return {};
   let parsed: unknown;
   try {
