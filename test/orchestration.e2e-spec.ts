@@ -126,6 +126,27 @@ describeEachEngine('orchestration', (mode) => {
       }
     });
 
+    it('loses no claimed tick to a process that died, and starts none twice when taking one over', async () => {
+      const owner = await account();
+      const created = await post(owner, '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '* * * * *' });
+      const due = await nextRunAt(created.id);
+      const now = new Date(due.getTime() + 100);
+      // Claimed, then the process died holding the run's lease: nothing started.
+      expect(await ticker().claimDue(now)).toBe(1);
+      await db().query(`UPDATE schedule_runs SET locked_until = $2 WHERE schedule_id = $1`, [created.id, new Date(now.getTime() + 1_000).toISOString()]);
+      await ticker().startPending(new Date(now.getTime() + 500));
+      expect((await runsOf(owner, created.id)).runs[0].status).toBe('pending');
+      // Its lease lapsed: another pass takes it over and starts it.
+      await ticker().startPending(new Date(now.getTime() + 2_000));
+      const [run] = (await runsOf(owner, created.id)).runs;
+      expect(run).toMatchObject({ status: 'started', tick_at: due.toISOString() });
+      // A process that started it but died before recording so: the execution is found, not started again.
+      await db().query(`UPDATE schedule_runs SET status = 'pending', locked_until = NULL WHERE schedule_id = $1`, [created.id]);
+      await ticker().startPending(new Date(now.getTime() + 3_000));
+      expect((await runsOf(owner, created.id)).runs).toEqual([expect.objectContaining({ status: 'started', execution_id: run.execution_id })]);
+      expect((await executionsOf('schedule_id', created.id)).map((e) => e.id)).toEqual([run.execution_id]);
+    });
+
     it('after downtime, catch_up last runs the latest missed tick once and catch_up none records it as missed', async () => {
       const owner = await account();
       const target = { tool: 'json-transform', inputs: { expression: '1', data: {} } };
@@ -172,6 +193,24 @@ describeEachEngine('orchestration', (mode) => {
       expect(runs[0]).toMatchObject({ status: 'refused', reason: expect.stringContaining(`The key ${created.key_id} that created it was revoked`) });
       expect(await get(owner, `/v1/schedules/${created.id}`)).toMatchObject({ paused: true, paused_reason: expect.stringContaining('revoked'), next_run_at: null });
       expect(await executionsOf('schedule_id', created.id)).toEqual([]);
+    });
+
+    it('ticks by itself in a process of the worker role, every ORCHESTRATION_POLL_MS', async () => {
+      const prepared = await mode.prepare();
+      const ticking = await startTestApp({ env: { ...prepared.env, ...ENV, ORCHESTRATION_POLL_MS: '100' }, extensions: [TestToolsModule] });
+      try {
+        const owner = await ticking.createAccount('ticking');
+        const res = await ticking.request({ method: 'POST', url: '/v1/schedules', key: owner.key, payload: { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '*/10 * * * * *' } });
+        expect(res.statusCode).toBe(201);
+        const run = await until('a tick run by the ticker', async () => {
+          const { runs } = (await ticking.request({ method: 'GET', url: `/v1/schedules/${res.json().id}/runs`, key: owner.key })).json();
+          return runs.find((r: { execution_status: string | null }) => r.execution_status === 'success');
+        }, 15_000);
+        expect(run).toMatchObject({ status: 'started', reason: null });
+      } finally {
+        await ticking.close();
+        await prepared.cleanup();
+      }
     });
 
     if (mode.name === 'distributed') {
