@@ -10,7 +10,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { ScheduleTicker } from '../src/orchestration/schedule-ticker';
-import { TriggerLaunches } from '../src/orchestration/trigger-launches';
+import { OrchestrationLoop } from '../src/orchestration/orchestration-loop';
 import { ApiKeysService } from '../src/keys/api-keys.service';
 import { startTestApp, useTestApp, type TestAccount, type TestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
@@ -34,6 +34,7 @@ describeEachEngine('orchestration', (mode) => {
   const account = (tier?: 'free' | 'pro' | 'enterprise') => suite.t.createAccount(`orch-${++accounts}`, tier);
   const db = () => suite.t.app.get(DataSource);
   const ticker = () => suite.t.app.get(ScheduleTicker);
+  const loop = () => suite.t.app.get(OrchestrationLoop);
 
   const post = async (owner: TestAccount, url: string, payload: object, status = 201) => {
     const res = await suite.t.request({ method: 'POST', url, key: owner.key, payload });
@@ -155,7 +156,7 @@ describeEachEngine('orchestration', (mode) => {
       const due = await nextRunAt(last.id);
       // Down for an hour and a half: 90 ticks passed.
       const now = new Date(due.getTime() + 90 * MINUTE + 20_000);
-      await ticker().pass(now);
+      await loop().pass(now);
       const latest = new Date(due.getTime() + 90 * MINUTE).toISOString();
       expect((await runsOf(owner, last.id)).runs).toEqual([expect.objectContaining({ tick_at: latest, status: 'started', reason: expect.stringContaining('Caught up (catch_up: last): 91 ticks') })]);
       expect((await runsOf(owner, none.id)).runs).toEqual([expect.objectContaining({ tick_at: latest, status: 'missed', execution_id: null, reason: expect.stringContaining('Not run (catch_up: none)') })]);
@@ -164,7 +165,7 @@ describeEachEngine('orchestration', (mode) => {
       for (const schedule of [last, none]) expect((await nextRunAt(schedule.id)).toISOString()).toBe(new Date(due.getTime() + 91 * MINUTE).toISOString());
 
       // Back up: the next tick is on time for both.
-      await ticker().pass(new Date(due.getTime() + 91 * MINUTE + 500));
+      await loop().pass(new Date(due.getTime() + 91 * MINUTE + 500));
       expect((await runsOf(owner, none.id)).runs[0]).toMatchObject({ status: 'started', reason: null });
     });
 
@@ -172,10 +173,10 @@ describeEachEngine('orchestration', (mode) => {
       const owner = await account();
       const created = await post(owner, '/v1/schedules', { target: { tool: 'test-sleep', inputs: { ms: 4_000 } }, cron: '* * * * *', overlap: 'skip' });
       const due = await nextRunAt(created.id);
-      await ticker().pass(new Date(due.getTime() + 100));
+      await loop().pass(new Date(due.getTime() + 100));
       const [first] = (await runsOf(owner, created.id)).runs;
       expect(first.status).toBe('started');
-      await ticker().pass(new Date(due.getTime() + MINUTE + 100));
+      await loop().pass(new Date(due.getTime() + MINUTE + 100));
       const { runs } = await runsOf(owner, created.id);
       expect(runs[0]).toMatchObject({ status: 'skipped', execution_id: null, reason: `Skipped (overlap: skip): the previous run's execution ${first.execution_id} was still active` });
       expect(await executionsOf('schedule_id', created.id)).toHaveLength(1);
@@ -188,7 +189,7 @@ describeEachEngine('orchestration', (mode) => {
       const created = await post({ id: owner.id, key: secret }, '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '* * * * *' });
       await keys.revoke(owner.id, created.key_id);
       const due = await nextRunAt(created.id);
-      await ticker().pass(new Date(due.getTime() + 100));
+      await loop().pass(new Date(due.getTime() + 100));
       const { runs } = await runsOf(owner, created.id);
       expect(runs[0]).toMatchObject({ status: 'refused', reason: expect.stringContaining(`The key ${created.key_id} that created it was revoked`) });
       expect(await get(owner, `/v1/schedules/${created.id}`)).toMatchObject({ paused: true, paused_reason: expect.stringContaining('revoked'), next_run_at: null });
@@ -226,10 +227,11 @@ describeEachEngine('orchestration', (mode) => {
           const ids: string[] = [];
           for (let i = 0; i < 12; i++) ids.push((await post(owner, '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: `${i}`, data: {} } }, cron: '* * * * *', overlap: 'allow' })).id);
           const tickers = [ticker(), second.app.get(ScheduleTicker)];
+          const loops = [loop(), second.app.get(OrchestrationLoop)];
           const first = await nextRunAt(ids[0]);
           for (let minute = 0; minute < 3; minute++) {
             const now = new Date(first.getTime() + minute * MINUTE + 200);
-            await Promise.all(tickers.flatMap((t) => [t.pass(now), t.claimDue(now).then(() => t.startPending(now))]));
+            await Promise.all([...loops.map((l) => l.pass(now)), ...tickers.map((t) => t.claimDue(now).then(() => t.startPending(now)))]);
           }
           for (const id of ids) {
             const { runs } = await runsOf(owner, id);
@@ -352,7 +354,7 @@ describeEachEngine('orchestration', (mode) => {
       expect(failed.json().status).toBe('error');
       await suite.t.request({ method: 'POST', url: '/v1/tools/test-misbehave/invoke', key: owner.key, payload: { mode: 'ok' } });
 
-      await suite.t.app.get(TriggerLaunches).pass();
+      await loop().pass();
       const { events } = await get(owner, `/v1/triggers/${trigger.id}/events`);
       expect(events).toEqual([expect.objectContaining({ status: 'started', accepted: true, delivery_id: failed.json().execution_id })]);
       const done = await until('the triggered run', async () => {
@@ -361,7 +363,7 @@ describeEachEngine('orchestration', (mode) => {
       });
       expect(done).toMatchObject({ trigger_id: trigger.id, result: { result: 'test-misbehave: Upstream answered 503' } });
       // The run it started succeeded; had it failed, it would start nothing (no loops).
-      await suite.t.app.get(TriggerLaunches).pass();
+      await loop().pass();
       expect((await get(owner, `/v1/triggers/${trigger.id}/events`)).total).toBe(1);
     });
   });

@@ -5,6 +5,7 @@ import { ApiKey } from '../keys/api-key.entity';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { KeyPrincipals } from './key-principals';
+import { OrchestrationLoop } from './orchestration-loop';
 import { Schedule, ScheduleRun } from './schedule.entity';
 import { ScheduleTicker } from './schedule-ticker';
 import { SchedulesService } from './schedules.service';
@@ -15,13 +16,13 @@ import { TriggersService } from './triggers.service';
 
 /**
  * Schedules and triggers (docs/orchestration.md): what starts a target without a caller. The
- * ScheduleTicker and TriggerLaunches run in processes of the worker role (the embedded process
- * holds both); the ApiModule declares the SchedulesController and TriggersController. A workflow
+ * OrchestrationLoop drives the ScheduleTicker and TriggerLaunches in processes of the worker role
+ * (the embedded process holds both); the ApiModule declares the SchedulesController and TriggersController. A workflow
  * target needs the workflows module's WorkflowLauncher (WORKFLOW_LAUNCHER in target-launcher.ts).
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Schedule, ScheduleRun, Trigger, TriggerEvent, ApiKey]), ExecutionsModule, ToolsModule, SecretsModule],
-  providers: [TargetLauncher, KeyPrincipals, SchedulesService, ScheduleTicker, TriggersService, TriggerLaunches],
-  exports: [SchedulesService, TriggersService, ScheduleTicker, TriggerLaunches],
+  providers: [TargetLauncher, KeyPrincipals, SchedulesService, ScheduleTicker, TriggersService, TriggerLaunches, OrchestrationLoop],
+  exports: [SchedulesService, TriggersService, ScheduleTicker, OrchestrationLoop],
 })
 export class OrchestrationModule {}

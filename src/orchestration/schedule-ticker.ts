@@ -1,10 +1,9 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { scheduleRuns, scheduleTicks } from '../common/probes';
 import { newExecutionId, randomBase62 } from '../common/ids';
-import { AppConfig } from '../config/app-config';
 import { CronSchedule } from './cron';
 import { KeyPrincipals } from './key-principals';
 import { planTick } from './schedule-plan';
@@ -18,8 +17,8 @@ export const RUN_LEASE_MS = 5 * 60_000;
 const ACTIVE_STATUSES = `('queued', 'running', 'input_required')`;
 
 /**
- * Runs schedules (docs/orchestration.md#exactly-once-ticks), every ORCHESTRATION_POLL_MS, in
- * processes of the worker role (the embedded process holds both roles), any number at once:
+ * Runs schedules (docs/orchestration.md#exactly-once-ticks), driven by the OrchestrationLoop in
+ * any number of processes at once:
  *
  * 1. Claim: for each due schedule, one transaction moves `next_run_at` past the tick with a
  *    compare-and-set on its old value and inserts the tick's run (unique per schedule and tick).
@@ -31,48 +30,15 @@ const ACTIVE_STATUSES = `('queued', 'running', 'input_required')`;
  *    target is not started twice.
  */
 @Injectable()
-export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ScheduleTicker {
   private readonly logger = new Logger(ScheduleTicker.name);
-  private timer?: NodeJS.Timeout;
-  private passing: Promise<void> | null = null;
-  private stopped = false;
 
   constructor(
     @InjectRepository(Schedule) private readonly schedules: Repository<Schedule>,
     @InjectRepository(ScheduleRun) private readonly runs: Repository<ScheduleRun>,
     private readonly keys: KeyPrincipals,
     private readonly launcher: TargetLauncher,
-    private readonly config: AppConfig,
   ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.config.runsWorker || this.config.ORCHESTRATION_POLL_MS === 0) return;
-    this.timer = setInterval(() => void this.pass(), this.config.ORCHESTRATION_POLL_MS).unref();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.passing;
-  }
-
-  /** One claim of due ticks, then one start of pending runs; one pass at a time per process. */
-  async pass(now = new Date()): Promise<void> {
-    if (this.passing || this.stopped) return;
-    this.passing = this.claimAndStart(now).finally(() => {
-      this.passing = null;
-    });
-    await this.passing;
-  }
-
-  private async claimAndStart(now: Date): Promise<void> {
-    try {
-      await this.claimDue(now);
-      await this.startPending(now);
-    } catch (err) {
-      this.logger.error(`Schedule pass failed: ${(err as Error).message}`);
-    }
-  }
 
   /** Claims every due tick (each schedule in its own transaction); answers how many it claimed. */
   async claimDue(now: Date): Promise<number> {

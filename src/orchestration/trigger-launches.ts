@@ -1,10 +1,9 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { newExecutionId } from '../common/ids';
 import { triggerEvents } from '../common/probes';
-import { AppConfig } from '../config/app-config';
 import { BoundedJsonata, ToolError } from '../tools/sdk';
 import { KeyPrincipals } from './key-principals';
 import { RUN_LEASE_MS } from './schedule-ticker';
@@ -31,34 +30,19 @@ export interface EventOutcome {
  * headers }`, then the target as the trigger's key. An inbound event is started by the request
  * that brought it; internal events (written with the end of the execution they are about,
  * src/webhooks/webhook-outbox.ts), and inbound ones whose process died before their start, are
- * taken every ORCHESTRATION_POLL_MS by processes of the worker role, leased like schedule runs.
+ * taken by the OrchestrationLoop, leased like schedule runs.
  */
 @Injectable()
-export class TriggerLaunches implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TriggerLaunches {
   private readonly logger = new Logger(TriggerLaunches.name);
   private readonly jsonata = new BoundedJsonata();
-  private timer?: NodeJS.Timeout;
-  private passing: Promise<void> | null = null;
-  private stopped = false;
 
   constructor(
     @InjectRepository(Trigger) private readonly triggers: Repository<Trigger>,
     @InjectRepository(TriggerEvent) private readonly events: Repository<TriggerEvent>,
     private readonly keys: KeyPrincipals,
     private readonly launcher: TargetLauncher,
-    private readonly config: AppConfig,
   ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.config.runsWorker || this.config.ORCHESTRATION_POLL_MS === 0) return;
-    this.timer = setInterval(() => void this.pass(), this.config.ORCHESTRATION_POLL_MS).unref();
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.passing;
-  }
 
   /** Throws a 400 naming `parameter` when `expression` does not parse. */
   checkExpression(expression: string, parameter: string): void {
@@ -111,17 +95,7 @@ export class TriggerLaunches implements OnApplicationBootstrap, OnApplicationShu
   }
 
   /** One take of pending events whose lease is free (internal ones, and inbound ones whose process died). */
-  async pass(now = new Date()): Promise<void> {
-    if (this.passing || this.stopped) return;
-    this.passing = this.startPending(now)
-      .catch((err: Error) => this.logger.error(`Trigger pass failed: ${err.message}`))
-      .finally(() => {
-        this.passing = null;
-      });
-    await this.passing;
-  }
-
-  private async startPending(now: Date): Promise<void> {
+  async startPending(now: Date): Promise<void> {
     const [leased] = (await this.events.query(
       `UPDATE trigger_events t SET locked_until = $2
          FROM (SELECT id FROM trigger_events WHERE status = 'pending' AND (locked_until IS NULL OR locked_until < $1) ORDER BY created_at LIMIT $3) picked
