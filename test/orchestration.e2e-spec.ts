@@ -169,6 +169,19 @@ describeEachEngine('orchestration', (mode) => {
       expect((await runsOf(owner, none.id)).runs[0]).toMatchObject({ status: 'started', reason: null });
     });
 
+    it('purges ended runs past the account retention, keeping newer ones', async () => {
+      const owner = await account();
+      const created = await post(owner, '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '* * * * *' });
+      const due = await nextRunAt(created.id);
+      await loop().pass(new Date(due.getTime() + 100));
+      await loop().pass(new Date(due.getTime() + MINUTE + 100));
+      const { runs } = await runsOf(owner, created.id);
+      expect(runs).toHaveLength(2);
+      await db().query(`UPDATE schedule_runs SET created_at = created_at - interval '400 days' WHERE id = $1`, [runs[1].id]);
+      await loop().purgeExpired(new Date());
+      expect((await runsOf(owner, created.id)).runs.map((r: { id: string }) => r.id)).toEqual([runs[0].id]);
+    });
+
     it('overlap skip records a tick while the previous run is active as skipped', async () => {
       const owner = await account();
       const created = await post(owner, '/v1/schedules', { target: { tool: 'test-sleep', inputs: { ms: 4_000 } }, cron: '* * * * *', overlap: 'skip' });
@@ -278,6 +291,9 @@ describeEachEngine('orchestration', (mode) => {
       expect(tampered.statusCode).toBe(401);
       const unsigned = await deliver(trigger.id, body, { 'content-type': 'application/json', 'x-github-delivery': 'delivery-4' });
       expect(unsigned.statusCode).toBe(401);
+
+      const huge = JSON.stringify({ ...push('refs/heads/main'), padding: 'x'.repeat(1024 * 1024) });
+      expect((await deliver(trigger.id, huge, githubHeaders(trigger.secret, huge, 'delivery-big'))).statusCode).toBe(413);
 
       const again = await deliver(trigger.id, body, githubHeaders(trigger.secret, body, 'delivery-1'));
       expect(again.statusCode).toBe(200);

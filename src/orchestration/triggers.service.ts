@@ -33,6 +33,8 @@ export interface EventAnswer {
   body: { accepted: boolean; event_id: string; execution_id: string | null; reason?: string; duplicate?: true };
 }
 
+const MAX_EXPRESSION_LENGTH = 10_000;
+const TOOL_ID = /^[A-Za-z0-9._-]{1,128}$/;
 /** A secret given by the owner must be at least this long: it is all that stands between the URL and the target. */
 const MIN_SECRET_LENGTH = 16;
 /** Request headers the filter and mapping never see: the credentials that verified the event. */
@@ -59,15 +61,18 @@ export class TriggersService {
       throw AppException.invalidRequest('A trigger has exactly one of verification (an inbound URL) and source (this service’s own events)', { parameter: 'verification' });
     }
     if (fields.filter !== undefined) this.launches.checkExpression(fields.filter, 'filter');
-    for (const [name, expression] of Object.entries(fields.inputs ?? {})) this.launches.checkExpression(expression, `inputs.${name}`);
+    for (const [name, expression] of Object.entries(fields.inputs ?? {})) {
+      if (typeof expression !== 'string' || expression.length > MAX_EXPRESSION_LENGTH) {
+        throw AppException.invalidRequest(`inputs.${name} must be a JSONata expression of at most ${MAX_EXPRESSION_LENGTH} characters`, { parameter: `inputs.${name}` });
+      }
+      this.launches.checkExpression(expression, `inputs.${name}`);
+    }
+    if (fields.source) checkSource(fields.source);
     // With a mapping the whole input is known only per event: its literal part is checked then.
     await this.launcher.check(principal, target, fields.inputs ? null : inputs, 'target');
     const id = `trg_${randomBase62(20)}`;
     const secret = fields.verification && this.checkedSecret(fields.verification);
     const sealed = secret === undefined ? null : this.secrets.sealCredential(principal.accountId, sealedName(id), secret);
-    if (fields.source && !TRIGGER_SOURCE_EVENTS.includes(fields.source.event as never)) {
-      throw AppException.invalidRequest(`source.event must be one of ${TRIGGER_SOURCE_EVENTS.join(', ')}`, { parameter: 'source.event' });
-    }
     const row = this.triggers.create({
       id,
       account_id: principal.accountId,
@@ -172,10 +177,10 @@ export class TriggersService {
     publish(status);
   }
 
-  private checkedSecret({ type, secret }: { type: VerificationType; secret?: string }): string {
+  private checkedSecret({ type, secret }: { type: VerificationType; secret?: unknown }): string {
     if (!VERIFICATION_TYPES.includes(type)) throw AppException.invalidRequest(`verification.type must be one of ${VERIFICATION_TYPES.join(', ')}`, { parameter: 'verification.type' });
     if (secret === undefined) return newTriggerSecret(type);
-    if (secret.length < MIN_SECRET_LENGTH) throw AppException.invalidRequest(`verification.secret must be at least ${MIN_SECRET_LENGTH} characters`, { parameter: 'verification.secret' });
+    if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH || secret.length > 1024) throw AppException.invalidRequest(`verification.secret must be a string of ${MIN_SECRET_LENGTH} to 1024 characters`, { parameter: 'verification.secret' });
     if (type === 'standard_webhooks' && !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) {
       throw AppException.invalidRequest('A Standard Webhooks secret is whsec_ followed by base64', { parameter: 'verification.secret' });
     }
@@ -185,6 +190,12 @@ export class TriggersService {
   private async find(principal: Principal, id: string): Promise<Trigger> {
     return ownedBy(await this.triggers.findOneBy({ id, account_id: principal.accountId }), 'Trigger', id);
   }
+}
+
+function checkSource({ event, tool_ids }: { event: unknown; tool_ids?: unknown }): void {
+  if (!TRIGGER_SOURCE_EVENTS.includes(event as never)) throw AppException.invalidRequest(`source.event must be one of ${TRIGGER_SOURCE_EVENTS.join(', ')}`, { parameter: 'source.event' });
+  const valid = tool_ids === undefined || (Array.isArray(tool_ids) && tool_ids.length <= 200 && tool_ids.every((id) => typeof id === 'string' && TOOL_ID.test(id)));
+  if (!valid) throw AppException.invalidRequest('source.tool_ids must be at most 200 tool ids', { parameter: 'source.tool_ids' });
 }
 
 function answer(eventId: string, outcome: EventOutcome): EventAnswer {
