@@ -17,7 +17,8 @@ import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
 import { TestToolsModule } from './support/test-tools.module';
 
-const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), ORCHESTRATION_POLL_MS: '0' };
+const METRICS_TOKEN = randomBytes(16).toString('hex');
+const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), ORCHESTRATION_POLL_MS: '0', METRICS_TOKEN };
 const MINUTE = 60_000;
 
 const push = (ref: string) => ({ ref, repository: { full_name: 'acme/app' }, head_commit: { id: 'c0ffee', message: 'fix: a bug' } });
@@ -195,6 +196,21 @@ describeEachEngine('orchestration', (mode) => {
       expect(await executionsOf('schedule_id', created.id)).toHaveLength(1);
     });
 
+    it('overlap queue starts a tick that came while the previous run was active once that run has ended', async () => {
+      const owner = await account();
+      const created = await post(owner, '/v1/schedules', { target: { tool: 'test-sleep', inputs: { ms: 1_500 } }, cron: '* * * * *', overlap: 'queue' });
+      const due = await nextRunAt(created.id);
+      await loop().pass(new Date(due.getTime() + 100));
+      await loop().pass(new Date(due.getTime() + MINUTE + 100));
+      const [second, first] = (await runsOf(owner, created.id)).runs;
+      expect([first.status, second.status]).toEqual(['started', 'pending']);
+      await until('the first run to end', async () => ((await get(owner, `/v1/executions/${first.execution_id}`)).status === 'success' ? true : undefined));
+      await loop().pass(new Date(due.getTime() + MINUTE + 5_000));
+      const after = (await runsOf(owner, created.id)).runs[0];
+      expect(after).toMatchObject({ id: second.id, status: 'started', tick_at: new Date(due.getTime() + MINUTE).toISOString() });
+      expect(await executionsOf('schedule_id', created.id)).toHaveLength(2);
+    });
+
     it('refuses the run of a schedule whose key was revoked, and pauses it with the reason', async () => {
       const owner = await account();
       const keys = suite.t.app.get(ApiKeysService);
@@ -314,6 +330,28 @@ describeEachEngine('orchestration', (mode) => {
       const stranger = await account();
       expect((await suite.t.request({ method: 'GET', url: `/v1/triggers/${trigger.id}/events`, key: stranger.key })).statusCode).toBe(404);
       expect((await suite.t.request({ method: 'DELETE', url: `/v1/triggers/${trigger.id}`, key: stranger.key })).statusCode).toBe(404);
+    });
+
+    it('counts trigger events and schedule ticks in the metrics', async () => {
+      const owner = await account();
+      const trigger = await post(owner, '/v1/triggers', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, verification: { type: 'bearer' } });
+      const body = '{}';
+      await deliver(trigger.id, body, { 'content-type': 'application/json', authorization: `Bearer ${trigger.secret}` });
+      await deliver(trigger.id, body, { 'content-type': 'application/json', authorization: 'Bearer wrong' });
+      const schedule = await post(owner, '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '* * * * *' });
+      await loop().pass(new Date((await nextRunAt(schedule.id)).getTime() + 2_000));
+
+      const metrics = await suite.t.request({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      expect(metrics.statusCode).toBe(200);
+      const sample = (name: string, ...labels: string[]) => {
+        const line = metrics.body.split('\n').find((l) => l.startsWith(`${name}{`) && labels.every((label) => l.includes(label)));
+        return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+      };
+      expect(sample('tos_trigger_events_total', 'source="inbound"', 'status="started"')).toBeGreaterThanOrEqual(1);
+      expect(sample('tos_trigger_events_total', 'source="inbound"', 'status="refused"')).toBeGreaterThanOrEqual(1);
+      expect(sample('tos_schedule_tick_lag_seconds_count', 'outcome="run"')).toBeGreaterThanOrEqual(1);
+      expect(sample('tos_schedule_tick_lag_seconds_bucket', 'outcome="run"', 'le="1"')).toBeLessThan(sample('tos_schedule_tick_lag_seconds_bucket', 'outcome="run"', 'le="5"')!);
+      expect(sample('tos_schedule_runs_total', 'status="started"')).toBeGreaterThanOrEqual(1);
     });
 
     it('verifies GitLab tokens, Standard Webhooks signatures and bearer secrets', async () => {
