@@ -56,11 +56,11 @@ export const TRIGGER_SOURCE_EVENTS = [EXECUTION_EVENTS.success, EXECUTION_EVENTS
 export function triggerEventsInsert(ended: string, now = 'clock_timestamp()'): string {
   return `INSERT INTO trigger_events (id, trigger_id, account_id, delivery_id, status, payload, created_at)
     SELECT 'tev_' || replace(gen_random_uuid()::text, '-', ''), t.id, e.account_id, e.id, 'pending',
-           jsonb_build_object('event', ${eventOf}, 'execution_id', e.id, 'tool_id', e.tool_id, 'status', e.status, 'result', ${boundedResult}),
+           jsonb_build_object('event', t.source_event, 'execution_id', e.id, 'tool_id', e.tool_id, 'status', e.status, 'result', ${boundedResult}),
            ${now}
       FROM ${ended} e
       JOIN triggers t ON t.account_id = e.account_id AND t.source_event = (${eventOf})
        AND (t.source_tool_ids IS NULL OR e.tool_id = ANY(t.source_tool_ids))
-     WHERE NOT EXISTS (SELECT 1 FROM triggers origin WHERE origin.id = e.trigger_id AND origin.source_event IS NOT NULL)
+     WHERE e.trigger_id IS NULL OR NOT EXISTS (SELECT 1 FROM triggers origin WHERE origin.id = e.trigger_id AND origin.source_event IS NOT NULL)
     ON CONFLICT DO NOTHING`;
 }
