@@ -69,6 +69,10 @@ describeEachEngine('orchestration', (mode) => {
       const resumed = await suite.t.request({ method: 'PATCH', url: `/v1/schedules/${created.id}`, key: owner.key, payload: { paused: false } });
       expect(resumed.json()).toMatchObject({ paused: false, next_run_at: created.next_run_at });
 
+      const narrowed = await suite.t.createKey(owner.id, { name: 'sleep-only', type: 'service', tool_ids: ['test-sleep'] });
+      expect((await suite.t.request({ method: 'GET', url: `/v1/schedules/${created.id}`, key: narrowed })).statusCode).toBe(404);
+      expect((await get({ id: owner.id, key: narrowed }, '/v1/schedules')).total).toBe(0);
+
       const stranger = await account();
       for (const url of [`/v1/schedules/${created.id}`, `/v1/schedules/${created.id}/runs`]) {
         expect((await suite.t.request({ method: 'GET', url, key: stranger.key })).statusCode).toBe(404);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { AppException } from '../common/errors';
 import type { Principal } from '../identity/principal';
 import { ApiKey } from '../keys/api-key.entity';
 import { principalOfKey } from '../keys/key-principal';
@@ -22,4 +23,12 @@ export class KeyPrincipals {
     if (key.expires_at && key.expires_at <= now) return { refused: `The key ${keyId} that created it expired at ${key.expires_at.toISOString()}` };
     return { principal: principalOfKey(key, key.account) };
   }
+}
+
+/** The key a schedule or trigger runs as: an API key (a console session ends; a standing run needs a key). */
+export function runningKeyOf(principal: Principal): string {
+  if (principal.keyType === 'session') {
+    throw new AppException('FORBIDDEN', 'Schedules and triggers run as the API key that creates them: create them with an API key, not a console session');
+  }
+  return principal.keyId;
 }

@@ -6,7 +6,8 @@ import { randomBase62 } from '../common/ids';
 import type { Principal } from '../identity/principal';
 import { ORCHESTRATION_LIMITS } from '../identity/tiers';
 import { CronSchedule } from './cron';
-import { ownedBy, underAccountCap } from './ownership';
+import { runningKeyOf } from './key-principals';
+import { ownedBy, underAccountCap, visibleTo } from './ownership';
 import { Schedule, ScheduleRun, type CatchUpPolicy, type OverlapPolicy } from './schedule.entity';
 import { runView, scheduleView, type RunView, type ScheduleView } from './schedule-views';
 import { TargetLauncher } from './target-launcher';
@@ -61,7 +62,7 @@ export class SchedulesService {
   }
 
   async list(principal: Principal, limit: number, offset: number): Promise<{ schedules: ScheduleView[]; total: number }> {
-    const [rows, total] = await this.schedules.findAndCount({ where: { account_id: principal.accountId }, order: { id: 'ASC' }, take: limit, skip: offset });
+    const [rows, total] = await this.schedules.findAndCount({ where: visibleTo(principal), order: { id: 'ASC' }, take: limit, skip: offset });
     return { schedules: rows.map(scheduleView), total };
   }
 
@@ -83,8 +84,7 @@ export class SchedulesService {
     const resumed = row.paused && !paused;
     const retimed = changes.cron !== undefined || changes.timezone !== undefined;
     if (resumed) {
-      const { target, inputs } = { target: { kind: row.target_kind, id: row.target_id }, inputs: row.inputs };
-      await this.launcher.check(principal, target, inputs, 'target');
+      await this.launcher.check(principal, { kind: row.target_kind, id: row.target_id }, row.inputs, 'target');
       row.key_id = runningKeyOf(principal);
     }
     Object.assign(row, {
@@ -135,14 +135,6 @@ export class SchedulesService {
   }
 
   private async find(principal: Principal, id: string): Promise<Schedule> {
-    return ownedBy(await this.schedules.findOneBy({ id, account_id: principal.accountId }), 'Schedule', id);
+    return ownedBy(await this.schedules.findOneBy({ id, ...visibleTo(principal) }), 'Schedule', id);
   }
-}
-
-/** The key a schedule or trigger runs as: an API key (a console session ends; a standing run needs a key). */
-export function runningKeyOf(principal: Principal): string {
-  if (principal.keyType === 'session') {
-    throw new AppException('FORBIDDEN', 'Schedules and triggers run as the API key that creates them: create them with an API key, not a console session');
-  }
-  return principal.keyId;
 }

@@ -8,8 +8,8 @@ import type { Principal } from '../identity/principal';
 import { ORCHESTRATION_LIMITS } from '../identity/tiers';
 import { SecretsService } from '../secrets/secrets.service';
 import { TRIGGER_SOURCE_EVENTS } from '../webhooks/webhook-outbox';
-import { ownedBy, underAccountCap } from './ownership';
-import { runningKeyOf } from './schedules.service';
+import { runningKeyOf } from './key-principals';
+import { ownedBy, underAccountCap, visibleTo } from './ownership';
 import { RUN_LEASE_MS } from './schedule-ticker';
 import { TargetLauncher } from './target-launcher';
 import { parseTarget } from './target-view';
@@ -97,7 +97,7 @@ export class TriggersService {
   }
 
   async list(principal: Principal, limit: number, offset: number): Promise<{ triggers: TriggerView[]; total: number }> {
-    const [rows, total] = await this.triggers.findAndCount({ where: { account_id: principal.accountId }, order: { id: 'ASC' }, take: limit, skip: offset });
+    const [rows, total] = await this.triggers.findAndCount({ where: visibleTo(principal), order: { id: 'ASC' }, take: limit, skip: offset });
     return { triggers: rows.map(triggerView), total };
   }
 
@@ -188,7 +188,7 @@ export class TriggersService {
   }
 
   private async find(principal: Principal, id: string): Promise<Trigger> {
-    return ownedBy(await this.triggers.findOneBy({ id, account_id: principal.accountId }), 'Trigger', id);
+    return ownedBy(await this.triggers.findOneBy({ id, ...visibleTo(principal) }), 'Trigger', id);
   }
 }
 
