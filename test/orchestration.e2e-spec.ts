@@ -99,14 +99,17 @@ describeEachEngine('orchestration', (mode) => {
       if (parameter === 'target.workflow') expect(res.json().error.message).toBe('workflows are not available');
     });
 
-    it("refuses inputs the tool would refuse, and an interval under the tier's minimum", async () => {
+    it("refuses inputs the tool would refuse, an interval under the tier's minimum, and a schedule over the tier's cap", async () => {
       const bad = await suite.t.request({ method: 'POST', url: '/v1/schedules', key: suite.acme.key, payload: { target: { tool: 'json-transform', inputs: { data: {} } }, cron: '0 * * * *' } });
       expect(bad.statusCode).toBe(400);
       const free = await account('free');
       const often = await suite.t.request({ method: 'POST', url: '/v1/schedules', key: free.key, payload: { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '*/5 * * * *' } });
       expect(often.statusCode).toBe(400);
       expect(often.json().error.details).toEqual({ parameter: 'cron', min_interval_seconds: 900, interval_seconds: 300 });
-      await post(free, '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '*/15 * * * *' });
+      const every15 = { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '*/15 * * * *' };
+      for (let i = 0; i < 5; i++) await post(free, '/v1/schedules', every15);
+      const sixth = await suite.t.request({ method: 'POST', url: '/v1/schedules', key: free.key, payload: every15 });
+      expect([sixth.statusCode, sixth.json().error]).toEqual([409, expect.objectContaining({ code: 'CONFLICT', details: { limit: 5 } })]);
     });
 
     it('runs each tick exactly once under concurrent claims and starts, as an execution with schedule_id', async () => {

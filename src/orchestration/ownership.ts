@@ -1,4 +1,4 @@
-import { In, type EntityManager, type EntityTarget, type FindOperator, type ObjectLiteral } from 'typeorm';
+import { In, type FindOperator } from 'typeorm';
 import { AppException } from '../common/errors';
 import type { Principal } from '../identity/principal';
 
@@ -14,25 +14,4 @@ export function visibleTo(principal: Principal): { account_id: string; target_ki
 export function ownedBy<T>(row: T | null, what: string, id: string): T {
   if (!row) throw AppException.notFound(what, id);
   return row;
-}
-
-/**
- * Runs `insert` while the account holds fewer than `limit` rows of `entity`, serialising the
- * account's creations (its row locked), so the cap holds under concurrent POSTs.
- */
-export async function underAccountCap<T extends ObjectLiteral>(
-  manager: EntityManager,
-  accountId: string,
-  entity: EntityTarget<T>,
-  limit: number,
-  noun: string,
-  insert: (manager: EntityManager) => Promise<unknown>,
-): Promise<void> {
-  await manager.transaction(async (tx) => {
-    await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
-    if ((await tx.count(entity, { where: { account_id: accountId } as never })) >= limit) {
-      throw new AppException('CONFLICT', `An account of this tier holds at most ${limit} ${noun}: delete one first`, { details: { limit } });
-    }
-    await insert(tx);
-  });
 }
