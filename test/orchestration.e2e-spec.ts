@@ -135,6 +135,24 @@ describeEachEngine('orchestration', (mode) => {
       }
     });
 
+    it('runs a daily 02:30 Europe/Berlin schedule once on the spring-forward day, at 03:30 local, and at 02:30 again after', async () => {
+      const owner = await account();
+      const created = await post(owner, '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '30 2 * * *', timezone: 'Europe/Berlin' });
+      // As if created the day before: 27 March 2027 02:30 CET; Berlin springs forward on the 28th at 02:00.
+      await db().query(`UPDATE schedules SET next_run_at = '2027-03-27T01:30:00Z' WHERE id = $1`, [created.id]);
+      for (const tick of ['2027-03-27T01:30:00Z', '2027-03-28T01:30:00Z', '2027-03-29T00:30:00Z']) {
+        expect((await nextRunAt(created.id)).toISOString()).toBe(new Date(tick).toISOString());
+        await loop().pass(new Date(new Date(tick).getTime() + 200));
+      }
+      const { runs } = await runsOf(owner, created.id);
+      expect(runs.map((r: { tick_at: string; status: string }) => [r.tick_at, r.status])).toEqual([
+        ['2027-03-29T00:30:00.000Z', 'started'],
+        ['2027-03-28T01:30:00.000Z', 'started'],
+        ['2027-03-27T01:30:00.000Z', 'started'],
+      ]);
+      expect((await nextRunAt(created.id)).toISOString()).toBe('2027-03-30T00:30:00.000Z');
+    });
+
     it('loses no claimed tick to a process that died, and starts none twice when taking one over', async () => {
       const owner = await account();
       const created = await post(owner, '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '* * * * *' });
