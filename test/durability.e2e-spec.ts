@@ -6,6 +6,7 @@ import Bull from 'bull';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { Webhook } from 'standardwebhooks';
 import * as path from 'node:path';
 import { generateSecret } from '../src/identity/key-secret';
 import { ExecutionQueue } from '../src/executions/engine/queue/execution-queue';
@@ -36,7 +37,17 @@ describeEachEngine('durability', (mode) => {
     redis = await startRedis(); // private: a test restarts it
     const prepared = await mode.prepare();
     cleanup = prepared.cleanup;
-    env = { ...prepared.env, REDIS_URL: redis.url, RECONCILE_INTERVAL_SECONDS: '1', RECONCILE_MIN_AGE_SECONDS: '1' };
+    env = {
+      ...prepared.env,
+      REDIS_URL: redis.url,
+      RECONCILE_INTERVAL_SECONDS: '1',
+      RECONCILE_MIN_AGE_SECONDS: '1',
+      // Webhooks to a loopback receiver, one retry 3 s after a failed attempt.
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      EGRESS_ALLOW: '127.0.0.1',
+      WEBHOOK_POLL_MS: '50',
+      WEBHOOK_RETRY_SCHEDULE: '3',
+    };
     api = await startTestApp({ env: { ...env, ROLE: 'api' }, extensions: [TestToolsModule] });
     acme = await api.createAccount('acme');
     env.WORKSPACE_ROOT = api.workspaceRoot;
@@ -131,6 +142,36 @@ describeEachEngine('durability', (mode) => {
     }
   });
 
+  it('a worker killed (SIGKILL) mid-retry of a webhook: another worker sends the retry under the same webhook-id, and nothing twice', async () => {
+    let answered = 0;
+    const receiver = await startRecordingServer(() => ({ status: ++answered === 1 ? 503 : 200 }));
+    try {
+      const first = await worker();
+      const created = await api.request({ method: 'POST', url: '/v1/webhooks', key: acme.key, payload: { url: `${receiver.url}/hook`, events: ['execution.completed'], tool_ids: ['json-transform'] } });
+      expect(created.statusCode).toBe(201);
+      const hook = created.json();
+      const call = await api.request({ method: 'POST', url: '/v1/tools/json-transform/invoke', key: acme.key, payload: { inputs: { expression: '6 * 7', data: {} } } });
+      expect(call.statusCode).toBe(200);
+      const deliveries = async () => (await api.request({ method: 'GET', url: `/v1/webhooks/${hook.id}/deliveries`, key: acme.key })).json().deliveries as Array<Record<string, any>>;
+      // The 503 is recorded and the retry is 3 s away: the worker dies with the delivery in its schedule.
+      await until('the first attempt recorded', async () => ((await deliveries())[0]?.attempts.length === 1 ? true : undefined), RECOVERY_BOUND_MS, 100);
+      await killProcess(first);
+      await worker();
+      const [delivered] = await until('the retry delivered by the second worker', async () => {
+        const log = await deliveries();
+        return log[0]?.status === 'delivered' ? log : undefined;
+      }, RECOVERY_BOUND_MS, 200);
+      expect(delivered.attempts.map((attempt: { status_code: number }) => attempt.status_code)).toEqual([503, 200]);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(receiver.received.map((request) => request.headers['webhook-id'])).toEqual([delivered.id, delivered.id]);
+      const [, retried] = receiver.received;
+      const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [name, String(retried.headers[name])]));
+      expect(new Webhook(hook.secret).verify(retried.body, headers)).toMatchObject({ event: 'execution.completed', data: { execution_id: call.json().execution_id, result: { result: 42 } } });
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('PostgreSQL going away while a worker takes its backlog: the jobs it could not start are retried, none is left queued, none runs twice', async () => {
     const name = new URL(env.DATABASE_URL).pathname.slice(1);
     const backlog = await submitAll(60, { ms: 100 });
@@ -186,6 +227,7 @@ describe('an embedded service killed (SIGKILL) and started again', () => {
       WORKER_CONCURRENCY: '1',
       SECRETS_KEY: secretsKey,
       EGRESS_ALLOW: '127.0.0.0/8',
+      WEBHOOK_POLL_MS: '50',
     });
     processes.push(service);
     const call = async (method: string, url: string, body?: unknown) => {
@@ -194,8 +236,10 @@ describe('an embedded service killed (SIGKILL) and started again', () => {
     };
     return { service, call };
   };
-  it('ends the interrupted run as outcome unknown and runs every queued call, secrets included, once', async () => {
-    const hook = await startRecordingServer(() => ({ status: 204 }));
+  it('ends the interrupted run as outcome unknown, runs every queued call, secrets included, once, and resends a webhook cut mid-attempt at once', async () => {
+    // The webhook subscription's first attempt never gets an answer: the process dies holding its lease.
+    let events = 0;
+    const hook = await startRecordingServer((request) => (request.url === '/events' && ++events === 1 ? null : { status: 204 }));
     try {
       const first = await start();
       const submit = async (toolId: string, inputs: object) => {
@@ -208,6 +252,10 @@ describe('an embedded service killed (SIGKILL) and started again', () => {
       const transform = await submit('json-transform', { expression: 'a + 1', data: { a: 1 } });
       const unsigned = await submit('webhook-trigger', { url: `${hook.url}/unsigned`, payload: { n: 1 } });
       const signed = await submit('webhook-trigger', { url: `${hook.url}/signed`, payload: { n: 2 }, secret: 'whsec-survives-restart' });
+      const subscription = await first.call('POST', '/v1/webhooks', { url: `${hook.url}/events`, events: ['execution.completed'], tool_ids: ['test-record'] });
+      expect(subscription.status).toBe(201);
+      expect((await first.call('POST', '/v1/tools/test-record/invoke', { inputs: {} })).status).toBe(200);
+      await until('the first webhook attempt under way', async () => (events === 1 ? true : undefined));
       await killProcess(first.service);
 
       const second = await start();
@@ -223,7 +271,13 @@ describe('an embedded service killed (SIGKILL) and started again', () => {
       expect(await ended(transform)).toMatchObject({ status: 'success', result: { result: 2 } });
       expect(await ended(unsigned)).toMatchObject({ status: 'success', result: { delivered: true, signed: false } });
       expect(await ended(signed)).toMatchObject({ status: 'success', result: { delivered: true, signed: true } });
-      expect(hook.received.map((r) => r.url).sort()).toEqual(['/signed', '/unsigned']);
+      expect(hook.received.map((r) => r.url).filter((url) => url !== '/events').sort()).toEqual(['/signed', '/unsigned']);
+      // Resent as soon as the service is back, not when the dead process's lease (10 s + 60 s) lapses.
+      await until('the webhook resent', async () => (events === 2 ? true : undefined), RECOVERY_BOUND_MS);
+      const [cut, resent] = hook.received.filter((r) => r.url === '/events');
+      expect(resent.headers['webhook-id']).toBe(cut.headers['webhook-id']);
+      const [delivery] = (await second.call('GET', `/v1/webhooks/${subscription.body.id}/deliveries`)).body.deliveries;
+      expect(delivery).toMatchObject({ id: cut.headers['webhook-id'], status: 'delivered' });
       expect(second.service.output()).toContain(`Execution ${interrupted} ended by the restart: interrupted`);
     } finally {
       await hook.close();

@@ -6,11 +6,23 @@ import { describeWith } from './support/prerequisites';
 import { until } from './support/poll';
 import { TestToolsModule } from './support/test-tools.module';
 import { findPrometheus, PrometheusServer, startPrometheus } from './observability/prometheus-server';
+import { randomBytes } from 'node:crypto';
+import { startRecordingServer } from './support/recording-server';
 
 const TOKEN = 'metrics-token-0123456789';
 const pglite = DATABASE_MODES.find((m) => m.name === 'pglite')!;
 describeWith(findPrometheus(), 'prometheus')('Prometheus metrics', () => {
-  const suite = useTestApp(pglite, { extensions: [TestToolsModule], env: { METRICS_TOKEN: TOKEN, METRICS_PORT: '0' } });
+  const suite = useTestApp(pglite, {
+    extensions: [TestToolsModule],
+    env: {
+      METRICS_TOKEN: TOKEN,
+      METRICS_PORT: '0',
+      // Webhooks to a loopback receiver, polled often so the test waits little.
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      EGRESS_ALLOW: '127.0.0.1',
+      WEBHOOK_POLL_MS: '50',
+    },
+  });
   let prometheus: PrometheusServer | undefined;
   let address: string;
 
@@ -75,4 +87,30 @@ describeWith(findPrometheus(), 'prometheus')('Prometheus metrics', () => {
     // Route templates only: no label holds a raw URL with a tool id or an execution id in it.
     expect(await prometheus.query('tos_http_requests_total{route=~".*(json-transform|exec_).*"}')).toEqual([]);
   }, 60_000);
+
+  it('counts webhook attempts by outcome, disabled subscriptions and the outbox depth', async () => {
+    const receiver = await startRecordingServer((request) => ({ status: request.url === '/gone' ? 410 : 200 }));
+    try {
+      const owner = await suite.t.createAccount('hooks-metrics');
+      for (const path of ['/fine', '/gone']) {
+        const res = await suite.t.request({ method: 'POST', url: '/v1/webhooks', key: owner.key, payload: { url: `${receiver.url}${path}`, events: ['execution.completed'] } });
+        expect(res.statusCode).toBe(201);
+      }
+      expect((await invoke('json-transform', { expression: '7', data: {} }, {}, '', owner.key)).statusCode).toBe(200);
+      const port = suite.t.app.get(ObservabilityLifecycle).metricsPort!;
+      const metrics = await until('both attempts counted', async () => {
+        const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        return /tos_webhook_subscriptions_disabled_total\{role="all"\} 1$/m.test(text) ? text : undefined;
+      });
+      expect(metrics).toMatch(/^tos_webhook_attempts_total\{outcome="delivered",role="all"\} 1$/m);
+      expect(metrics).toMatch(/^tos_webhook_attempts_total\{outcome="gone",role="all"\} 1$/m);
+      expect(metrics).toMatch(/^tos_webhook_attempt_duration_seconds_count\{role="all"\} 2$/m);
+      // The audit ran at the dispatcher's first pass (and every 15 s after): the gauges are there.
+      expect(metrics).toMatch(/^tos_webhook_outbox_deliveries\{state="pending",role="all"\} \d+$/m);
+      expect(metrics).toMatch(/^tos_webhook_oldest_due_age_seconds\{role="all"\} [\d.e+-]+$/m);
+      expect(metrics).toMatch(/^tos_webhook_subscriptions_disabled\{role="all"\} \d+$/m);
+    } finally {
+      await receiver.close();
+    }
+  });
 });

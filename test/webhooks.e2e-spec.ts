@@ -8,6 +8,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
+import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
@@ -104,6 +105,33 @@ describeEachEngine('webhooks', (mode) => {
     expect(res.statusCode).toBe(400);
   });
 
+  // Before any test leaves a pending delivery behind: the claim below sees every due row of the database.
+  it("accounts take turns: one account's backlog does not hold back another's delivery", async () => {
+    const [busy, quiet] = [await account(), await account()];
+    const [busyHook, quietHook] = [
+      await subscribe(busy, { url: 'http://127.0.0.1:9/busy', events: ['execution.completed'] }),
+      await subscribe(quiet, { url: 'http://127.0.0.1:9/quiet', events: ['execution.completed'] }),
+    ];
+    // Due an hour from now, so the running dispatcher leaves them be; the claim below looks two hours ahead.
+    const at = (ms: number) => new Date(Date.now() + 3_600_000 + ms).toISOString();
+    const db = suite.t.app.get(DataSource);
+    const insert = (id: string, hook: { id: string }, owner: TestAccount, dueAt: string) =>
+      db.query(
+        `INSERT INTO webhook_deliveries (id, subscription_id, account_id, event, execution_id, data, event_at, status, attempt_count, next_attempt_at, attempts, created_at)
+         VALUES ($1, $2, $3, 'execution.completed', NULL, '{}', now(), 'pending', 0, $4, '[]', now())`,
+        [id, hook.id, owner.id, dueAt],
+      );
+    // The busy account's four are older than the quiet one's; the endpoint cap (4) would take them all.
+    for (let i = 0; i < 4; i++) await insert(`msg_busy${i}`, busyHook, busy, at(i));
+    await insert('msg_quiet', quietHook, quiet, at(100));
+    try {
+      const claimed = (await suite.t.app.get(WebhookDispatcher)['claim'](new Date(Date.now() + 7_200_000), 2)) as Array<{ id: string }>;
+      expect(claimed.map((delivery) => delivery.id).sort()).toEqual(['msg_busy0', 'msg_quiet']);
+    } finally {
+      await db.query(`DELETE FROM webhook_deliveries WHERE id IN ('msg_busy0', 'msg_busy1', 'msg_busy2', 'msg_busy3', 'msg_quiet')`);
+    }
+  });
+
   it('delivers a completed execution once, signed: verified by standardwebhooks and by X-Signature', async () => {
     const owner = await account();
     const server = await receiver();
@@ -190,12 +218,21 @@ describeEachEngine('webhooks', (mode) => {
     expect(server.received.map((r) => r.headers['webhook-id'])).toEqual(['msg_lapsed']);
   });
 
-  it('a 410 disables the subscription, with the reason shown', async () => {
+  it("a 410 disables the subscription, with the reason shown, and tells the account's other subscriptions", async () => {
     const owner = await account();
-    const server = await receiver(() => ({ status: 410 }));
+    const server = await receiver((request) => ({ status: request.url === '/notices' ? 200 : 410 }));
     const hook = await subscribe(owner, { url: server.url, events: ['execution.completed'] });
+    const notices = await subscribe(owner, { url: `${server.url}/notices`, events: ['webhook.disabled'] });
     await invoke(owner, { expression: '1', data: {} });
-    await received(server, 1);
+    await received(server, 2);
+    const notice = server.received.find((request) => request.url === '/notices')!;
+    expect(new Webhook(notices.secret).verify(notice.body, standardHeaders(notice))).toEqual({
+      event: 'webhook.disabled',
+      timestamp: expect.any(String),
+      data: { webhook_id: hook.id, url: hook.url, reason: expect.stringMatching(/410 Gone/) },
+      signature: expect.stringMatching(/^sha256=/),
+    });
+    server.received.splice(server.received.indexOf(notice), 1);
     const disabled = await until('the subscription disabled', async () => {
       const res = (await suite.t.request({ method: 'GET', url: `/v1/webhooks/${hook.id}`, key: owner.key })).json();
       return res.enabled ? undefined : res;

@@ -48,6 +48,13 @@ export const scheduleRuns = channel('tos:schedule.run');
 /** `{ source: 'inbound' | 'internal', status: string }` per trigger event recorded or ended. */
 export const triggerEvents = channel('tos:trigger.event');
 
+/** `{ outcome: 'delivered' | 'retry' | 'gone' | 'exhausted', seconds: number }` per webhook attempt that got an answer or failed to. */
+export const webhookAttempts = channel('tos:webhook.attempt');
+/** `{ pending: number, due: number, oldestDueAgeSeconds: number, disabledSubscriptions: number }` after each outbox audit of a dispatcher. */
+export const webhookAudits = channel('tos:webhook.audit');
+/** `{}` per subscription the service disabled (410 Gone, or the retry schedule exhausted). */
+export const webhooksDisabled = channel('tos:webhook.disabled');
+
 /** W3C trace context (`traceparent`, `tracestate`) carried by a queued job to the worker that runs it. */
 export type TraceCarrier = Record<string, string>;
 

@@ -1,6 +1,20 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { addExecutionObserver, cacheLookups, executionsAbandoned, executionsReconciled, queueAudits, rateLimitRefusals, scheduleRuns, scheduleTicks, triggerEvents, workerHeartbeats } from '../common/probes';
+import {
+  addExecutionObserver,
+  cacheLookups,
+  executionsAbandoned,
+  executionsReconciled,
+  queueAudits,
+  rateLimitRefusals,
+  scheduleRuns,
+  scheduleTicks,
+  triggerEvents,
+  webhookAttempts,
+  webhookAudits,
+  webhooksDisabled,
+  workerHeartbeats,
+} from '../common/probes';
 import { egressRefusals } from '../tools/sdk/network-errors';
 
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -43,6 +57,12 @@ export class ServiceMetrics {
   private readonly heartbeats: Counter;
   private readonly lastHeartbeat: Gauge;
   private readonly workersLost: Counter;
+  private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly webhookAttemptSeconds: Histogram;
+  private readonly webhooksDisabled: Counter;
+  private readonly webhookOutbox: Gauge<'state'>;
+  private readonly webhookOldestDue: Gauge;
+  private readonly webhookSubscriptionsDisabled: Gauge;
   private readonly tickLag: Histogram<'outcome'>;
   private readonly runs: Counter<'status'>;
   private readonly triggerEvents: Counter<'source' | 'status'>;
@@ -68,6 +88,12 @@ export class ServiceMetrics {
     this.heartbeats = new Counter({ name: 'tos_worker_heartbeats_total', help: 'Heartbeats this worker recorded.', registers });
     this.lastHeartbeat = new Gauge({ name: 'tos_worker_last_heartbeat_seconds', help: "Unix time of this worker's last heartbeat.", registers });
     this.workersLost = new Counter({ name: 'tos_workers_lost_total', help: 'Workers this process found had stopped their heartbeat.', registers });
+    this.webhookAttempts = new Counter({ name: 'tos_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: delivered (2xx), retry, gone (410) or exhausted (the last of the schedule failed).', labelNames: ['outcome'], registers });
+    this.webhookAttemptSeconds = new Histogram({ name: 'tos_webhook_attempt_duration_seconds', help: 'Time from sending a webhook to its answer (or the attempt ending without one).', buckets: REQUEST_BUCKETS, registers });
+    this.webhooksDisabled = new Counter({ name: 'tos_webhook_subscriptions_disabled_total', help: 'Subscriptions this process disabled (410 Gone, or the retry schedule exhausted).', registers });
+    this.webhookOutbox = new Gauge({ name: 'tos_webhook_outbox_deliveries', help: "Pending webhook deliveries at this dispatcher's last audit: all pending, and those due now.", labelNames: ['state'], registers });
+    this.webhookOldestDue = new Gauge({ name: 'tos_webhook_oldest_due_age_seconds', help: "How long the oldest due webhook delivery had waited at this dispatcher's last audit.", registers });
+    this.webhookSubscriptionsDisabled = new Gauge({ name: 'tos_webhook_subscriptions_disabled', help: "Subscriptions the service has disabled (and their owners have not re-enabled), at this dispatcher's last audit.", registers });
     this.tickLag = new Histogram({ name: 'tos_schedule_tick_lag_seconds', help: 'How long after its time a schedule tick was claimed, by outcome (run, missed).', labelNames: ['outcome'], buckets: LAG_BUCKETS, registers });
     this.runs = new Counter({ name: 'tos_schedule_runs_total', help: 'Schedule runs ended in this process, by status (started, skipped, refused, failed).', labelNames: ['status'], registers });
     this.triggerEvents = new Counter({ name: 'tos_trigger_events_total', help: 'Trigger events, by source (inbound, internal) and status (started, filtered, refused, failed, duplicate).', labelNames: ['source', 'status'], registers });
@@ -103,6 +129,25 @@ export class ServiceMetrics {
           const audit = m as { withoutJob: number; oldestQueuedAgeSeconds: number };
           this.withoutJob.set(audit.withoutJob);
           this.oldestQueued.set(audit.oldestQueuedAgeSeconds);
+        },
+      ],
+      [
+        webhookAttempts.name as string,
+        (m) => {
+          const attempt = m as { outcome: string; seconds: number };
+          this.webhookAttempts.inc({ outcome: attempt.outcome });
+          this.webhookAttemptSeconds.observe(attempt.seconds);
+        },
+      ],
+      [webhooksDisabled.name as string, () => this.webhooksDisabled.inc()],
+      [
+        webhookAudits.name as string,
+        (m) => {
+          const audit = m as { pending: number; due: number; oldestDueAgeSeconds: number; disabledSubscriptions: number };
+          this.webhookOutbox.set({ state: 'pending' }, audit.pending);
+          this.webhookOutbox.set({ state: 'due' }, audit.due);
+          this.webhookOldestDue.set(audit.oldestDueAgeSeconds);
+          this.webhookSubscriptionsDisabled.set(audit.disabledSubscriptions);
         },
       ],
       [

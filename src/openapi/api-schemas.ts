@@ -2,7 +2,7 @@ import { ERROR_STATUS } from '../common/errors';
 import { EXECUTION_STATUSES } from '../executions/engine/execution.entity';
 import { TOOL_CATEGORIES, TOOL_STATUSES } from '../tools/sdk';
 import { DELIVERY_STATUSES } from '../webhooks/webhook-delivery.entity';
-import { WEBHOOK_EVENTS } from '../webhooks/webhook-outbox';
+import { EXECUTION_EVENTS, SUBSCRIPTION_EVENTS, WEBHOOK_EVENTS } from '../webhooks/webhook-outbox';
 
 /** OpenAPI 3.1 schema objects are JSON Schema 2020-12: tool schemas go in as they are. */
 export type SchemaObject = Record<string, unknown>;
@@ -217,26 +217,35 @@ const TriggerEvent: SchemaObject = {
   },
 };
 
-/** The body of every webhook request (SPEC §6.3). */
-const WebhookEvent: SchemaObject = {
+/** The body of every webhook request (SPEC §6.3), with the `data` of an execution's event or of a subscription's. */
+const webhookEvent = (events: readonly string[], data: SchemaObject): SchemaObject => ({
   type: 'object',
   required: ['event', 'timestamp', 'data', 'signature'],
   properties: {
-    event: { type: 'string', enum: WEBHOOK_EVENTS },
+    event: { type: 'string', enum: [...events] },
     timestamp: timestamp,
-    data: {
-      type: 'object',
-      required: ['execution_id', 'tool_id', 'status', 'result'],
-      properties: {
-        execution_id: { type: 'string' },
-        tool_id: { type: 'string' },
-        status: { type: 'string', enum: EXECUTION_STATUSES },
-        result: { description: 'The result (completed), the error (failed), the questions (input_required), null (cancelled); over 64 KiB: { truncated, size_bytes, url }.' },
-      },
-    },
+    data,
     signature: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$', description: 'Equals X-Signature (its first signature during a rotation).' },
   },
-};
+});
+
+const WebhookEvent = webhookEvent(Object.values(EXECUTION_EVENTS), {
+  type: 'object',
+  required: ['execution_id', 'tool_id', 'status', 'result'],
+  properties: {
+    execution_id: { type: 'string' },
+    tool_id: { type: 'string' },
+    status: { type: 'string', enum: EXECUTION_STATUSES },
+    result: { description: 'The result (completed), the error (failed), the questions (input_required), null (cancelled); over 64 KiB: { truncated, size_bytes, url }.' },
+  },
+});
+
+/** `webhook.disabled`: sent to the account's other subscriptions that take it when the service disables one. */
+const WebhookDisabledEvent = webhookEvent(SUBSCRIPTION_EVENTS, {
+  type: 'object',
+  required: ['webhook_id', 'url', 'reason'],
+  properties: { webhook_id: { type: 'string' }, url: { type: 'string', format: 'uri' }, reason: { type: 'string' } },
+});
 
 /** Shared components; per-tool schemas are added beside them. */
 export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
@@ -332,6 +341,7 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
   WebhookDelivery,
   WebhookDeliveryList: page('deliveries', ref('WebhookDelivery')),
   WebhookEvent,
+  WebhookDisabledEvent,
   Schedule,
   ScheduleList: page('schedules', ref('Schedule')),
   ScheduleRun,
@@ -487,7 +497,7 @@ export const WEBHOOK_OPERATIONS: Record<string, unknown> = Object.fromEntries(
       post: {
         summary: `${event}, POSTed to each subscription that takes it`,
         parameters: ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'X-Signature', 'X-Timestamp'].map((name) => ({ name, in: 'header', required: true, schema: { type: 'string' } })),
-        requestBody: { required: true, content: { 'application/json': { schema: ref('WebhookEvent') } } },
+        requestBody: { required: true, content: { 'application/json': { schema: ref((SUBSCRIPTION_EVENTS as readonly string[]).includes(event) ? 'WebhookDisabledEvent' : 'WebhookEvent') } } },
         responses: { '200': { description: 'Any 2xx: delivered. 410: the subscription is disabled. Anything else, or no answer in 10 s: retried.' } },
       },
     },

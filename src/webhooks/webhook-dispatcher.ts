@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
+import { webhookAttempts, webhookAudits, webhooksDisabled } from '../common/probes';
 import { AppConfig } from '../config/app-config';
 import { EgressPool, egressSettingsOf } from '../tools/egress/egress';
 import { WebhookDelivery, type DeliveryAttempt } from './webhook-delivery.entity';
@@ -11,6 +12,8 @@ import { WebhooksService } from './webhooks.service';
 
 /** How long a claimed delivery stays this process's beyond its attempt's timeout: past it (the process died) another process takes it. */
 const LEASE_MARGIN_MS = 60_000;
+/** How often a dispatcher counts the outbox for metrics (only while metrics listen). */
+const AUDIT_EVERY_MS = 15_000;
 /** The jitter of a retry: ± this share of its delay. */
 const JITTER = 0.1;
 /** The longest `Retry-After` obeyed: an endpoint cannot park a delivery for longer. */
@@ -37,6 +40,10 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   private timer?: NodeJS.Timeout;
   /** The claim under way, if any: one at a time, and shutdown waits for it. */
   private claiming: Promise<void> | null = null;
+  /** The last claim filled every free slot: more may be due, so each freed slot claims again without waiting for the poll. */
+  private backlogged = false;
+  /** Epoch ms of the last audit of the outbox's depth. */
+  private lastAudit = 0;
   private stopped = false;
 
   constructor(
@@ -49,8 +56,13 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     this.schedule = config.WEBHOOK_RETRY_SCHEDULE.split(',').map((seconds) => Number(seconds.trim()) * 1000);
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     if (!this.config.runsWorker || this.config.WEBHOOK_POLL_MS === 0) return;
+    // Without Redis this is the only process (as QueueConsumer's recovery assumes): a lease still
+    // held was this process's before it was killed, so its deliveries are due now, not when it lapses.
+    if (!this.config.REDIS_URL) {
+      await this.deliveries.query(`UPDATE webhook_deliveries SET locked_until = NULL WHERE status = 'pending' AND locked_until IS NOT NULL`);
+    }
     this.timer = setInterval(() => void this.pass(), this.config.WEBHOOK_POLL_MS).unref();
   }
 
@@ -75,7 +87,11 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
 
   private async claimAndSend(now: Date, room: number): Promise<void> {
     try {
+      if (webhookAudits.hasSubscribers && now.getTime() - this.lastAudit >= AUDIT_EVERY_MS) {
+        await this.audit(now).catch((err: Error) => this.logger.warn(`Counting the webhook outbox failed: ${err.message}`));
+      }
       const claimed = await this.claim(now, room);
+      this.backlogged = claimed.length === room;
       if (claimed.length === 0) return;
       const subscriptions = new Map((await this.subscriptions.findBy({ id: In([...new Set(claimed.map((d) => d.subscription_id))]) })).map((s) => [s.id, s]));
       for (const delivery of claimed) {
@@ -87,6 +103,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
             const left = (this.inFlight.get(delivery.subscription_id) ?? 1) - 1;
             if (left > 0) this.inFlight.set(delivery.subscription_id, left);
             else this.inFlight.delete(delivery.subscription_id);
+            if (this.backlogged) void this.pass();
           });
         this.sending.add(sending);
       }
@@ -96,21 +113,24 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   }
 
   /**
-   * Due pending deliveries not leased (or whose lease lapsed), oldest first, at most
-   * WEBHOOK_ENDPOINT_CONCURRENCY per subscription and none of a subscription this process is
-   * sending to. The UPDATE re-checks the lease of each row it takes, so of two processes picking
+   * Due pending deliveries not leased (or whose lease lapsed), at most WEBHOOK_ENDPOINT_CONCURRENCY
+   * per subscription and none of a subscription this process is sending to; accounts take turns
+   * (each account's oldest first, then each one's second…), so one account's backlog never makes
+   * another's deliveries wait behind it. The UPDATE re-checks the lease of each row it takes, so of two processes picking
    * the same row only the first takes it.
    */
   private async claim(now: Date, limit: number): Promise<WebhookDelivery[]> {
     const [rows] = (await this.deliveries.query(
       `UPDATE webhook_deliveries d SET locked_until = $1::timestamptz + make_interval(secs => $5)
          FROM (SELECT id FROM (
-                 SELECT w.id, w.next_attempt_at, row_number() OVER (PARTITION BY w.subscription_id ORDER BY w.next_attempt_at, w.id) AS nth
-                   FROM webhook_deliveries w
-                  WHERE w.status = 'pending' AND w.next_attempt_at <= $1::timestamptz
-                    AND (w.locked_until IS NULL OR w.locked_until < $1::timestamptz)
-                    AND NOT (w.subscription_id = ANY($4::text[]))) due
-                WHERE nth <= $3 ORDER BY next_attempt_at LIMIT $2) picked
+                 SELECT id, next_attempt_at, row_number() OVER (PARTITION BY account_id ORDER BY next_attempt_at, id) AS turn FROM (
+                   SELECT w.id, w.account_id, w.next_attempt_at, row_number() OVER (PARTITION BY w.subscription_id ORDER BY w.next_attempt_at, w.id) AS nth
+                     FROM webhook_deliveries w
+                    WHERE w.status = 'pending' AND w.next_attempt_at <= $1::timestamptz
+                      AND (w.locked_until IS NULL OR w.locked_until < $1::timestamptz)
+                      AND NOT (w.subscription_id = ANY($4::text[]))) due
+                  WHERE nth <= $3) fair
+                ORDER BY turn, next_attempt_at LIMIT $2) picked
         WHERE d.id = picked.id AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < $1::timestamptz)
         RETURNING d.*`,
       [now.toISOString(), limit, this.config.WEBHOOK_ENDPOINT_CONCURRENCY, [...this.inFlight.keys()], (this.config.WEBHOOK_TIMEOUT_MS + LEASE_MARGIN_MS) / 1000],
@@ -129,6 +149,7 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     const dispatcher = this.egresses.for(egressSettingsOf(this.config)).dispatcher;
     const outcome = await sendDelivery(subscription.url, signed, dispatcher, this.config.WEBHOOK_TIMEOUT_MS);
     const verdict = this.verdict(outcome, delivery.attempt_count + 1);
+    webhookAttempts.publish({ outcome: verdict.kind, seconds: outcome.attempt.latency_ms / 1000 });
     switch (verdict.kind) {
       case 'delivered':
         return this.end(delivery, 'delivered', outcome.attempt, null);
@@ -174,14 +195,25 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     );
   }
 
-  /** Disables the subscription with its reason and ends its pending deliveries (a re-enable does not bring them back; redeliver does). */
+  /** Disables the subscription (WebhooksService.disable: its pending deliveries end, the account's other subscriptions hear of it). */
   private async disable(subscription: WebhookSubscription, reason: string): Promise<void> {
-    await this.subscriptions.update({ id: subscription.id, enabled: true }, { enabled: false, disabled_reason: reason, updated_at: new Date() });
-    await this.deliveries.query(
-      `UPDATE webhook_deliveries SET status = 'failed', last_error = $2, locked_until = NULL WHERE subscription_id = $1 AND status = 'pending'`,
-      [subscription.id, `Not sent: ${reason}`],
-    );
+    if (!(await this.webhooks.disable(subscription, reason))) return;
+    webhooksDisabled.publish({});
     this.logger.warn(`Webhook ${subscription.id} of account ${subscription.account_id} disabled: ${reason}`);
+  }
+
+  /** Publishes the outbox's depth for metrics (webhookAudits). */
+  private async audit(now: Date): Promise<void> {
+    this.lastAudit = now.getTime();
+    const [row] = (await this.deliveries.query(
+      `SELECT count(*)::int AS pending,
+              count(*) FILTER (WHERE next_attempt_at <= $1::timestamptz)::int AS due,
+              coalesce(extract(epoch FROM $1::timestamptz - min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1::timestamptz)), 0)::float AS oldest,
+              (SELECT count(*)::int FROM webhook_subscriptions WHERE NOT enabled AND disabled_reason IS NOT NULL) AS disabled
+         FROM webhook_deliveries WHERE status = 'pending'`,
+      [now.toISOString()],
+    )) as Array<{ pending: number; due: number; oldest: number; disabled: number }>;
+    webhookAudits.publish({ pending: row.pending, due: row.due, oldestDueAgeSeconds: row.oldest, disabledSubscriptions: row.disabled });
   }
 }
 

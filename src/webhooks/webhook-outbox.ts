@@ -13,7 +13,10 @@ export const EXECUTION_EVENTS = {
   input_required: 'execution.input_required',
 } as const;
 
-export const WEBHOOK_EVENTS = Object.values(EXECUTION_EVENTS);
+/** Events about the account's subscriptions themselves: `webhook.disabled` tells its other subscriptions that one was turned off, and why. */
+export const SUBSCRIPTION_EVENTS = ['webhook.disabled'] as const;
+
+export const WEBHOOK_EVENTS = [...Object.values(EXECUTION_EVENTS), ...SUBSCRIPTION_EVENTS];
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** A result larger than this, in bytes of JSON, is replaced by a link to the execution (docs/API.md#webhooks). */
@@ -28,13 +31,20 @@ const boundedResult = `CASE WHEN octet_length((${resultOf})::text) > ${MAX_INLIN
       THEN jsonb_build_object('truncated', true, 'size_bytes', octet_length((${resultOf})::text), 'url', '/v1/executions/' || e.id)
       ELSE ${resultOf} END`;
 
+/** The columns every outbox row is written with, in the order the SELECTs below give them. */
+export const DELIVERY_INSERT =
+  'INSERT INTO webhook_deliveries (id, subscription_id, account_id, event, execution_id, data, event_at, status, attempt_count, next_attempt_at, attempts, created_at)';
+
+/** A delivery's id (the `webhook-id`) made in SQL: `msg_` and 32 hex digits. */
+export const newDeliveryId = "'msg_' || replace(gen_random_uuid()::text, '-', '')";
+
 /**
  * `INSERT INTO webhook_deliveries …` for the rows of `ended` (a CTE or table holding execution
  * rows, read as `e`); `now` is the SQL expression of the event time.
  */
 export function outboxInsert(ended: string, now = 'clock_timestamp()'): string {
-  return `INSERT INTO webhook_deliveries (id, subscription_id, account_id, event, execution_id, data, event_at, status, attempt_count, next_attempt_at, attempts, created_at)
-    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), s.id, e.account_id, ${eventOf}, e.id,
+  return `${DELIVERY_INSERT}
+    SELECT ${newDeliveryId}, s.id, e.account_id, ${eventOf}, e.id,
            jsonb_build_object('execution_id', e.id, 'tool_id', e.tool_id, 'status', e.status, 'result', ${boundedResult}),
            ${now}, 'pending', 0, ${now}, '[]'::jsonb, ${now}
       FROM ${ended} e

@@ -11,6 +11,7 @@ import { SecretsService } from '../secrets/secrets.service';
 import { EgressPool, egressSettingsOf } from '../tools/egress/egress';
 import { ToolCatalogue } from '../tools/tool-catalogue';
 import { WebhookDelivery, type DeliveryStatus } from './webhook-delivery.entity';
+import { DELIVERY_INSERT, newDeliveryId } from './webhook-outbox';
 import { newWebhookSecret } from './webhook-signing';
 import { WebhookSubscription } from './webhook-subscription.entity';
 import { checkedWebhookUrl } from './webhook-url';
@@ -125,6 +126,32 @@ export class WebhooksService {
     const overlapping = row.previous_secret_sealed && row.previous_secret_key_id && row.previous_secret_expires_at && row.previous_secret_expires_at > now;
     if (!overlapping) return [current];
     return [current, this.secrets.openCredential(row.account_id, sealedName(row.id, 'previous'), { key_id: row.previous_secret_key_id!, sealed: row.previous_secret_sealed! })];
+  }
+
+  /**
+   * The service turns a subscription off (410 Gone, or its retry schedule exhausted): with its
+   * reason, its pending deliveries ended, and a `webhook.disabled` event queued to the account's
+   * other subscriptions that take it — in one statement, so none of it happens without the rest.
+   * False when it was already off.
+   */
+  async disable(subscription: Pick<WebhookSubscription, 'id'>, reason: string, now = new Date()): Promise<boolean> {
+    const off = (await this.subscriptions.query(
+      `WITH off AS (
+         UPDATE webhook_subscriptions SET enabled = false, disabled_reason = $2, updated_at = $3::timestamptz
+          WHERE id = $1 AND enabled RETURNING id, account_id, url),
+       dropped AS (
+         UPDATE webhook_deliveries SET status = 'failed', last_error = 'Not sent: ' || $2, locked_until = NULL
+          WHERE subscription_id IN (SELECT id FROM off) AND status = 'pending'),
+       notices AS (
+         ${DELIVERY_INSERT}
+         SELECT ${newDeliveryId}, s.id, s.account_id, 'webhook.disabled', NULL,
+                jsonb_build_object('webhook_id', off.id, 'url', off.url, 'reason', $2::text),
+                $3::timestamptz, 'pending', 0, $3::timestamptz, '[]'::jsonb, $3::timestamptz
+           FROM off JOIN webhook_subscriptions s ON s.account_id = off.account_id AND s.enabled AND s.id <> off.id AND 'webhook.disabled' = ANY(s.events))
+       SELECT id FROM off`,
+      [subscription.id, reason, now.toISOString()],
+    )) as Array<{ id: string }>;
+    return off.length > 0;
   }
 
   /** Queues a `ping` to the subscription, delivered (and logged) like any event. */
