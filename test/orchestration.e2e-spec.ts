@@ -445,5 +445,19 @@ describeEachEngine('orchestration', (mode) => {
       await loop().pass();
       expect((await get(owner, `/v1/triggers/${trigger.id}/events`)).total).toBe(1);
     });
+
+    // Last: it spends this app's window of requests without a valid credential.
+    it('counts unverified events against the client IP: past IP_RATE_LIMIT a minute they are 429 and logged no more', async () => {
+      const owner = await account();
+      const trigger = await post(owner, '/v1/triggers', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, verification: { type: 'bearer' } });
+      const forged = () => deliver(trigger.id, '{}', { 'content-type': 'application/json', authorization: 'Bearer forged' });
+      let answer = await forged();
+      for (let i = 0; i < 200 && answer.statusCode === 401; i++) answer = await forged();
+      expect(answer.statusCode).toBe(429);
+      expect(answer.json().error.code).toBe('RATE_LIMITED');
+      const logged = (await get(owner, `/v1/triggers/${trigger.id}/events`)).total;
+      expect((await forged()).statusCode).toBe(429);
+      expect((await get(owner, `/v1/triggers/${trigger.id}/events`)).total).toBe(logged);
+    });
   });
 });

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ExecutionsModule } from '../executions/executions.module';
 import { ApiKey } from '../keys/api-key.entity';
+import { LimitsModule } from '../limits/limits.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { KeyPrincipals } from './key-principals';
@@ -21,7 +22,7 @@ import { TriggersService } from './triggers.service';
  * target needs the workflows module's WorkflowLauncher (WORKFLOW_LAUNCHER in target-launcher.ts).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Schedule, ScheduleRun, Trigger, TriggerEvent, ApiKey]), ExecutionsModule, ToolsModule, SecretsModule],
+  imports: [TypeOrmModule.forFeature([Schedule, ScheduleRun, Trigger, TriggerEvent, ApiKey]), ExecutionsModule, ToolsModule, SecretsModule, LimitsModule],
   providers: [TargetLauncher, KeyPrincipals, SchedulesService, ScheduleTicker, TriggersService, TriggerLaunches, OrchestrationLoop],
   exports: [SchedulesService, TriggersService, ScheduleTicker, OrchestrationLoop],
 })

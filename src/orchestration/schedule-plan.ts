@@ -4,14 +4,20 @@ import type { CatchUpPolicy } from './schedule.entity';
 /** A tick due longer ago than this, or one followed by other due ticks, was missed while no process ticked. */
 export const ON_TIME_GRACE_MS = 60_000;
 /** How far back the latest due tick is looked for in one step; past the last span the due tick itself is taken. */
-const LOOKBACK_SPANS_MS = [3_600_000, 86_400_000, 40 * 86_400_000, 400 * 86_400_000];
+const LOOKBACK_SPANS_MS = [600_000, 3_600_000, 86_400_000, 40 * 86_400_000, 400 * 86_400_000];
+/**
+ * Due ticks are counted up to this many (a count for the run's reason, not used otherwise): one
+ * step of the cron library takes about 0.2 ms, and a frequent schedule down for a week has tens
+ * of thousands.
+ */
+export const MAX_COUNTED_TICKS = 100;
 
 export interface TickPlan {
   /** The tick recorded: the one started, or (catch_up none, missed) the one recorded as missed. */
   tick: Date;
   /** `run`: start it; `missed`: record that ticks passed while no process ran, start nothing. */
   outcome: 'run' | 'missed';
-  /** How many due ticks this claim covers (1 when on time). */
+  /** How many due ticks this claim covers (1 when on time), counted up to MAX_COUNTED_TICKS + 1. */
   covered: number;
   /** Missed while no process ran: more than one due tick, or the one later than ON_TIME_GRACE_MS. */
   late: boolean;
@@ -44,9 +50,9 @@ function latestDue(cron: CronSchedule, due: Date, now: Date): Date {
   return due;
 }
 
-/** Ticks strictly between `from` and `to`, plus `to` itself; stops counting at 10,000 (a count shown, not used). */
+/** Ticks strictly between `from` and `to`, plus `to` itself, counted up to MAX_COUNTED_TICKS. */
 function countBetween(cron: CronSchedule, from: Date, to: Date): number {
   let count = 0;
-  for (let tick = cron.nextAfter(from); tick && tick <= to && count < 10_000; tick = cron.nextAfter(tick)) count++;
+  for (let tick = cron.nextAfter(from); tick && tick <= to && count < MAX_COUNTED_TICKS; tick = cron.nextAfter(tick)) count++;
   return count;
 }

@@ -6,7 +6,7 @@ import { scheduleRuns, scheduleTicks } from '../common/probes';
 import { newExecutionId, randomBase62 } from '../common/ids';
 import { CronSchedule } from './cron';
 import { KeyPrincipals } from './key-principals';
-import { planTick } from './schedule-plan';
+import { MAX_COUNTED_TICKS, planTick } from './schedule-plan';
 import { Schedule, ScheduleRun, type RunStatus } from './schedule.entity';
 import { TargetLauncher } from './target-launcher';
 
@@ -69,7 +69,7 @@ export class ScheduleTicker {
       await this.pause(schedule.id, `Its schedule can no longer be computed: ${(err as Error).message}`);
       return false;
     }
-    const missed = plan.covered > 1 ? `${plan.covered} ticks from ${due.toISOString()} passed while no process ran` : `The tick was ${Math.round((now.getTime() - due.getTime()) / 1000)} s late`;
+    const missed = plan.covered > 1 ? `${plan.covered > MAX_COUNTED_TICKS ? `Over ${MAX_COUNTED_TICKS}` : plan.covered} ticks from ${due.toISOString()} passed while no process ran` : `The tick was ${Math.round((now.getTime() - due.getTime()) / 1000)} s late`;
     const run = this.runs.create({
       id: `srn_${randomBase62(20)}`,
       schedule_id: schedule.id,

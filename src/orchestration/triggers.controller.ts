@@ -91,7 +91,7 @@ export class TriggersController {
   @Public()
   @HttpCode(202)
   async receive(@Param('trigger_id') id: string, @Body() body: unknown, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
-    const answer = await this.triggers.receive(id, request.headers, rawBodyOf(request), body);
+    const answer = await this.triggers.receive(id, request, rawBodyOf(request), body);
     reply.status(answer.httpStatus);
     return answer.body;
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import type { FastifyRequest } from 'fastify';
 import { Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { underAccountCap } from '../database/account-cap';
@@ -7,6 +8,9 @@ import { newExecutionId, randomBase62 } from '../common/ids';
 import { triggerEvents } from '../common/probes';
 import type { Principal } from '../identity/principal';
 import { ORCHESTRATION_LIMITS } from '../identity/tiers';
+import { AppConfig } from '../config/app-config';
+import { countIpFailure } from '../limits/rate-limit-headers';
+import { WindowStore } from '../limits/window-store';
 import { SecretsService } from '../secrets/secrets.service';
 import { TRIGGER_SOURCE_EVENTS } from '../webhooks/webhook-outbox';
 import { runningKeyOf } from './key-principals';
@@ -53,6 +57,8 @@ export class TriggersService {
     private readonly secrets: SecretsService,
     private readonly launcher: TargetLauncher,
     private readonly launches: TriggerLaunches,
+    private readonly windows: WindowStore,
+    private readonly config: AppConfig,
   ) {}
 
   /** The trigger and, for an inbound one, its secret, which no later answer shows again. */
@@ -120,14 +126,17 @@ export class TriggersService {
   /**
    * `POST /v1/triggers/{id}/events`: verified (401 and nothing started when not), deduplicated by
    * the sender's delivery id, filtered, mapped, then started as the trigger's key. Every event
-   * that reaches the trigger is logged, refused ones included.
+   * that reaches the trigger is logged, refused ones included; those count against the client
+   * IP's window as a request without a valid key does (past it 429, and nothing logged).
    */
-  async receive(id: string, headers: Headers, rawBody: Buffer, payload: unknown, now = new Date()): Promise<EventAnswer> {
+  async receive(id: string, request: FastifyRequest, rawBody: Buffer, payload: unknown, now = new Date()): Promise<EventAnswer> {
+    const { headers } = request;
     const trigger = await this.triggers.findOneBy({ id });
     if (!trigger?.verification) throw AppException.notFound('Trigger', id);
     const secret = this.secrets.openCredential(trigger.account_id, sealedName(trigger.id), { key_id: trigger.secret_key_id!, sealed: trigger.secret_sealed! });
     const failure = verificationFailure(trigger.verification, secret, headers, rawBody);
     if (failure) {
+      await countIpFailure(this.windows, this.config.IP_RATE_LIMIT, request);
       // Logged without the unverified delivery id: a forger cannot use up a real delivery's id.
       await this.record(trigger, null, 'refused', failure, now);
       throw new AppException('UNAUTHORIZED', `The event is not verified: ${failure}`);
