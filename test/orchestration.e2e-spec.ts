@@ -174,6 +174,22 @@ describeEachEngine('orchestration', (mode) => {
       expect((await executionsOf('schedule_id', created.id)).map((e) => e.id)).toEqual([run.execution_id]);
     });
 
+    it('passes over a tick that already has its run, and moves on', async () => {
+      const owner = await account();
+      const created = await post(owner, '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, cron: '* * * * *' });
+      const due = await nextRunAt(created.id);
+      // As a process whose clock ran ahead would have left it: the tick claimed, then the schedule retimed back onto it.
+      await db().query(
+        `INSERT INTO schedule_runs (id, schedule_id, account_id, tick_at, status, reason, created_at, ended_at) VALUES ('srn_ahead', $1, $2, $3, 'missed', 'claimed ahead', now(), now())`,
+        [created.id, owner.id, due.toISOString()],
+      );
+      await ticker().claimDue(new Date(due.getTime() + 100));
+      expect((await nextRunAt(created.id)).toISOString()).toBe(new Date(due.getTime() + MINUTE).toISOString());
+      expect((await runsOf(owner, created.id)).runs.map((r: { id: string }) => r.id)).toEqual(['srn_ahead']);
+      await ticker().claimDue(new Date(due.getTime() + MINUTE + 100));
+      expect((await runsOf(owner, created.id)).runs.map((r: { tick_at: string }) => r.tick_at)).toEqual([new Date(due.getTime() + MINUTE).toISOString(), due.toISOString()]);
+    });
+
     it('after downtime, catch_up last runs the latest missed tick once and catch_up none records it as missed', async () => {
       const owner = await account();
       const target = { tool: 'json-transform', inputs: { expression: '1', data: {} } };

@@ -88,8 +88,13 @@ export class ScheduleTicker {
         [schedule.id, due.toISOString(), plan.next?.toISOString() ?? null],
       )) as [unknown[], number];
       if (rows.length !== 1) return false;
-      await tx.save(ScheduleRun, run);
-      return true;
+      // A tick that already has its run (a schedule retimed onto a tick a process with a clock
+      // ahead had claimed) is passed over, not claimed twice; the schedule still moves on.
+      const inserted = (await tx.query(
+        `INSERT INTO schedule_runs SELECT * FROM jsonb_populate_record(NULL::schedule_runs, $1::jsonb) ON CONFLICT (schedule_id, tick_at) DO NOTHING RETURNING id`,
+        [JSON.stringify(run)],
+      )) as unknown[];
+      return inserted.length === 1;
     });
     if (moved && scheduleTicks.hasSubscribers) scheduleTicks.publish({ lagSeconds: (now.getTime() - plan.tick.getTime()) / 1000, outcome: plan.outcome });
     return moved;
