@@ -421,6 +421,17 @@ describeEachEngine('orchestration', (mode) => {
       expect((await deliver('trg_doesnotexist0000000', body, json)).statusCode).toBe(404);
     });
 
+    it("refuses to start anything for a trigger whose key was revoked, and logs why", async () => {
+      const owner = await account();
+      const secret = await suite.t.createKey(owner.id, { name: 'ci-trigger', type: 'service' });
+      const trigger = await post({ id: owner.id, key: secret }, '/v1/triggers', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, verification: { type: 'bearer' } });
+      await suite.t.app.get(ApiKeysService).revoke(owner.id, trigger.key_id);
+      const res = await deliver(trigger.id, '{}', { 'content-type': 'application/json', authorization: `Bearer ${trigger.secret}` });
+      expect([res.statusCode, res.json()]).toEqual([202, { accepted: false, event_id: expect.any(String), execution_id: null, reason: expect.stringContaining(`The key ${trigger.key_id} that created it was revoked`) }]);
+      expect((await get(owner, `/v1/triggers/${trigger.id}/events`)).events).toEqual([expect.objectContaining({ status: 'refused', accepted: false, execution_id: null })]);
+      expect(await executionsOf('trigger_id', trigger.id)).toEqual([]);
+    });
+
     it('refuses a trigger without exactly one of verification and source, a short secret and an expression that does not parse', async () => {
       const target = { tool: 'json-transform', inputs: { expression: '1', data: {} } };
       for (const [body, parameter] of [
