@@ -47,9 +47,11 @@ const OVERRUN_MS = 30_000;
 
 export function runLoad(
   request: LoadRequest,
-  { connections, durationSeconds, signal }: { connections: number; durationSeconds: number; signal?: AbortSignal },
+  { connections, durationSeconds, signal, overallRate }: { connections: number; durationSeconds: number; signal?: AbortSignal; overallRate?: number },
 ): Promise<LoadResult> {
   const args = [AUTOCANNON, '--json', '-c', String(connections), '-d', String(durationSeconds), '-m', request.method ?? 'GET'];
+  // Paced load (requests per second across all connections) instead of as fast as the target answers.
+  if (overallRate !== undefined) args.push('-R', String(overallRate));
   for (const [name, value] of Object.entries(request.headers ?? {})) args.push('-H', `${name}=${value}`);
   if (request.body !== undefined) args.push('-b', request.body);
   args.push(request.url);

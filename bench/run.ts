@@ -9,11 +9,9 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Client } from 'pg';
-import { startPostgres } from '../test/support/postgres-server';
 import { freePort } from '../test/support/free-port';
 import { runLoad, type LoadRequest } from './load';
-import { startRedis } from '../test/support/redis-server';
+import { embeddedDataDir, postgresDatabase, redis, type Resource } from './resources';
 import { formatReport, type BenchReport, type ConfigurationResult, type MeasuredLoad, type ScenarioResult } from './report';
 import { provisionBenchKey } from './provision';
 import type { CapturedAnswer } from './replay-server';
@@ -30,32 +28,6 @@ const SERVICE_READY_TIMEOUT_MS = 60_000;
 /** Comma-separated configuration names to run (all when unset), and a substring scenario names must contain. */
 const ONLY_CONFIGURATIONS = process.env.BENCH_CONFIGURATIONS?.split(',').map((name) => name.trim());
 const ONLY_SCENARIOS = process.env.BENCH_SCENARIOS ?? '';
-
-/** Something a configuration needs besides the service: the variables it adds, and its removal. */
-type Resource = (signal: AbortSignal) => Promise<{ env: Record<string, string>; cleanup(): Promise<void> }>;
-
-const embeddedDataDir: Resource = async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'tos-bench-data-'));
-  return { env: { DATA_DIR: dir }, cleanup: () => rm(dir, { recursive: true, force: true }) };
-};
-
-const postgresDatabase: Resource = async () => {
-  const server = await startPostgres();
-  try {
-    const admin = new Client({ connectionString: server.url });
-    await admin.connect();
-    await admin.query('CREATE DATABASE tos_bench').finally(() => admin.end());
-  } catch (error) {
-    await server.stop();
-    throw error;
-  }
-  return { env: { DATABASE_URL: server.url.replace(/\/postgres$/, '/tos_bench') }, cleanup: () => server.stop() };
-};
-
-const redis: Resource = async () => {
-  const server = await startRedis();
-  return { env: { REDIS_URL: server.url }, cleanup: () => server.stop() };
-};
 
 interface Configuration {
   name: string;

@@ -1,6 +1,7 @@
 /** Keys: create (type, name, scopes, tools, expiry), the secret shown once, rotate, regenerate, revoke. */
 import { api, ApiError } from './api.js';
 import { count, field, h, notify, table, when } from './dom.js';
+import { showSecret } from './secret-box.js';
 
 interface KeyRecord {
   id: string;
@@ -30,7 +31,7 @@ export async function keysPage(main: HTMLElement): Promise<void> {
   const act = async (label: string, call: () => Promise<KeyRecord | IssuedKey>) => {
     try {
       const record = await call();
-      if ('key' in record) showSecret(secretSlot, record.name, record.key);
+      if ('key' in record) showSecret(secretSlot, `Secret of ${record.name}`, record.key, 'the service keeps only its hash.');
       else notify(`${label} done: ${record.name} (${record.id})`);
       await refresh();
     } catch (error) {
@@ -133,23 +134,4 @@ function keyActions(key: KeyRecord, act: (label: string, call: () => Promise<Key
       : button('Rotate', 'secondary', `Rotate ${key.name}? A new key is issued; the old one keeps working until you revoke it.`, () => api('POST', `${path}/rotate`, {})),
     button('Revoke', 'danger', `Revoke ${key.name}? It stops working now.`, () => api('DELETE', path)),
   );
-}
-
-/** The one time a secret is ever shown. */
-function showSecret(slot: HTMLElement, name: string, secret: string): void {
-  const code = h('code', {}, secret);
-  const copy = h('button', { type: 'button', class: 'secondary' }, 'Copy secret');
-  copy.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(secret);
-      notify('The secret is on the clipboard.');
-    } catch {
-      getSelection()?.selectAllChildren(code);
-      notify('The browser refused the clipboard: the secret is selected, copy it with Ctrl+C.', 'error');
-    }
-  });
-  slot.replaceChildren(
-    h('section', { class: 'secret-box', 'aria-label': 'New secret' }, h('p', {}, h('strong', {}, `Secret of ${name}: copy it now.`), ' It is shown only this once; the service keeps only its hash.'), code, copy),
-  );
-  copy.focus();
 }

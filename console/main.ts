@@ -6,10 +6,12 @@ import { keysPage } from './keys.js';
 import { secretsPage } from './secrets.js';
 import { toolPage, toolsPage } from './tools.js';
 import { usagePage } from './usage.js';
+import { webhookPage } from './webhook-deliveries.js';
+import { webhooksPage } from './webhooks.js';
 
 interface Me {
   account: { id: string; name: string; tier: string };
-  session: { id: string; expires_at: string };
+  session: { id: string; expires_at: string; scopes: string[] };
   csrf_token: string;
 }
 
@@ -26,6 +28,7 @@ function pageFor(section: string, arg: string | undefined): Page | undefined {
     case 'executions': return arg ? executionPage : executionsPage;
     case 'tools': return arg ? toolPage : toolsPage;
     case 'usage': return usagePage;
+    case 'webhooks': return arg ? webhookPage : webhooksPage;
     default: return undefined;
   }
 }
@@ -63,7 +66,10 @@ async function route(): Promise<void> {
 
 function signedIn(me: Me): void {
   useCsrfToken(me.csrf_token);
-  document.getElementById('nav')!.hidden = false;
+  const nav = document.getElementById('nav')!;
+  nav.hidden = false;
+  // A section that needs a scope is offered only to a session holding it (the API refuses the rest anyway).
+  for (const link of nav.querySelectorAll<HTMLAnchorElement>('a[data-scope]')) link.hidden = !me.session.scopes.includes(link.dataset.scope!);
   document.getElementById('who')!.replaceChildren(
     h('span', {}, `${me.account.name} · ${me.account.tier}`),
     h('button', { type: 'button', class: 'secondary', onClick: signOut }, 'Sign out'),

@@ -28,6 +28,8 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 import { OrchestrationModule } from './orchestration/orchestration.module';
 import { SchedulesController } from './orchestration/schedules.controller';
 import { TriggersController } from './orchestration/triggers.controller';
+import { WorkflowsController } from './workflows/workflows.controller';
+import { WorkflowsModule } from './workflows/workflows.module';
 
 /**
  * The api role (docs/ARCHITECTURE.md#api-and-worker-roles): every HTTP route of the service and its
@@ -46,6 +48,7 @@ import { TriggersController } from './orchestration/triggers.controller';
     CacheModule,
     IdempotencyModule,
     ExecutionsModule,
+    WorkflowsModule,
     HealthModule,
     McpModule,
     OpenApiModule,
@@ -67,6 +70,7 @@ import { TriggersController } from './orchestration/triggers.controller';
     WebhooksController,
     SchedulesController,
     TriggersController,
+    WorkflowsController,
   ],
   // The WebSocket of GET /v1/ws is served before routing: app.setup.ts installs it (src/executions/live).
   providers: [LiveUpdates],

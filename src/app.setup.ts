@@ -141,6 +141,15 @@ export async function configureApp(app: NestFastifyApplication): Promise<void> {
     }
     parseJson(request, body, done);
   });
+  // Workflow documents may be sent as YAML (docs/workflows.md#the-document); no other route takes it.
+  fastify.addContentTypeParser(['application/yaml', 'application/x-yaml', 'text/yaml'], { parseAs: 'buffer' }, (request, bytes, done) => {
+    if (!(request.routeOptions.url ?? '').startsWith('/v1/workflows')) {
+      done(new AppException('INVALID_REQUEST', 'Only workflow documents may be sent as YAML; send JSON', { status: 415 }), undefined);
+      return;
+    }
+    rememberRawBody(request, bytes as Buffer);
+    done(null, (bytes as Buffer).toString('utf8'));
+  });
   // PostgreSQL text refuses NUL: a path id holding one can name nothing, so it never reaches a query.
   fastify.addHook('preValidation', async (request) => {
     for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, string>)) {

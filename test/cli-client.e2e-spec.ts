@@ -18,6 +18,8 @@ import { exportOf, startExportServer } from './support/osv-exports';
 import { missingPrerequisite } from './support/prerequisites';
 import { ENGINE_MODES } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
+import { startRecordingServer } from './support/recording-server';
+import { arrived, verified } from './support/webhook-receiver';
 import { readOperatorFile } from '../src/operator/operator-file';
 
 const run = promisify(execFile);
@@ -32,7 +34,8 @@ interface CliResult {
 }
 
 describe('tos client commands', () => {
-  const suite = useTestApp(embedded, { extensions: [TestToolsModule], env: { SECRETS_KEY: randomBytes(32).toString('base64') } });
+  // Webhooks to a loopback receiver: the egress policy lets 127.0.0.1 through, and sends are polled for often.
+  const suite = useTestApp(embedded, { extensions: [TestToolsModule], env: { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1', WEBHOOK_POLL_MS: '50' } });
   let url: string;
 
   beforeAll(async () => {
@@ -64,6 +67,30 @@ describe('tos client commands', () => {
     expect(JSON.stringify(list.body)).toContain('test-sleep');
     const show = await json(['tools', 'show', 'test-sleep']);
     expect(show).toMatchObject({ code: 0, body: { id: 'test-sleep' } });
+  });
+
+  it('workflows apply (create, then a new version), list, show, run, runs and cancel', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tos-workflows-'));
+    try {
+      const file = path.join(dir, 'double.yaml');
+      const document = (expression: string) => ['name: cli-double', 'inputs:', '  n: { type: integer, required: true }', 'steps:', '  - id: twice', '    tool: json-transform', '    inputs:', `      expression: '${expression}'`, "      data: '${{ inputs.n }}'", 'outputs:', "  value: '${{ steps.twice.result.result }}'", ''].join('\n');
+      writeFileSync(file, document('$ * 2'));
+      expect(await json(['workflows', 'apply', '-f', file])).toMatchObject({ code: 0, body: { name: 'cli-double', version: 1 } });
+      writeFileSync(file, document('$ * 3'));
+      expect(await json(['workflows', 'apply', '-f', file])).toMatchObject({ code: 0, body: { name: 'cli-double', version: 2 } });
+      expect((await json(['workflows', 'list'])).body).toEqual([expect.objectContaining({ name: 'cli-double', version: 2 })]);
+      expect((await json(['workflows', 'show', 'cli-double'])).body.document.steps[0].inputs.expression).toBe('$ * 3');
+      const ran = await json(['workflows', 'run', 'cli-double', '--input', '{"n":5}']);
+      expect(ran).toMatchObject({ code: 0, body: { status: 'success', result: { value: 15 } } });
+      expect((await json(['workflows', 'runs', 'cli-double'])).body).toEqual([expect.objectContaining({ id: ran.body.execution_id, tool_id: 'workflow.cli-double', status: 'success' })]);
+      const cancelled = await tos(['workflows', 'cancel', ran.body.execution_id]);
+      expect(cancelled.code).toBe(1); // it has ended: 409
+      expect(cancelled.stderr).toMatch(/CONFLICT/);
+      const missing = await tos(['workflows', 'run', 'no-such-workflow']);
+      expect(missing.stderr).toMatch(/No workflow named 'no-such-workflow'/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a client command loads neither the operator runtime (Nest, the database) nor the MCP SDK', async () => {
@@ -230,6 +257,74 @@ describe('tos client commands', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^tos: CONNECTION_FAILED: cannot open an MCP session/);
     expect(refused.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('webhooks create (secret printed once), list, test, deliveries, redeliver, rotate, update, delete', async () => {
+    const receiver = await startRecordingServer(() => ({ status: 200, body: 'thanks' }));
+    const hooks = `${receiver.url}/hooks`;
+    try {
+      const created = await tos(['webhooks', 'create', '--url', hooks, '--events', 'execution.completed,execution.failed', '--description', 'cli']);
+      expect(created).toMatchObject({ code: 0, stderr: expect.stringContaining('shown only this once') });
+      const secret = /^secret: (whsec_\S+)$/m.exec(created.stdout)![1];
+      const webhookId = /^id: (wh_\S+)$/m.exec(created.stdout)![1];
+      expect(created.stdout).toContain('events: execution.completed, execution.failed\n');
+      const shown = await json(['webhooks', 'show', webhookId]);
+      expect(shown.body).toMatchObject({ id: webhookId, url: hooks, enabled: true });
+      expect(shown.stdout).not.toContain('whsec_');
+
+      const table = await tos(['webhooks', 'list']);
+      expect(table.stdout).toMatch(/^ID\s+URL\s+EVENTS\s+ENABLED\s+CREATED\n/);
+      expect(table.stdout).toMatch(new RegExp(`\\n${webhookId}\\s+${hooks}\\s+execution.completed,execution.failed\\s+yes\\s+\\d{4}-`));
+
+      const ping = await json(['webhooks', 'test', webhookId]);
+      expect(ping).toMatchObject({ code: 0, body: { id: expect.stringMatching(/^msg_/), event: 'ping', status: 'pending' } });
+      const [first] = await arrived(receiver, 1);
+      expect(first.headers['webhook-id']).toBe(ping.body.id);
+      expect(verified(secret, first)).toMatchObject({ event: 'ping' });
+
+      const delivered = await until('the ping delivered in the log', async () => {
+        const log = await json(['webhooks', 'deliveries', webhookId, '--event', 'ping']);
+        return log.body[0]?.status === 'delivered' ? log.body : undefined;
+      });
+      expect(delivered).toHaveLength(1);
+      expect(delivered[0].attempts).toEqual([{ at: expect.any(String), status_code: 200, latency_ms: expect.any(Number), error: null, response_excerpt: 'thanks' }]);
+      expect((await json(['webhooks', 'deliveries', webhookId, '--status', 'failed'])).body).toEqual([]);
+      const logTable = await tos(['webhooks', 'deliveries', webhookId]);
+      expect(logTable.stdout).toMatch(new RegExp(`\\n${ping.body.id}\\s+ping\\s+delivered\\s+1\\s+200\\s+\\d+\\s+\\d{4}-`));
+      const badStatus = await json(['webhooks', 'deliveries', webhookId, '--status', 'lost']);
+      expect(badStatus).toMatchObject({ code: 1, body: { error: { code: 'INVALID_REQUEST', message: expect.stringContaining('status') } } });
+
+      const again = await json(['webhooks', 'redeliver', webhookId, ping.body.id]);
+      expect(again).toMatchObject({ code: 0, body: { id: ping.body.id, status: 'pending' } });
+      const [, second] = await arrived(receiver, 2);
+      expect(second.headers['webhook-id']).toBe(ping.body.id);
+
+      const rotated = await tos(['webhooks', 'rotate', webhookId]);
+      expect(rotated).toMatchObject({ code: 0, stderr: expect.stringContaining('shown only this once') });
+      const newSecret = /^secret: (whsec_\S+)$/m.exec(rotated.stdout)![1];
+      expect(newSecret).not.toBe(secret);
+      expect(rotated.stdout).toMatch(/^previous_secret_expires_at: \d{4}-/m);
+      await json(['webhooks', 'test', webhookId]);
+      const [, , third] = await arrived(receiver, 3);
+      expect(verified(newSecret, third)).toMatchObject({ event: 'ping' });
+      expect(verified(secret, third)).toMatchObject({ event: 'ping' }); // the old secret signs beside it during the overlap
+      // Two deliveries (the first ping, redelivered under its own id, and this one), a page of one.
+      const paged = await tos(['webhooks', 'deliveries', webhookId, '--limit', '1']);
+      expect(paged.stdout.trim().split('\n')).toHaveLength(2); // the header and one delivery
+      expect(paged.stderr).toBe('Showing 1 of 2: --limit N for more, --paginate for all.\n');
+      expect((await json(['webhooks', 'deliveries', webhookId, '--paginate'])).body).toHaveLength(2);
+
+      expect((await json(['webhooks', 'update', webhookId, '--disable'])).body).toMatchObject({ enabled: false });
+      expect(await json(['webhooks', 'test', webhookId])).toMatchObject({ code: 1, body: { error: { code: 'CONFLICT' } } });
+      expect((await json(['webhooks', 'update', webhookId, '--enable', '--events', 'execution.failed'])).body).toMatchObject({ enabled: true, events: ['execution.failed'] });
+      expect((await tos(['webhooks', 'update', webhookId])).code).toBe(2);
+      expect((await tos(['webhooks', 'update', webhookId, '--enable', '--disable'])).code).toBe(2);
+
+      expect(await json(['webhooks', 'delete', webhookId])).toMatchObject({ code: 0, body: { deleted: webhookId } });
+      expect(await json(['webhooks', 'show', webhookId])).toMatchObject({ code: 1, body: { error: { code: 'NOT_FOUND' } } });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('prints the error envelope and exits 1 on an API error; 2 when not configured', async () => {

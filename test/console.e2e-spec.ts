@@ -18,6 +18,8 @@ import { until } from './support/poll';
 import { DATABASE_MODES } from './support/databases';
 import { ENGINE_MODES } from './support/engines';
 import { describeWith } from './support/prerequisites';
+import { startRecordingServer } from './support/recording-server';
+import { arrived, verified } from './support/webhook-receiver';
 import { TestToolsModule } from './support/test-tools.module';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -29,7 +31,11 @@ const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
 const run = promisify(execFile);
 
 describeWithChromium('browser console', () => {
-  const suite = useTestApp(ENGINE_MODES.find((m) => m.name === 'embedded')!, { extensions: [TestToolsModule], env: { SECRETS_KEY: randomBytes(32).toString('base64') } });
+  // Webhooks go to a loopback receiver: the egress policy lets 127.0.0.1 through, and sends are polled for often.
+  const suite = useTestApp(ENGINE_MODES.find((m) => m.name === 'embedded')!, {
+    extensions: [TestToolsModule],
+    env: { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1', WEBHOOK_POLL_MS: '50' },
+  });
   const shots = mkdtempSync(path.join(tmpdir(), 'tos-console-shots-'));
   let browser: Browser;
   let baseUrl: string;
@@ -244,6 +250,153 @@ describeWithChromium('browser console', () => {
     await page.getByText('No secrets yet.').waitFor();
   });
 
+  it('webhooks: adds one with its secret shown once, sends a test the receiver verifies, shows it in the log, redelivers, rotates, disables, deletes', async () => {
+    const receiver = await startRecordingServer(() => ({ status: 200, body: 'received-ok' }));
+    const hookUrl = `${receiver.url}/hooks`;
+    try {
+      await page.goto(`${baseUrl}/console#/keys`);
+      await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+      await page.getByLabel('URL').fill(hookUrl);
+      await page.getByLabel('Description').fill('from the console');
+      await expect(page.getByRole('checkbox', { name: 'execution.completed' }).isChecked()).resolves.toBe(true);
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      const secretBox = page.getByRole('region', { name: 'New secret' });
+      const secret = await secretBox.locator('code').innerText();
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+      expect(await secretBox.innerText()).toContain('It is shown only this once');
+      await secretBox.getByRole('button', { name: 'Copy secret' }).waitFor();
+      await page.getByRole('link', { name: hookUrl }).waitFor();
+      expect(await page.getByRole('row').filter({ hasText: hookUrl }).innerText()).toMatch(/execution\.completed, execution\.failed\s+all\s+enabled/);
+      await shoot(page, '10-webhook-created');
+      await page.reload();
+      await page.getByRole('link', { name: hookUrl }).waitFor();
+      expect(await page.content()).not.toContain(secret);
+
+      await page.getByRole('button', { name: `Send test ${hookUrl}` }).click();
+      await notice(page).getByText(/^Ping queued: delivery msg_\w+$/).waitFor();
+      const [ping] = await arrived(receiver, 1);
+      expect(verified(secret, ping)).toMatchObject({ event: 'ping' });
+      const pingId = String(ping.headers['webhook-id']);
+
+      // The log reloads itself while the ping is pending; then shows the attempt with the receiver's answer.
+      await page.getByRole('link', { name: hookUrl }).click();
+      await page.getByRole('heading', { name: /^Webhook wh_/ }).waitFor();
+      const row = page.getByRole('row').filter({ hasText: pingId });
+      await row.getByText('delivered').waitFor();
+      expect(await row.innerText()).toMatch(/ping[\s\S]*delivered[\s\S]*HTTP 200 · \d+ ms[\s\S]*received-ok/);
+      await shoot(page, '11-webhook-deliveries');
+      await page.getByLabel('Status').selectOption('failed');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText('No deliveries match.').waitFor();
+      await page.getByLabel('Status').selectOption('delivered');
+      await page.getByLabel('Event').selectOption('ping');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await row.waitFor();
+      await page.getByLabel('Status').selectOption('');
+      await page.getByRole('button', { name: 'Filter' }).click();
+
+      await row.getByRole('button', { name: `Redeliver ${pingId}` }).click();
+      await notice(page).getByText(`Redelivery queued: delivery ${pingId}`).waitFor();
+      const [, again] = await arrived(receiver, 2);
+      expect(again.headers['webhook-id']).toBe(pingId);
+      await until('two attempts in the log', async () => ((await row.getByText('HTTP 200').count()) === 2 ? true : undefined));
+
+      await page.getByRole('button', { name: `Rotate secret ${hookUrl}` }).click();
+      const rotated = page.getByRole('region', { name: 'New secret' });
+      await rotated.getByText('the old secret keeps signing beside it until').waitFor();
+      const newSecret = await rotated.locator('code').innerText();
+      expect(newSecret).toMatch(/^whsec_/);
+      expect(newSecret).not.toBe(secret);
+      await page.getByText('Previous secret signs until').waitFor();
+      await page.getByRole('button', { name: `Send test ${hookUrl}` }).click();
+      const [, , third] = await arrived(receiver, 3);
+      expect(verified(newSecret, third)).toMatchObject({ event: 'ping' });
+      expect(verified(secret, third)).toMatchObject({ event: 'ping' }); // both sign during the overlap
+
+      await page.getByRole('button', { name: `Disable ${hookUrl}` }).click();
+      await page.getByText('disabled: paused by you').waitFor();
+      expect(await page.getByRole('button', { name: `Send test ${hookUrl}` }).count()).toBe(0);
+      await page.getByRole('button', { name: `Enable ${hookUrl}` }).click();
+      await page.getByRole('button', { name: `Send test ${hookUrl}` }).waitFor();
+
+      await page.getByRole('button', { name: `Delete ${hookUrl}` }).click();
+      await page.getByText('No webhooks yet.').waitFor();
+      expect(page.url()).toBe(`${baseUrl}/console#/webhooks`);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('webhooks: one the service disabled (410) says why, tells a webhook.disabled subscription, and re-enables; the delivery log pages 20 at a time', async () => {
+    let answer = 200;
+    const receiver = await startRecordingServer(() => ({ status: answer, body: answer === 410 ? 'gone for good' : 'ok' }));
+    const alerts = await startRecordingServer(() => ({ status: 204 }));
+    try {
+      // The alerting subscription, made in the page: webhook.disabled only.
+      await page.goto(`${baseUrl}/console#/keys`);
+      await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByLabel('URL').fill(`${alerts.url}/alerts`);
+      await page.getByRole('checkbox', { name: 'execution.completed' }).uncheck();
+      await page.getByRole('checkbox', { name: 'execution.failed' }).uncheck();
+      await page.getByRole('checkbox', { name: 'webhook.disabled' }).check();
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      await page.getByRole('region', { name: 'New secret' }).waitFor();
+      await page.getByRole('row').filter({ hasText: `${alerts.url}/alerts` }).getByText('webhook.disabled').waitFor();
+
+      const created = await suite.t.request({ method: 'POST', url: '/v1/webhooks', key: suite.acme.key, payload: { url: `${receiver.url}/gone`, events: ['execution.failed'] } });
+      const hook = created.json() as { id: string; url: string };
+      const ping = () => suite.t.request({ method: 'POST', url: `/v1/webhooks/${hook.id}/test`, key: suite.acme.key });
+      for (let i = 0; i < 21; i++) expect((await ping()).statusCode).toBe(202);
+      await arrived(receiver, 21);
+      answer = 410;
+      await ping();
+      await until('the 410 to disable the subscription', async () => ((await suite.t.request({ method: 'GET', url: `/v1/webhooks/${hook.id}`, key: suite.acme.key })).json().enabled === false ? true : undefined));
+
+      const [told] = await arrived(alerts, 1);
+      expect(JSON.parse(told.body)).toMatchObject({ event: 'webhook.disabled', data: { webhook_id: hook.id, url: hook.url, reason: expect.stringContaining('410') } });
+
+      await page.goto(`${baseUrl}/console#/keys`);
+      await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click(); // load the list afresh
+      const row = page.getByRole('row').filter({ hasText: hook.url });
+      await row.getByText('disabled: The endpoint answered 410 Gone: the subscription was disabled').waitFor();
+      expect(await row.getByRole('button', { name: `Send test ${hook.url}` }).count()).toBe(0);
+
+      await row.getByRole('link', { name: hook.url }).click();
+      await page.getByText('Deliveries 1–20 of 22, newest first').waitFor();
+      expect(await page.getByRole('row').nth(1).innerText()).toMatch(/ping[\s\S]*failed[\s\S]*HTTP 410[\s\S]*gone for good/);
+      await page.getByRole('button', { name: 'Next page' }).click();
+      await page.getByText('Deliveries 21–22 of 22, newest first').waitFor();
+      expect(await page.getByRole('button', { name: 'Next page' }).isHidden()).toBe(true);
+      await page.getByRole('button', { name: 'Previous page' }).click();
+      await page.getByText('Deliveries 1–20 of 22, newest first').waitFor();
+
+      answer = 200;
+      await page.getByRole('button', { name: `Re-enable ${hook.url}` }).click();
+      await notice(page).getByText(`Enabled ${hook.url}`).waitFor();
+      await page.getByRole('button', { name: `Send test ${hook.url}` }).waitFor();
+      await page.getByRole('button', { name: `Delete ${hook.url}` }).click();
+      await page.getByRole('row').filter({ hasText: `${alerts.url}/alerts` }).getByRole('link').click();
+      await page.getByLabel('Event').selectOption('webhook.disabled');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText('Deliveries 1–1 of 1, newest first').waitFor();
+      await page.getByRole('button', { name: `Delete ${alerts.url}/alerts` }).click();
+      await page.getByText('No webhooks yet.').waitFor();
+    } finally {
+      await Promise.all([receiver.close(), alerts.close()]);
+    }
+  });
+
+  it('offers the Webhooks page only to a session holding webhooks:manage', async () => {
+    const context = await newContext();
+    const narrow = await signIn(context, (await sessions().createLink(suite.acme.id, { keyId: 'key_console_test', scopes: new Set(['keys:manage', 'tools:read'] as const), toolIds: null })).path);
+    await narrow.locator('#nav').getByRole('link', { name: 'Secrets' }).waitFor();
+    expect(await narrow.locator('#nav').getByRole('link', { name: 'Webhooks' }).count()).toBe(0);
+    await narrow.goto(`${baseUrl}/console#/webhooks`);
+    await narrow.getByText(/^FORBIDDEN: .*webhooks:manage/).waitFor();
+    await context.close();
+  });
+
   it('shows usage: the tier, the request window and the month', async () => {
     await page.goto(`${baseUrl}/console#/usage`);
     await page.getByRole('heading', { name: 'Usage' }).waitFor();
@@ -251,12 +404,18 @@ describeWithChromium('browser console', () => {
     await shoot(page, '9-usage');
   });
 
-  it('shows a second account none of the first one’s keys, secrets or executions', async () => {
+  it('shows a second account none of the first one’s keys, secrets, webhooks or executions', async () => {
     const globex = await suite.t.createAccount('globex');
     const context = await newContext();
     const other = await signIn(context, await linkFor(globex));
     await other.getByRole('cell', { name: 'globex-svc', exact: true }).waitFor();
     expect(await other.content()).not.toContain('ci-deploy');
+    const acmeHook = (await suite.t.request({ method: 'POST', url: '/v1/webhooks', key: suite.acme.key, payload: { url: 'https://hooks.example.com/acme-only', events: ['execution.completed'] } })).json() as { id: string };
+    await other.goto(`${baseUrl}/console#/webhooks`);
+    await other.getByText('No webhooks yet.').waitFor();
+    await other.goto(`${baseUrl}/console#/webhooks/${acmeHook.id}`);
+    await other.getByText(/^NOT_FOUND: .*not found/).waitFor();
+    await suite.t.request({ method: 'DELETE', url: `/v1/webhooks/${acmeHook.id}`, key: suite.acme.key });
     await other.goto(`${baseUrl}/console#/executions`);
     await other.getByText('No executions match.').waitFor();
     await other.goto(`${baseUrl}/console#/executions/${slowId}`);

@@ -15,7 +15,7 @@ import { asAdmin, DATABASE_MODES } from './support/databases';
 import { describeEachEngine } from './support/engines';
 import { freePort } from './support/free-port';
 import { until } from './support/poll';
-import { killProcess, ServiceProcess, startServiceProcess } from './support/processes';
+import { killProcess, ServiceProcess, startEmbeddedService, startServiceProcess } from './support/processes';
 import { startRecordingServer } from './support/recording-server';
 import { RedisServer, startRedis } from './support/redis-server';
 import { TestToolsModule } from './support/test-tools.module';
@@ -217,24 +217,9 @@ describe('an embedded service killed (SIGKILL) and started again', () => {
   });
 
   const start = async () => {
-    const port = await freePort();
-    const service = await startServiceProcess('all', {
-      DATA_DIR: path.join(dataDir, 'data'),
-      WORKSPACE_ROOT: path.join(dataDir, 'workspace'),
-      BOOTSTRAP_API_KEY: apiKey,
-      BOOTSTRAP_TIER: 'enterprise',
-      PORT: String(port),
-      WORKER_CONCURRENCY: '1',
-      SECRETS_KEY: secretsKey,
-      EGRESS_ALLOW: '127.0.0.0/8',
-      WEBHOOK_POLL_MS: '50',
-    });
-    processes.push(service);
-    const call = async (method: string, url: string, body?: unknown) => {
-      const res = await fetch(`http://127.0.0.1:${port}${url}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      return { status: res.status, body: (await res.json()) as Record<string, any> };
-    };
-    return { service, call };
+    const started = await startEmbeddedService(dataDir, apiKey, { WORKER_CONCURRENCY: '1', SECRETS_KEY: secretsKey, EGRESS_ALLOW: '127.0.0.0/8', WEBHOOK_POLL_MS: '50' });
+    processes.push(started.service);
+    return started;
   };
   it('ends the interrupted run as outcome unknown, runs every queued call, secrets included, once, and resends a webhook cut mid-attempt at once', async () => {
     // The webhook subscription's first attempt never gets an answer: the process dies holding its lease.

@@ -11,6 +11,8 @@ import { describeEachEngine } from './support/engines';
 import { listenHttp } from './support/http-listen';
 import { connectLive, LiveClient, LiveMessage } from './support/live-client';
 import { until } from './support/poll';
+import { Webhook } from 'standardwebhooks';
+import { newWebhookSecret } from '../src/webhooks/webhook-signing';
 import { TestToolsModule } from './support/test-tools.module';
 import { ConformanceFixturesModule } from './conformance/conformance-fixtures.module';
 
@@ -174,20 +176,21 @@ describeEachEngine('live updates over WebSocket', (mode) => {
     expect(await client.closed).toMatchObject({ code: 1009 });
   });
 
-  it('tos listen --forward-to posts each event to a loopback receiver', async () => {
-    const received: Array<{ headers: IncomingMessage['headers']; body: any }> = [];
+  it('tos listen --forward-to posts each event to a loopback receiver, signed as deliveries are (checked by the official library)', async () => {
+    const secret = newWebhookSecret();
+    const received: Array<{ headers: IncomingMessage['headers']; text: string; body: any }> = [];
     const receiver = await listenHttp(
       createServer((req, res) => {
         let text = '';
         req.on('data', (chunk) => (text += chunk));
         req.on('end', () => {
-          received.push({ headers: req.headers, body: JSON.parse(text) });
+          received.push({ headers: req.headers, text, body: JSON.parse(text) });
           res.end('ok');
         });
       }),
     );
     const cli = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', path.join(__dirname, '../src/cli/main.ts'), 'listen', '--forward-to', `${receiver.url}/hooks`, '--events', 'execution.completed'], {
-      env: { ...process.env, TOS_URL: baseUrl, TOS_API_KEY: suite.acme.key },
+      env: { ...process.env, TOS_URL: baseUrl, TOS_API_KEY: suite.acme.key, TOS_LISTEN_SECRET: secret },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -200,6 +203,10 @@ describeEachEngine('live updates over WebSocket', (mode) => {
       expect(post.headers['x-tos-event']).toBe('execution.completed');
       expect(post.headers['content-type']).toMatch(/^application\/json/);
       expect(post.body).toMatchObject({ event: 'execution.completed', timestamp: expect.any(String), data: { execution_id: id, tool_id: 'test-sleep', status: 'success', result: { slept_ms: 50 } } });
+      expect(output).toContain(`Your webhook signing secret is ${secret}\n`);
+      expect(post.headers).toMatchObject({ 'webhook-id': expect.stringMatching(/^msg_[0-9a-f]{32}$/), 'x-signature': post.body.signature, 'x-timestamp': post.headers['webhook-timestamp'] });
+      expect(new Webhook(secret).verify(post.text, post.headers as Record<string, string>)).toEqual(post.body);
+      expect(() => new Webhook(newWebhookSecret()).verify(post.text, post.headers as Record<string, string>)).toThrow();
       expect(received.every((r) => r.body.event === 'execution.completed')).toBe(true);
     } finally {
       cli.kill('SIGTERM');

@@ -32,13 +32,15 @@ describe('tos command tree', () => {
 
   it('prints the same help as the snapshot', () => {
     expect(helpOf(program)).toMatchSnapshot('tos --help');
-    for (const path of ['tools list', 'executions list', 'invoke', 'login', 'accounts create', 'console link']) expect(helpOf(find(path))).toMatchSnapshot(`tos ${path} --help`);
+    for (const path of ['tools list', 'executions list', 'invoke', 'login', 'accounts create', 'console link', 'webhooks create', 'webhooks deliveries']) expect(helpOf(find(path))).toMatchSnapshot(`tos ${path} --help`);
   });
 
   it('completes commands, subcommands, options and option choices', () => {
     const values = (words: string[]) => completions(program, words).map((line) => line.split('\t')[0]);
     expect(values([''])).toEqual(expect.arrayContaining(['tools', 'invoke', 'executions', 'workspaces', 'usage', 'login', 'auth', 'whoami', 'completion']));
     expect(values(['executions', ''])).toEqual(['list', 'show', 'cancel', 'follow']);
+    expect(values(['webhooks', ''])).toEqual(['create', 'list', 'show', 'update', 'delete', 'rotate', 'test', 'deliveries', 'redeliver']);
+    expect(values(['webhooks', 'deliveries', '--'])).toEqual(expect.arrayContaining(['--status', '--event', '--limit', '--paginate', '--json']));
     expect(values(['tools', 'list', '--'])).toEqual(expect.arrayContaining(['--json', '--jq', '--limit', '--paginate', '--category', '--search', '--profile', '--help']));
     expect(values(['keys', 'create', '--type', ''])).toEqual(['user', 'service', 'svc', 'temporary', 'temp']);
     expect(values(['--profile', 'work', 'completion', ''])).toEqual(['bash', 'zsh', 'fish']);

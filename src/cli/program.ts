@@ -5,6 +5,8 @@ import { EXIT } from './client/api-client';
 import { registerClientCommands } from './client/commands';
 import { registerClientKeyCommands } from './client/account-commands';
 import { registerOrchestrationCommands } from './client/orchestration-commands';
+import { registerWebhookCommands } from './client/webhook-commands';
+import { registerWorkflowCommands } from './client/workflow-commands';
 import { registerCompletion } from './completion';
 import { registerOperatorCommands } from './operator-commands';
 import { SERVICE_VERSION } from '../common/service-version';
@@ -22,6 +24,8 @@ export function buildProgram(): Command {
   registerClientCommands(program);
   registerClientKeyCommands(keys);
   registerOrchestrationCommands(program);
+  registerWebhookCommands(program);
+  registerWorkflowCommands(program);
   registerAdvisoryCommands(program);
   registerCompletion(program);
   return program;

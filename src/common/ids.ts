@@ -34,3 +34,10 @@ export function newAccountId(): string {
 }
 
 export const EXECUTION_ID_PATTERN = /^exec_[0-9A-Za-z]{24}$/;
+
+/** `wf_` + 24 base62 chars, sortable by creation time like execution ids. */
+export function newWorkflowId(now = Date.now()): string {
+  return `wf_${timePrefix(now)}${randomBase62(16)}`;
+}
+
+export const WORKFLOW_ID_PATTERN = /^wf_[0-9A-Za-z]{24}$/;

@@ -39,6 +39,10 @@ export const executionsAbandoned = channel('tos:execution.abandoned');
 export const executionsReconciled = channel('tos:execution.reconciled');
 /** `{ withoutJob: number, oldestQueuedAgeSeconds: number }` after each reconciler pass. */
 export const queueAudits = channel('tos:queue.audit');
+/** `{ status: 'success' | 'error' | 'cancelled', durationMs: number }` per workflow run its engine ended. */
+export const workflowRunsEnded = channel('tos:workflow.run.ended');
+/** `{ toolId: string, attempt: number }` per workflow step call queued. */
+export const workflowStepsStarted = channel('tos:workflow.step.started');
 /** `{ lost: string[] }` per worker heartbeat: `lost` names workers that stopped beating. */
 export const workerHeartbeats = channel('tos:worker.heartbeat');
 /** `{ lagSeconds: number, outcome: 'run' | 'missed' }` per schedule tick claimed: how long after its time. */
@@ -48,6 +52,8 @@ export const scheduleRuns = channel('tos:schedule.run');
 /** `{ source: 'inbound' | 'internal', status: string }` per trigger event recorded or ended. */
 export const triggerEvents = channel('tos:trigger.event');
 
+/** `{}` per execution (of any process: the event bus carries it) that reached a status webhooks announce, now recorded: the dispatcher looks for deliveries without waiting for its poll. */
+export const executionsSettled = channel('tos:execution.settled');
 /** `{ outcome: 'delivered' | 'retry' | 'gone' | 'exhausted', seconds: number }` per webhook attempt that got an answer or failed to. */
 export const webhookAttempts = channel('tos:webhook.attempt');
 /** `{ pending: number, due: number, oldestDueAgeSeconds: number, disabledSubscriptions: number }` after each outbox audit of a dispatcher. */

@@ -1,4 +1,4 @@
-export const SCOPES = ['tools:read', 'tools:invoke', 'executions:read', 'executions:cancel', 'keys:manage', 'secrets:manage', 'workspaces:read', 'workspaces:write', 'webhooks:manage', 'orchestration:manage'] as const;
+export const SCOPES = ['tools:read', 'tools:invoke', 'executions:read', 'executions:cancel', 'keys:manage', 'secrets:manage', 'workspaces:read', 'workspaces:write', 'webhooks:manage', 'workflows:manage', 'orchestration:manage'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 /** Scopes that manage the account's credentials (webhook signing secrets, trigger secrets and standing schedules among them): never held by temporary keys. */

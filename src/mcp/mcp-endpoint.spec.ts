@@ -14,6 +14,8 @@ import type { InputRounds } from '../executions/request/input-rounds';
 import type { AdmissionGate } from '../limits/admission-gate';
 import { McpTools } from './mcp-tools';
 import { OutageLog, type Dependency } from '../common/outages';
+import type { PublishedWorkflows } from '../workflows/published-workflows';
+import type { WorkflowRuns } from '../workflows/workflow-runs';
 
 /** Hears what the endpoint reports as an outage. */
 class HeardOutages extends OutageLog {
@@ -43,7 +45,8 @@ describe('McpEndpoint', () => {
       read: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:5432')),
       list: () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
     } as unknown as McpTasks;
-    const tools = new McpTools(registry, failing, tasks, {} as AppConfig, {} as InputRounds);
+    const published = { published: () => Promise.resolve([]) } as unknown as PublishedWorkflows;
+    const tools = new McpTools(registry, failing, tasks, {} as AppConfig, {} as InputRounds, published, {} as WorkflowRuns);
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
     modern = new McpModernEndpoint(tools, tasks, outages, library);

@@ -133,7 +133,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
       server.setRequestHandler(method as RequestMethod, ({ params }, ctx) => handler(principal, params, facts, answeringOf(ctx)) as never);
     }
     // McpTools speaks the SDK v1 types, which name the same JSON less narrowly.
-    server.setRequestHandler('tools/list', ({ params }) => ({ ...(this.tools.list(principal, params?.cursor) as ListToolsResult), ...TOOLS_LIST_CACHE }));
+    server.setRequestHandler('tools/list', async ({ params }) => ({ ...((await this.tools.list(principal, params?.cursor)) as ListToolsResult), ...TOOLS_LIST_CACHE }));
     server.setRequestHandler('tools/call', ({ params }, ctx) => {
       const progressToken = params._meta?.progressToken;
       const call: CallContext = {

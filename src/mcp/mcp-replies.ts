@@ -26,7 +26,7 @@ export function factsOf(request: Pick<FastifyRequest, 'id' | 'log'>, outages: Ou
  * text, or the blocks the tool declared as its MCP content) and the rest of the answer as
  * `_meta`; an error is an error result holding the answer, which the model can act on.
  */
-export function toolCallResult({ definition }: RegisteredTool, execution: Pick<Execution, 'id' | 'status' | 'result'>, answer: Record<string, unknown>): CallToolResult {
+export function toolCallResult({ definition }: Pick<RegisteredTool, 'definition'>, execution: Pick<Execution, 'id' | 'status' | 'result'>, answer: Record<string, unknown>): CallToolResult {
   if (execution.status !== 'success') return { isError: true, content: [jsonText(answer)], _meta: { execution_id: execution.id } };
   const { result, ...about } = answer;
   const output = execution.result!;

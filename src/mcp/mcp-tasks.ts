@@ -96,6 +96,11 @@ export class McpTasks {
     return this.summaryOf(principal, execution);
   }
 
+  /** The task of an async execution started elsewhere (a published workflow's run). */
+  adopt(principal: Principal, execution: Execution): TaskSummary {
+    return this.summaryOf(principal, execution);
+  }
+
   async read(principal: Principal, taskId: string, scope: TaskScope): Promise<TaskState> {
     requireScope(principal, 'executions:read');
     return this.stateOf(principal, await this.row(principal, taskId, scope));
@@ -212,7 +217,8 @@ export class McpTasks {
 
   private stateOf(principal: Principal, execution: Execution): TaskState {
     const summary = this.summaryOf(principal, execution);
-    const tool = this.registry.get(execution.tool_id);
+    // A workflow run (docs/workflows.md#publishing) is no registered tool: its result is its outputs, as they are.
+    const tool = this.registry.has(execution.tool_id) ? this.registry.get(execution.tool_id) : WORKFLOW_RUN;
     switch (summary.stage) {
       case 'working':
         return summary;
@@ -230,6 +236,9 @@ export class McpTasks {
     }
   }
 }
+
+/** What the task replies read of a workflow run's "tool": no content member, so the result is its JSON. */
+const WORKFLOW_RUN = { definition: {} } as Pick<RegisteredTool, 'definition'>;
 
 function isFault(execution: Execution): boolean {
   return execution.error!.code === 'INTERNAL_ERROR' || execution.error!.details?.crashed === true;

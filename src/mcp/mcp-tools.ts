@@ -16,6 +16,10 @@ import type { OutageLog } from '../common/outages';
 import { factsOf, hideUnexpected, refusedCallResult, requireScope, toolCallResult, type RequestFacts } from './mcp-replies';
 import { legacyCreated } from './mcp-legacy-tasks';
 import { extensionCreated, McpTasks, missingTasksExtension, type CreateTaskResult } from './mcp-tasks';
+import { inputsSchema } from '../workflows/workflow-document';
+import { outputsSchema, PublishedWorkflows, toolIdOf } from '../workflows/published-workflows';
+import { runAnswer, WorkflowRuns } from '../workflows/workflow-runs';
+import type { Workflow } from '../workflows/workflow.entity';
 
 /** What a tools/call brings besides its name and arguments. */
 export interface CallContext extends RequestFacts {
@@ -70,6 +74,8 @@ export class McpTools implements OnApplicationBootstrap {
     private readonly tasks: McpTasks,
     private readonly config: AppConfig,
     private readonly rounds: InputRounds,
+    private readonly published: PublishedWorkflows,
+    private readonly runs: WorkflowRuns,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -84,9 +90,12 @@ export class McpTools implements OnApplicationBootstrap {
     this.catalogue = [...this.byName].map(([name, tool]) => ({ name, tool, view: mcpToolView(name, tool) })).sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
-  list(principal: Principal, cursor: string | undefined): { tools: McpTool[]; nextCursor?: string } {
+  /** The built-in tools the key may use, and its account's published workflows (docs/workflows.md#publishing), in name order. */
+  async list(principal: Principal, cursor: string | undefined): Promise<{ tools: McpTool[]; nextCursor?: string }> {
     requireScope(principal, 'tools:read');
-    const visible = this.catalogue.filter(({ tool }) => canUseTool(principal, tool.definition.id));
+    const own = (await this.published.published(principal)).map((workflow) => ({ name: toolIdOf(workflow), view: workflowToolView(workflow) }));
+    const builtIn = this.catalogue.filter(({ tool }) => canUseTool(principal, tool.definition.id));
+    const visible = own.length === 0 ? builtIn : [...builtIn, ...own].sort((a, b) => (a.name < b.name ? -1 : 1));
     const { page, nextCursor } = pageAfter(visible, ({ name }) => name, cursor, this.config.MCP_PAGE_SIZE);
     return { tools: page.map(({ view }) => view), ...(nextCursor && { nextCursor }) };
   }
@@ -106,7 +115,7 @@ export class McpTools implements OnApplicationBootstrap {
   ): Promise<CallToolResult | CreateTaskResult | LegacyCreateTaskResult | InputRequiredResult> {
     requireScope(principal, 'tools:invoke');
     const tool = this.byName.get(name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!tool) return this.callWorkflow(principal, name, args, context);
     if (!canUseTool(principal, tool.definition.id)) throw new McpError(ErrorCode.InvalidParams, `This API key may not use tool '${name}'`);
     const offer = context.tasks;
     const asTask = runsAsTask(name, tool, offer);
@@ -143,6 +152,31 @@ export class McpTools implements OnApplicationBootstrap {
     }
   }
 
+  /**
+   * A published workflow called as a tool: a run, waited for (up to its timeout, at most 300 s) and
+   * answered with its outputs; with a client that takes tasks, a task that is the run.
+   */
+  private async callWorkflow(principal: Principal, name: string, args: Record<string, unknown> | undefined, context: CallContext): Promise<CallToolResult | CreateTaskResult | LegacyCreateTaskResult> {
+    const workflow = await this.published.byToolId(principal, name);
+    if (!workflow) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const offer = context.tasks;
+    const asTask = offer?.form === 'extension' || (offer?.form === 'augmentation' && offer.requested);
+    try {
+      const run = await this.runs.startWorkflow(principal, workflow, { ...args }, { mode: asTask ? 'async' : 'sync', requestId: context.requestId });
+      if (asTask) {
+        const task = this.tasks.adopt(principal, run);
+        return offer.form === 'extension' ? extensionCreated(task) : legacyCreated(task);
+      }
+      const ended = await this.runs.waitForEnd(run.id, Math.min(workflow.document.timeout, MAX_WORKFLOW_WAIT_SECONDS) * 1000, context.signal());
+      const answer = runAnswer(ended);
+      if (answer.status === 202) return { isError: true, content: [{ type: 'text', text: JSON.stringify(answer.body) }], _meta: { execution_id: ended.id } };
+      return toolCallResult({ definition: {} } as Pick<RegisteredTool, 'definition'>, ended, answer.body);
+    } catch (err) {
+      if (err instanceof AppException) return refusedCallResult(err.body);
+      hideUnexpected(err, 'tools/call', context);
+    }
+  }
+
   /** The answers to a tool's `ask` questions so far, or the questions still open. */
   private async askUpFront(principal: Principal, tool: RegisteredTool, input: Record<string, unknown>, answering: Answering): Promise<{ answers: Record<string, unknown> } | InputRequiredResult> {
     return askingRound(this.rounds, { keyId: principal.keyId, subject: tool.definition.id, input }, answering, (ctx) => tool.handler.ask!(structuredClone(input), ctx));
@@ -165,6 +199,23 @@ function runsAsTask(name: string, { definition }: RegisteredTool, offer: TaskOff
 function refusedTask(error: ErrorBody): McpError {
   const params = error.code === 'INVALID_INPUT' || error.code === 'INVALID_REQUEST' || error.code === 'NOT_FOUND';
   return new McpError(params ? ErrorCode.InvalidParams : ErrorCode.InternalError, error.message, { error });
+}
+
+/** How long a sync tools/call of a workflow waits for its run; a longer one answers where to follow it (or runs as a task). */
+const MAX_WORKFLOW_WAIT_SECONDS = 300;
+
+function workflowToolView(workflow: Workflow): McpTool {
+  const { document } = workflow;
+  return {
+    name: toolIdOf(workflow),
+    title: workflow.name,
+    description: document.description ?? `Runs the workflow '${workflow.name}' (${document.steps.length} steps)`,
+    inputSchema: inputsSchema(document) as McpTool['inputSchema'],
+    outputSchema: outputsSchema(document) as McpTool['outputSchema'],
+    annotations: { title: workflow.name, readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+    _meta: { category: 'automation', version: String(workflow.version), kind: 'workflow', workflow_id: workflow.id },
+    execution: { taskSupport: 'optional' },
+  };
 }
 
 function mcpName({ definition }: RegisteredTool): string {

@@ -4,6 +4,7 @@ import { ExecutionsModule } from '../executions/executions.module';
 import { openBroadcast } from '../redis/broadcast';
 import { RedisConnections } from '../redis/redis-connections';
 import { ToolsModule } from '../tools/tools.module';
+import { WorkflowsModule } from '../workflows/workflows.module';
 import { McpCancellations } from './mcp-cancellations';
 import { McpController } from './mcp.controller';
 import { McpEndpoint } from './mcp-endpoint';
@@ -15,7 +16,7 @@ import { McpTools } from './mcp-tools';
 
 /** The MCP endpoint over the same registry, limits, cache and runner as REST; part of the ApiModule. */
 @Module({
-  imports: [DiscoveryModule, ToolsModule, ExecutionsModule],
+  imports: [DiscoveryModule, ToolsModule, ExecutionsModule, WorkflowsModule],
   controllers: [McpController],
   providers: [
     McpTools,

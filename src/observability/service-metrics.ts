@@ -14,6 +14,8 @@ import {
   webhookAudits,
   webhooksDisabled,
   workerHeartbeats,
+  workflowRunsEnded,
+  workflowStepsStarted,
 } from '../common/probes';
 import { egressRefusals } from '../tools/sdk/network-errors';
 
@@ -66,6 +68,9 @@ export class ServiceMetrics {
   private readonly tickLag: Histogram<'outcome'>;
   private readonly runs: Counter<'status'>;
   private readonly triggerEvents: Counter<'source' | 'status'>;
+  private readonly workflowRuns: Counter<'status'>;
+  private readonly workflowRunSeconds: Histogram<'status'>;
+  private readonly workflowSteps: Counter<'retry'>;
   private readonly unsubscribers: Array<() => void> = [];
 
   constructor(role: string, queue: BacklogSource) {
@@ -97,6 +102,9 @@ export class ServiceMetrics {
     this.tickLag = new Histogram({ name: 'tos_schedule_tick_lag_seconds', help: 'How long after its time a schedule tick was claimed, by outcome (run, missed).', labelNames: ['outcome'], buckets: LAG_BUCKETS, registers });
     this.runs = new Counter({ name: 'tos_schedule_runs_total', help: 'Schedule runs ended in this process, by status (started, skipped, refused, failed).', labelNames: ['status'], registers });
     this.triggerEvents = new Counter({ name: 'tos_trigger_events_total', help: 'Trigger events, by source (inbound, internal) and status (started, filtered, refused, failed, duplicate).', labelNames: ['source', 'status'], registers });
+    this.workflowRuns = new Counter({ name: 'tos_workflow_runs_finished_total', help: 'Workflow runs this process ended, by status.', labelNames: ['status'], registers });
+    this.workflowRunSeconds = new Histogram({ name: 'tos_workflow_run_duration_seconds', help: 'Workflow run duration, start to end.', labelNames: ['status'], buckets: EXECUTION_BUCKETS, registers });
+    this.workflowSteps = new Counter({ name: 'tos_workflow_steps_started_total', help: 'Workflow step calls this process queued; retry "true" for a second or later attempt.', labelNames: ['retry'], registers });
     const waiting = new Gauge({ name: 'tos_queue_waiting_jobs', help: 'Async executions waiting for a worker.', labelNames: ['backend'], registers });
     new Gauge({
       name: 'tos_queue_oldest_job_age_seconds',
@@ -150,6 +158,15 @@ export class ServiceMetrics {
           this.webhookSubscriptionsDisabled.set(audit.disabledSubscriptions);
         },
       ],
+      [
+        workflowRunsEnded.name as string,
+        (m) => {
+          const { status, durationMs } = m as { status: string; durationMs: number };
+          this.workflowRuns.inc({ status });
+          this.workflowRunSeconds.observe({ status }, durationMs / 1000);
+        },
+      ],
+      [workflowStepsStarted.name as string, (m) => this.workflowSteps.inc({ retry: String((m as { attempt: number }).attempt > 1) })],
       [
         workerHeartbeats.name as string,
         (m) => {

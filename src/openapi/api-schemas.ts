@@ -117,6 +117,25 @@ const Webhook: SchemaObject = {
   },
 };
 
+/** docs/workflows.md */
+const WorkflowSummary: SchemaObject = {
+  type: 'object',
+  required: ['id', 'name', 'tool_id', 'version', 'publish', 'steps', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string', pattern: '^wf_' },
+    name: { type: 'string' },
+    tool_id: { type: 'string', description: '`workflow.<name>`: its tool id when published, and its runs’ tool_id.' },
+    version: { type: 'integer', minimum: 1 },
+    publish: { type: 'boolean' },
+    description: { type: 'string' },
+    steps: { type: 'integer', description: 'How many steps the document has.' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
+const WorkflowDocument: SchemaObject = { type: 'object', description: 'The document as stored, defaults filled in (docs/workflows.md#the-document).', additionalProperties: true };
+
 const WebhookDelivery: SchemaObject = {
   type: 'object',
   required: ['id', 'event', 'execution_id', 'status', 'created_at', 'next_attempt_at', 'delivered_at', 'last_error', 'attempts'],
@@ -292,6 +311,9 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
         properties: {
           tool_version: { type: 'string' },
           mode: { type: 'string', enum: ['sync', 'async'] },
+          kind: { type: 'string', enum: ['tool', 'workflow'], description: '`workflow`: a workflow run, whose steps are its child executions (docs/workflows.md).' },
+          parent_execution_id: { type: 'string', description: 'A workflow step: the run it belongs to.' },
+          step_key: { type: 'string', description: 'A workflow step: its step id, `[item]` of a for_each, `#attempt` of a retry.' },
           progress_message: { type: 'string' },
           input: { type: 'object' },
           result: { type: 'object' },
@@ -355,6 +377,26 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
     type: 'object',
     required: ['accepted', 'event_id', 'execution_id'],
     properties: { accepted: { type: 'boolean' }, event_id: { type: 'string' }, execution_id: nullable('string'), reason: { type: 'string' }, duplicate: { const: true } },
+  },
+  WorkflowSummary,
+  Workflow: { allOf: [ref('WorkflowSummary'), { type: 'object', required: ['document'], properties: { document: WorkflowDocument } }] },
+  WorkflowList: page('workflows', ref('WorkflowSummary')),
+  WorkflowVersion: {
+    type: 'object',
+    required: ['workflow_id', 'version', 'created_at', 'document'],
+    properties: { workflow_id: { type: 'string' }, version: { type: 'integer' }, created_at: timestamp, document: WorkflowDocument },
+  },
+  WorkflowRunAnswer: {
+    type: 'object',
+    required: ['status', 'execution_id'],
+    description: 'Ended (200, or the error’s status): `result` is the outputs, or `error` names the step. Still going (202): the run’s execution view and `status_url`.',
+    properties: {
+      status: { type: 'string', enum: ['running', 'input_required', 'success', 'error', 'cancelled'] },
+      execution_id: { type: 'string' },
+      result: { type: 'object', additionalProperties: true },
+      error: { type: 'object', additionalProperties: true },
+      status_url: { type: 'string' },
+    },
   },
   Usage: {
     type: 'object',
@@ -435,6 +477,15 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'GET /v1/triggers/{trigger_id}': ref('Trigger'),
   'GET /v1/triggers/{trigger_id}/events': ref('TriggerEventList'),
   'POST /v1/triggers/{trigger_id}/events': ref('TriggerEventAnswer'),
+  'POST /v1/workflows': ref('Workflow'),
+  'GET /v1/workflows': ref('WorkflowList'),
+  'GET /v1/workflows/{workflow_id}': ref('Workflow'),
+  'PUT /v1/workflows/{workflow_id}': ref('Workflow'),
+  'DELETE /v1/workflows/{workflow_id}': { type: 'object', required: ['status', 'workflow_id'], properties: { status: { const: 'deleted' }, workflow_id: { type: 'string' } } },
+  'GET /v1/workflows/{workflow_id}/versions': { type: 'object', required: ['versions'], properties: { versions: { type: 'array', items: ref('WorkflowVersion') } } },
+  'GET /v1/workflows/{workflow_id}/versions/{version}': ref('WorkflowVersion'),
+  'POST /v1/workflows/{workflow_id}/runs': ref('WorkflowRunAnswer'),
+  'GET /v1/workflows/{workflow_id}/runs': page('runs', ref('ExecutionSummary')),
   'DELETE /v1/tools/{tool_id}/cache': { type: 'object', required: ['tool_id', 'dropped'], properties: { tool_id: { type: 'string' }, dropped: { type: 'integer' } } },
   'GET /v1/usage': ref('Usage'),
   'POST /v1/console/links': ref('SignInLink'),

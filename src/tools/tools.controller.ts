@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Controller, Get, Header, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Header, Optional, Param, Query, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
@@ -14,6 +14,7 @@ import { EncodedJson } from '../common/encoded-json';
 import { ValidatedOnce } from '../common/query-validation';
 import type { RegisteredTool } from './tool-catalogue';
 import { ToolRegistry } from './tool-registry';
+import { AccountTools, type AccountTool } from './account-tools';
 
 /** Listings kept encoded (each up to ~130 KB with its compressed forms); searches are open-ended, so the least recently asked go. */
 const MAX_LISTINGS = 100;
@@ -52,14 +53,24 @@ export class ToolsController {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly config: AppConfig,
+    @Optional() private readonly accountTools?: AccountTools,
   ) {}
 
   @Get(['v1/tools', 'api/skill/tools'])
   @RequireScopes('tools:read')
   @RouteConfig({ compress: false }) // the listing carries its own compressed forms
-  list(@CurrentPrincipal() principal: Principal, @Query() query: ListToolsQuery, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: ListToolsQuery, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    const own = ((await this.accountTools?.of(principal)) ?? []).filter((tool) => matches(tool, query));
+    if (own.length > 0) return this.listingWith(own, query, principal.toolIds);
     reply.header('last-modified', this.registry.loadedAt);
     return this.listing(query, principal.toolIds).send(request, reply);
+  }
+
+  /** A listing with the account's own tools (published workflows) after the built-in ones: per account, so never kept. */
+  private listingWith(own: AccountTool[], query: ListToolsQuery, allowed: ReadonlySet<string> | null) {
+    const view = (tool: AccountTool) => (query.view === 'compact' ? tool.compact : tool.summary);
+    const tools = [...this.registry.list({ ...query, allowed }).map(LISTING_VIEWS[query.view]), ...own.map(view)];
+    return { tools: tools.slice(query.offset, query.offset + query.limit), total: tools.length, limit: query.limit, offset: query.offset };
   }
 
   private listing(query: ListToolsQuery, allowed: ReadonlySet<string> | null): EncodedJson {
@@ -83,7 +94,11 @@ export class ToolsController {
 
   @Get('v1/tools/:tool_id')
   @RequireScopes('tools:read')
-  get(@Param('tool_id') toolId: string, @Res({ passthrough: true }) reply: FastifyReply) {
+  async get(@CurrentPrincipal() principal: Principal, @Param('tool_id') toolId: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    if (!this.registry.has(toolId) && this.accountTools) {
+      const own = (await this.accountTools.of(principal)).find((tool) => tool.id === toolId);
+      if (own) return own.detail;
+    }
     reply.header('last-modified', this.registry.loadedAt);
     let snapshot = this.details.get(toolId);
     if (!snapshot) this.details.set(toolId, (snapshot = snapshotJson(this.registry.get(toolId).detail)));
@@ -97,4 +112,12 @@ export class ToolsController {
   docs(@Param('tool_id') toolId: string) {
     return toolDocumentation(this.registry.get(toolId).definition, this.config.publicUrl);
   }
+}
+
+/** An account's own tool in a listing's filters: they are all automation, ready, and searched by name and description. */
+function matches(tool: AccountTool, query: ListToolsQuery): boolean {
+  if (query.category !== undefined && query.category !== 'automation') return false;
+  if (query.status !== undefined && query.status !== 'ready') return false;
+  const search = query.search?.toLowerCase();
+  return search === undefined || `${tool.id} ${tool.name} ${tool.description}`.toLowerCase().includes(search);
 }

@@ -23,6 +23,7 @@ export interface DeliveryAttempt {
 @Entity('webhook_deliveries')
 @Index('idx_webhook_deliveries_due', ['status', 'next_attempt_at'])
 @Index('idx_webhook_deliveries_subscription', ['subscription_id', 'id'])
+@Index('idx_webhook_deliveries_pending_subscription', ['status', 'subscription_id', 'next_attempt_at'])
 export class WebhookDelivery {
   @PrimaryColumn('text', { primaryKeyConstraintName: 'pk_webhook_deliveries' })
   id: string;

@@ -1,10 +1,21 @@
+/**
+ * How deliveries are signed (docs/API.md#webhooks, "What is signed"). Pure and free of Nest: the
+ * service's sender and `tos listen` (src/cli/client/listen.ts) sign with this one code.
+ */
 import { createHmac, randomBytes } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';
+/** `whsec_` + base64 of at least 24 bytes (Standard Webhooks allows 24 to 64). */
+const SECRET_FORM = /^whsec_[A-Za-z0-9+/]{32,88}={0,2}$/;
 
 /** A new signing secret in the Standard Webhooks form: `whsec_` + base64 of 24 random bytes. */
 export function newWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(24).toString('base64');
+}
+
+/** Whether `text` is a secret in the form `newWebhookSecret` makes. */
+export function isWebhookSecret(text: string): boolean {
+  return SECRET_FORM.test(text);
 }
 
 /** The HMAC key a secret stands for: the bytes its base64 part decodes to. */

@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as path from 'node:path';
+import { freePort } from './free-port';
 
 const ENTRY = path.join(__dirname, 'worker-main.ts');
 
@@ -49,4 +50,28 @@ export async function killProcess(p: ServiceProcess | undefined): Promise<void> 
   if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
   p.child.kill('SIGKILL');
   await p.exited;
+}
+
+/** A JSON request with the service's key: its status and parsed body. */
+export type ServiceCall = (method: string, url: string, body?: unknown) => Promise<{ status: number; body: Record<string, any> }>;
+
+/**
+ * An embedded service process (`all`, PGlite) whose data and workspace live under `dir`, with the
+ * enterprise bootstrap key `apiKey`, on a free loopback port; `call` sends requests with that key.
+ */
+export async function startEmbeddedService(dir: string, apiKey: string, env: Record<string, string> = {}): Promise<{ service: ServiceProcess; call: ServiceCall }> {
+  const port = await freePort();
+  const service = await startServiceProcess('all', {
+    DATA_DIR: path.join(dir, 'data'),
+    WORKSPACE_ROOT: path.join(dir, 'workspace'),
+    BOOTSTRAP_API_KEY: apiKey,
+    BOOTSTRAP_TIER: 'enterprise',
+    PORT: String(port),
+    ...env,
+  });
+  const call: ServiceCall = async (method, url, body) => {
+    const res = await fetch(`http://127.0.0.1:${port}${url}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  return { service, call };
 }

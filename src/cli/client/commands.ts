@@ -158,13 +158,17 @@ export function registerClientCommands(program: Command): void {
       .command('listen')
       .description("forward the account's execution events (GET /v1/ws) to a local server, one POST each (like stripe listen)")
       .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://127.0.0.1:4000/webhooks')
-      .option('--events <names>', 'only these events, comma-separated (execution.completed, execution.failed, execution.cancelled, execution.input_required, execution.status, execution.progress)', (v) => new Set(v.split(',').map((s) => s.trim()).filter(Boolean))),
-    ['tos listen --forward-to http://127.0.0.1:4000/webhooks', 'tos listen --forward-to http://127.0.0.1:4000/webhooks --events execution.completed,execution.failed'],
-  ).action(async (o: { forwardTo: string; events?: Set<string> }) => {
+      .option('--events <names>', 'only these events, comma-separated (execution.completed, execution.failed, execution.cancelled, execution.input_required, execution.status, execution.progress)', (v) => new Set(v.split(',').map((s) => s.trim()).filter(Boolean)))
+      .option('--secret-file <path>', 'sign with the whsec_… secret in this file (or TOS_LISTEN_SECRET) instead of a new one each session'),
+    ['tos listen --forward-to http://127.0.0.1:4000/webhooks', 'tos listen --forward-to http://127.0.0.1:4000/webhooks --events execution.completed,execution.failed', 'tos listen --forward-to http://127.0.0.1:4000/webhooks --secret-file .tos-listen-secret'],
+  ).action(async (o: { forwardTo: string; events?: Set<string>; secretFile?: string }) => {
     try {
       // Loaded here, as `mcp stdio` is: other commands never load the WebSocket client.
-      const { listen, parseForwardUrl } = await import('./listen');
-      await listen(connectionFromEnv(), { forwardTo: parseForwardUrl(o.forwardTo), events: o.events ?? null });
+      const { listen, listenSecret, parseForwardUrl } = await import('./listen');
+      const forwardTo = parseForwardUrl(o.forwardTo);
+      const { secret, pinned } = listenSecret(o.secretFile);
+      process.stderr.write(`Your webhook signing secret is ${secret}${pinned ? '' : ' (new for this session; pin one with --secret-file or TOS_LISTEN_SECRET)'}\n`);
+      await listen(connectionFromEnv(), { forwardTo, events: o.events ?? null, secret });
     } catch (err) {
       if (!(err instanceof ClientError)) throw err;
       printClientError(err, false);

@@ -1,15 +1,21 @@
 /**
  * `tos listen --forward-to <url>`: the account's execution events from GET /v1/ws re-posted to a
- * local HTTP server, one POST per event (docs/cli.md#tos-listen), like `stripe listen`. A dropped
- * socket reconnects and resumes after the last event forwarded.
+ * local HTTP server, one POST per event (docs/cli.md#tos-listen), like `stripe listen`: signed
+ * with a session secret exactly as the service signs webhook deliveries. A dropped socket
+ * reconnects and resumes after the last event forwarded.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
+import { isWebhookSecret, newWebhookSecret, signDelivery } from '../../webhooks/webhook-signing';
 import { ClientError, Connection, EXIT } from './api-client';
 
 export interface ListenOptions {
   forwardTo: URL;
   /** Event names to forward; null = all. */
   events: ReadonlySet<string> | null;
+  /** The `whsec_…` secret the forwards are signed with. */
+  secret: string;
   out?: NodeJS.WritableStream;
 }
 
@@ -36,6 +42,37 @@ export function parseForwardUrl(text: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ClientError('INVALID_INPUT', '--forward-to must be an http:// or https:// URL', undefined, EXIT.usage);
   return url;
+}
+
+/**
+ * The session's signing secret: `--secret-file`, else TOS_LISTEN_SECRET, else a new one (printed
+ * at start), so a receiver can keep one secret across sessions by pinning it.
+ */
+export function listenSecret(secretFile: string | undefined, env: NodeJS.ProcessEnv = process.env): { secret: string; pinned: boolean } {
+  let text: string | undefined;
+  let from: string;
+  if (secretFile !== undefined) {
+    from = `--secret-file ${secretFile}`;
+    try {
+      text = readFileSync(secretFile, 'utf8').trim();
+    } catch (err) {
+      throw new ClientError('INVALID_INPUT', `${from}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'name a file holding one whsec_… secret', EXIT.usage);
+    }
+  } else {
+    from = 'TOS_LISTEN_SECRET';
+    text = env.TOS_LISTEN_SECRET || undefined;
+  }
+  if (text === undefined) return { secret: newWebhookSecret(), pinned: false };
+  if (!isWebhookSecret(text)) throw new ClientError('INVALID_INPUT', `${from}: not a webhook secret (whsec_ + base64 of 24 to 64 bytes)`, 'omit it and tos listen makes one, printed at start', EXIT.usage);
+  return { secret: text, pinned: true };
+}
+
+/**
+ * The webhook-id of an event: a digest of its name and data, so the same event replayed after a
+ * reconnect (it gets a new `seq` and `timestamp`) carries the same id and a receiver deduplicates it.
+ */
+export function forwardId(event: { event: string; data: unknown }): string {
+  return `msg_${createHash('sha256').update(`${event.event}\n${JSON.stringify(event.data)}`).digest('hex').slice(0, 32)}`;
 }
 
 /** Forwards until SIGINT/SIGTERM, or rejects when the service refuses the key. */
@@ -74,7 +111,7 @@ export function listen(connection: Connection, options: ListenOptions): Promise<
         } else if (message.type === 'event') {
           const event = message as unknown as LiveEventMessage;
           lastSeq = event.seq;
-          if (!options.events || options.events.has(event.event)) forwarding = forwarding.then(() => forward(event, options.forwardTo, out));
+          if (!options.events || options.events.has(event.event)) forwarding = forwarding.then(() => forward(event, options.forwardTo, options.secret, out));
         } else if (message.type === 'error') out.write(`tos listen: ${message.code}: ${message.message}\n`);
       });
       ws.on('error', () => undefined); // the close that follows says what to do
@@ -98,16 +135,16 @@ export function listen(connection: Connection, options: ListenOptions): Promise<
 }
 
 /**
- * One POST of `{ event, timestamp, data }` (the webhook payload of SPEC §6.3, unsigned: requests
- * are not signed yet) with the event's name in X-TOS-Event; the outcome is printed, never thrown.
+ * One POST of the webhook payload (SPEC §6.3) signed as a delivery is, with the event's name in
+ * X-TOS-Event; the outcome is printed, never thrown.
  */
-async function forward(event: LiveEventMessage, url: URL, out: NodeJS.WritableStream): Promise<void> {
-  const body = JSON.stringify({ event: event.event, timestamp: event.timestamp, data: event.data });
+async function forward(event: LiveEventMessage, url: URL, secret: string, out: NodeJS.WritableStream): Promise<void> {
+  const { body, headers } = signDelivery(forwardId(event), { event: event.event, timestamp: event.timestamp, data: event.data }, [secret], new Date());
   const started = Date.now();
   try {
     const response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-tos-event': event.event, 'x-tos-event-seq': String(event.seq), 'user-agent': 'tos-listen' },
+      headers: { ...headers, 'x-tos-event': event.event, 'x-tos-event-seq': String(event.seq), 'user-agent': 'tos-listen' },
       body,
       redirect: 'manual',
       signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),

@@ -28,6 +28,11 @@ export const KEY_VIEW: View = {
   fields: ['id', 'name', 'type', 'prefix', 'last4', 'scopes', 'tool_ids', 'require_signature', 'created_at', 'expires_at', 'revoked_at', 'last_used_at', 'replaces_key_id', 'key', 'signing_secret', 'old_key'],
 };
 
+export const WORKFLOW_VIEW: View = {
+  columns: [col('id', 'id'), col('name', 'name'), col('version', 'version'), col('steps', 'steps'), col('published', 'publish'), col('updated', 'updated_at')],
+  fields: ['id', 'name', 'tool_id', 'version', 'publish', 'description', 'steps', 'created_at', 'updated_at', 'document'],
+};
+
 export const SECRET_VIEW: View = {
   columns: [col('name', 'name'), col('created', 'created_at'), col('updated', 'updated_at')],
   fields: ['name', 'created_at', 'updated_at'],
@@ -36,6 +41,33 @@ export const SECRET_VIEW: View = {
 export const WORKSPACE_VIEW: View = {
   columns: [col('id', 'id'), col('format', 'format'), col('files', 'files'), col('bytes', 'bytes'), col('created', 'created_at'), col('expires', 'expires_at')],
   fields: ['id', 'format', 'files', 'bytes', 'archive_bytes', 'digest', 'created_at', 'expires_at'],
+};
+
+export const WEBHOOK_VIEW: View = {
+  columns: [
+    col('id', 'id'),
+    col('url', 'url', true),
+    col('events', 'events', true),
+    { header: 'enabled', value: (r) => (r.enabled ? 'yes' : `no: ${String(r.disabled_reason ?? 'paused')}`), flexible: true },
+    col('created', 'created_at'),
+  ],
+  fields: ['id', 'url', 'events', 'tool_ids', 'description', 'enabled', 'disabled_reason', 'previous_secret_expires_at', 'created_at', 'updated_at', 'secret'],
+};
+
+type Attempt = { status_code: number | null; latency_ms: number; error: string | null };
+const lastAttempt = (r: Row): Attempt | undefined => (r.attempts as Attempt[] | undefined)?.at(-1);
+
+export const DELIVERY_VIEW: View = {
+  columns: [
+    col('id', 'id'),
+    col('event', 'event'),
+    col('status', 'status'),
+    { header: 'attempts', value: (r) => (r.attempts as unknown[] | undefined)?.length ?? 0 },
+    { header: 'last answer', value: (r) => { const a = lastAttempt(r); return a ? (a.status_code ?? a.error) : null; }, flexible: true },
+    { header: 'latency ms', value: (r) => lastAttempt(r)?.latency_ms },
+    col('created', 'created_at'),
+  ],
+  fields: ['id', 'event', 'execution_id', 'status', 'created_at', 'next_attempt_at', 'delivered_at', 'last_error', 'attempts'],
 };
 
 export const ACCOUNT_VIEW: View = {

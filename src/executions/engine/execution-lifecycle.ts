@@ -1,10 +1,16 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppConfig } from '../../config/app-config';
+import { executionsSettled } from '../../common/probes';
+import { EXECUTION_EVENTS } from '../../webhooks/webhook-outbox';
+import type { ExecutionStatus } from './execution.entity';
 import { ExecutionEventBus } from './events/execution-events';
 import { ExecutionReconciler } from './execution-reconciler';
 import { ExecutionRunner } from './execution-runner';
 import { ExecutionQueue } from './queue/execution-queue';
+
+/** The statuses whose end writes webhook deliveries (src/webhooks/webhook-outbox.ts). */
+const ANNOUNCED: ReadonlySet<ExecutionStatus> = new Set(Object.keys(EXECUTION_EVENTS) as ExecutionStatus[]);
 
 /** After the grace period, how long aborted executions get to record their end. */
 const ABORT_SETTLE_MS = 5_000;
@@ -12,7 +18,8 @@ const ABORT_SETTLE_MS = 5_000;
 /**
  * What every process running executions does, whatever its role (an API process runs sync
  * calls): abort local executions when a cancel arrives from any process, beat on a shared queue
- * (so that a lost process's sync executions end at once), and drain gracefully on SIGTERM.
+ * (so that a lost process's sync executions end at once), tell the webhook dispatcher when an
+ * execution's end may have queued deliveries, and drain gracefully on SIGTERM.
  * Consuming the queue is the worker role's (QueueConsumer).
  */
 @Injectable()
@@ -30,7 +37,9 @@ export class ExecutionLifecycle implements OnApplicationBootstrap, BeforeApplica
 
   onApplicationBootstrap(): void {
     this.unsubscribe = this.events.subscribeAll((event) => {
-      if (event.type === 'status' && event.status === 'cancelled') this.runner.abort(event.execution_id);
+      if (event.type !== 'status') return;
+      if (event.status === 'cancelled') this.runner.abort(event.execution_id);
+      if (executionsSettled.hasSubscribers && ANNOUNCED.has(event.status)) executionsSettled.publish({});
     });
     // An in-process queue has no other process to beat for.
     if (this.config.REDIS_URL) this.reconciler.start(false);

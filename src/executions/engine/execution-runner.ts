@@ -15,7 +15,7 @@ import { AppConfig } from '../../config/app-config';
 import { EgressPool, egressSettingsOf, type EgressSettings } from '../../tools/egress/egress';
 import { SecretsService } from '../../secrets/secrets.service';
 import { createToolContext, type ToolContextParts } from '../../tools/context/tool-context';
-import { ExecutionEventBus } from './events/execution-events';
+import { ExecutionEventBus, statusEvent } from './events/execution-events';
 import { Execution } from './execution.entity';
 import { ExecutionsStore, TerminalFields, terminalColumns } from './executions.store';
 import { ProgressThrottle } from './progress-throttle';
@@ -67,6 +67,8 @@ export interface RunRequest {
   asking?: Asking;
   /** An async call whose caller cannot be asked (an MCP 2025-11-25 task, which has no way to carry questions). */
   unaskable?: boolean;
+  /** A workflow step: the run it belongs to and its key there. */
+  parent?: { executionId: string; stepKey: string };
   /** What started an async call other than its caller: a schedule's tick or a trigger's event (src/orchestration). */
   origin?: ExecutionOrigin;
 }
@@ -258,6 +260,17 @@ export class ExecutionRunner implements OnModuleInit {
   }
 
   /**
+   * Records a call refused before it could be queued (admission, input) as an execution already
+   * ended in `error`: a workflow step's refusal is kept like any outcome of the step.
+   */
+  async recordRefusal(request: RunRequest, error: ErrorBody): Promise<Execution> {
+    const execution = Object.assign(this.newExecution(request, 'async'), terminalColumns(terminal('error', null, error), null), { waiting_since: null });
+    await this.store.insert(execution);
+    this.publishStatus(execution);
+    return execution;
+  }
+
+  /**
    * Worker side of `submit`: runs a queued job unless it was cancelled meanwhile. The tool starts
    * only once its `running` write is confirmed, and nothing after that throws: a handler that
    * throws has not started its tool, and the queue tries it again. The write claims the row for
@@ -441,6 +454,9 @@ export class ExecutionRunner implements OnModuleInit {
       unaskable: request.unaskable ?? null,
       schedule_id: request.origin?.scheduleId ?? null,
       trigger_id: request.origin?.triggerId ?? null,
+      kind: 'tool',
+      parent_execution_id: request.parent?.executionId ?? null,
+      step_key: request.parent?.stepKey ?? null,
     });
   }
 
@@ -455,7 +471,7 @@ export class ExecutionRunner implements OnModuleInit {
   }
 
   private publishStatus(execution: Execution): void {
-    this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
+    this.events.publish(statusEvent(execution));
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import type { ErrorBody } from '../../common/errors';
-import { ExecutionEventBus } from './events/execution-events';
+import { ExecutionEventBus, statusEvent } from './events/execution-events';
 import { ExecutionsStore, type OverdueReason } from './executions.store';
 import { outcomeUnknown, reportAbandoned } from './abandoned';
 
@@ -62,7 +62,7 @@ export class ExecutionSweeper implements OnApplicationBootstrap, OnModuleDestroy
       let count = 0;
       for (const [reason, executions] of Object.entries(ended) as Array<[OverdueReason, typeof ended.running]>) {
         for (const execution of executions) {
-          this.events.publish({ type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress });
+          this.events.publish(statusEvent(execution));
           reportAbandoned(this.logger, execution.id, 'sweeper', `overdue_${reason}`);
           count++;
         }

@@ -7,6 +7,7 @@ import type { Sealed } from '../../secrets/secret-cipher';
 /** `input_required`: the tool stopped to ask its caller (an async call); an answer queues it again. */
 export const EXECUTION_STATUSES = ['queued', 'running', 'input_required', 'success', 'error', 'cancelled'] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+export type ExecutionKind = 'tool' | 'workflow';
 export type TerminalStatus = 'success' | 'error' | 'cancelled';
 export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set<TerminalStatus>(['success', 'error', 'cancelled']);
 
@@ -17,6 +18,7 @@ export const TERMINAL_STATUSES: ReadonlySet<ExecutionStatus> = new Set<TerminalS
 // The sweeper looks for the few active rows among many finished ones.
 @Index('idx_executions_status', ['status'])
 @Index('idx_executions_created_at', ['created_at'])
+@Index('idx_executions_parent_step', ['parent_execution_id', 'step_key'], { unique: true })
 export class Execution {
   /** `exec_` + 24 base62, time-ordered: listing newest first is ordering by id. */
   @PrimaryColumn('text', { primaryKeyConstraintName: 'pk_executions' })
@@ -113,4 +115,16 @@ export class Execution {
   /** The trigger whose event started it (docs/orchestration.md). */
   @Column('text', { nullable: true })
   trigger_id: string | null;
+
+  /** `tool`: one tool call; `workflow`: a run of a workflow, whose steps are its child executions (docs/workflows.md). */
+  @Column('text', { default: 'tool' })
+  kind: ExecutionKind;
+
+  /** A workflow step: the run it belongs to. */
+  @Column('text', { nullable: true })
+  parent_execution_id: string | null;
+
+  /** A workflow step: its step id (`scan`, or `scan[2]` for a for_each item); unique within its run, so a step is started once. */
+  @Column('text', { nullable: true })
+  step_key: string | null;
 }

@@ -6,7 +6,7 @@ import { retentionDaysSql } from '../../identity/tiers';
 import type { InputRequest } from '../../tools/sdk';
 import { outboxInsert, triggerEventsInsert } from '../../webhooks/webhook-outbox';
 import { Execution, ExecutionStatus, type TerminalStatus } from './execution.entity';
-import { GroupCommit } from './group-commit';
+import { GroupCommit } from '../../common/group-commit';
 
 /** What may still end (a cancel too): what runs, waits for a worker, or waits for its caller. */
 const ACTIVE: ExecutionStatus[] = ['queued', 'running', 'input_required'];
@@ -97,6 +97,20 @@ export class ExecutionsStore {
       [id, JSON.stringify(requests), now.toISOString()],
     )) as Execution[];
     return row ? this.executions.create(row) : null;
+  }
+
+  /** input_required → running: a workflow run whose step got its answers; null when it no longer waits. */
+  async resumeWaiting(id: string): Promise<Execution | null> {
+    const [row] = (await this.executions.query(
+      `UPDATE executions SET status = 'running', input_requests = NULL, waiting_since = NULL WHERE id = $1 AND status = 'input_required' RETURNING *`,
+      [id],
+    )) as [Execution[], number];
+    return row[0] ? this.executions.create(row[0]) : null;
+  }
+
+  /** A workflow run's steps: its child executions, oldest first. */
+  children(parentId: string): Promise<Execution[]> {
+    return this.executions.find({ where: { parent_execution_id: parentId }, order: { id: 'ASC' } });
   }
 
   /**

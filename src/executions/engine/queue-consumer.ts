@@ -38,7 +38,8 @@ export class QueueConsumer implements OnApplicationBootstrap {
    * (its sealed credentials included), except one whose credentials cannot be opened.
    */
   private async recoverEmbedded(): Promise<void> {
-    const running = (await this.store.active()).filter((execution) => execution.status === 'running');
+    // A workflow run is not a tool call: its engine resumes it from its steps (docs/workflows.md#durability).
+    const running = (await this.store.active()).filter((execution) => execution.status === 'running' && execution.kind !== 'workflow');
     for (const execution of running) {
       const ended = await this.store.finish(execution.id, terminal('error', null, RESTART_ERROR), execution.started_at);
       if (ended.error?.message === RESTART_ERROR.message) reportAbandoned(this.logger, execution.id, 'restart', 'interrupted');

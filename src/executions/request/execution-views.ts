@@ -28,6 +28,8 @@ export function executionView(e: Execution) {
     ...executionSummary(e),
     tool_version: e.tool_version,
     mode: e.mode,
+    kind: e.kind,
+    ...(e.parent_execution_id && { parent_execution_id: e.parent_execution_id, step_key: e.step_key }),
     ...(e.progress_message && { progress_message: e.progress_message }),
     input: e.input,
     ...(e.result && { result: e.result }),

@@ -16,8 +16,8 @@ export class ListExecutionsQuery extends PageQuery {
   @IsOptional() @IsIn(EXECUTION_STATUSES)
   status?: ExecutionStatus;
 
-  @ApiPropertyOptional({ pattern: '^[a-z0-9-]{1,64}$' })
-  @IsOptional() @IsString() @Matches(/^[a-z0-9-]{1,64}$/, { message: 'tool_id must be a tool id' })
+  @ApiPropertyOptional({ pattern: '^(workflow\\.)?[a-z0-9-]{1,64}$', description: 'A tool id, or `workflow.<name>` for the runs of a workflow.' })
+  @IsOptional() @IsString() @Matches(/^(workflow\.)?[a-z0-9-]{1,64}$/, { message: 'tool_id must be a tool id' })
   tool_id?: string;
 
   /** Cursor paging (docs/API.md#paging): empty starts the walk. */

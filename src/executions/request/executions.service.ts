@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppException } from '../../common/errors';
 import { Execution, TERMINAL_STATUSES } from '../engine/execution.entity';
 import { ExecutionRunner } from '../engine/execution-runner';
+import { ExecutionEventBus, statusEvent } from '../engine/events/execution-events';
 import { ExecutionReader, ExecutionsStore, ListFilter } from '../engine/executions.store';
 import { pendingInputRequests } from './execution-views';
 import { answersOf } from './input-rounds';
@@ -12,6 +13,7 @@ export class ExecutionsService {
   constructor(
     private readonly store: ExecutionsStore,
     private readonly runner: ExecutionRunner,
+    private readonly events: ExecutionEventBus,
   ) {}
 
   get(reader: ExecutionReader, id: string): Promise<Execution> {
@@ -41,7 +43,16 @@ export class ExecutionsService {
     if (Object.keys(accepted).length === 0) {
       throw AppException.invalidRequest('input_responses answers none of the questions the execution waits on', { parameter: 'input_responses', expected: Object.keys(pending) });
     }
-    return this.runner.answer(current, accepted);
+    if (current.kind !== 'workflow') return this.runner.answer(current, accepted);
+    // A run waits on one of its steps (docs/workflows.md#asking-for-input): the answers are that step's.
+    const step = (await this.store.children(id)).find((child) => child.status === 'input_required');
+    if (!step) throw new AppException('CONFLICT', `Execution ${id} is not waiting for input`);
+    const answered = await this.runner.answer(step, accepted);
+    if (answered.status !== 'queued') return this.store.get(reader, id);
+    // The step runs again: so does the run (its engine asks again if another step still waits).
+    const resumed = await this.store.resumeWaiting(id);
+    if (resumed) this.events.publish(statusEvent(resumed));
+    return resumed ?? this.store.get(reader, id);
   }
 
   /** docs/API.md#execution-lifecycle: active → cancelled; cancelled again → the same answer; otherwise finished → 409. */
@@ -52,9 +63,18 @@ export class ExecutionsService {
       throw new AppException('CONFLICT', `Execution ${id} already finished with status '${current.status}'`);
     }
     const after = await this.runner.cancel(current);
+    // A run's steps end with it; a step started meanwhile is cancelled by the run's engine (docs/workflows.md#cancelling).
+    if (after.status === 'cancelled' && current.kind === 'workflow') await this.cancelSteps(id);
     if (after.status !== 'cancelled') {
       throw new AppException('CONFLICT', `Execution ${id} already finished with status '${after.status}'`);
     }
     return after;
+  }
+
+  /** Cancels a workflow run's steps still active; answers how many. */
+  async cancelSteps(runId: string): Promise<number> {
+    const active = (await this.store.children(runId)).filter((child) => !TERMINAL_STATUSES.has(child.status));
+    const ended = await Promise.all(active.map((child) => this.runner.cancel(child)));
+    return ended.filter((child) => child.status === 'cancelled').length;
   }
 }

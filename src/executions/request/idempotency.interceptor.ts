@@ -28,7 +28,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw AppException.invalidRequest('X-Idempotency-Key must be 1..255 visible ASCII characters', { parameter: 'X-Idempotency-Key' });
     }
     const query = request.query as InvokeQuery;
-    const scope = { keyId: request.principal!.keyId, toolId: (request.params as { tool_id: string }).tool_id, idempotencyKey };
+    // A workflow run request is keyed like an invoke of its workflow (docs/workflows.md#runs).
+    const params = request.params as { tool_id?: string; workflow_id?: string };
+    const scope = { keyId: request.principal!.keyId, toolId: params.tool_id ?? `workflow:${params.workflow_id}`, idempotencyKey };
     const claim = await this.idempotency.claim(scope, IdempotencyService.requestHash({ body: request.body, async: query.async, timeout: query.timeout }));
     if (claim.replay) {
       reply.status(claim.status).header('idempotent-replayed', 'true');

@@ -1,8 +1,9 @@
-import { Body, Controller, Headers, HttpCode, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Headers, HttpCode, Optional, Param, Post, Query, Req, Res, UseInterceptors } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators';
 import type { Principal } from '../../identity/principal';
 import { ToolCatalogue } from '../../tools/tool-catalogue';
+import { AccountTools } from '../../tools/account-tools';
 import { callerGone } from '../../common/caller-gone';
 import { countedIn } from '../../common/rate-limit-headers';
 import type { ToolWindow } from '../../limits/admission-gate';
@@ -18,6 +19,7 @@ export class InvokeController {
   constructor(
     private readonly registry: ToolCatalogue,
     private readonly invocations: InvocationService,
+    @Optional() private readonly accountTools?: AccountTools,
   ) {}
 
   @Post(['v1/tools/:tool_id/invoke', 'api/skill/tools/:tool_id/invoke'])
@@ -33,6 +35,15 @@ export class InvokeController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<InvokeAnswer> {
+    if (!this.registry.has(toolId) && this.accountTools) {
+      // The account's own tool (a published workflow, docs/workflows.md#publishing): a run of it.
+      const own = await this.accountTools.invoke(principal, toolId, body, query, request.id);
+      if (own) {
+        reply.status(own.status);
+        if (own.status === 202) reply.header('location', own.body.status_url as string);
+        return new InvokeAnswer(own.body);
+      }
+    }
     const tool = this.registry.get(toolId);
     const { input, options, answering } = parseInvokeRequest(toolId, body, query, cacheControl);
     const validated = tool.validateInput(input);

@@ -1,9 +1,22 @@
-import type { ExecutionStatus } from '../execution.entity';
+import type { Execution, ExecutionStatus } from '../execution.entity';
 
 /** What happens to an execution; a `status` event of `cancelled` also tells its worker to abort it. */
 export type ExecutionEvent =
-  | { type: 'status'; execution_id: string; status: ExecutionStatus; progress: number }
+  | {
+      type: 'status';
+      execution_id: string;
+      status: ExecutionStatus;
+      progress: number;
+      /** The workflow run it belongs to (a step's run, or the run itself): the run's engine follows it (docs/workflows.md#how-a-run-advances). */
+      run_id?: string;
+    }
   | { type: 'progress'; execution_id: string; progress: number; message: string | null };
+
+/** The `status` event of a row as it now stands. */
+export function statusEvent(execution: Pick<Execution, 'id' | 'status' | 'progress' | 'kind' | 'parent_execution_id'>): ExecutionEvent {
+  const runId = execution.kind === 'workflow' ? execution.id : execution.parent_execution_id;
+  return { type: 'status', execution_id: execution.id, status: execution.status, progress: execution.progress, ...(runId && { run_id: runId }) };
+}
 
 export type ExecutionEventListener = (event: ExecutionEvent) => void;
 
