@@ -23,9 +23,9 @@ export function buildProgram(): Command {
   const keys = registerOperatorCommands(program);
   registerClientCommands(program);
   registerClientKeyCommands(keys);
-  registerOrchestrationCommands(program);
   registerWebhookCommands(program);
   registerWorkflowCommands(program);
+  registerOrchestrationCommands(program);
   registerAdvisoryCommands(program);
   registerCompletion(program);
   return program;
