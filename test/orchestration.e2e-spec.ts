@@ -96,7 +96,7 @@ describeEachEngine('orchestration', (mode) => {
       expect(res.statusCode).toBe(400);
       expect(res.json().error.code).toBe('INVALID_REQUEST');
       if (parameter) expect(res.json().error.details).toMatchObject({ parameter });
-      if (parameter === 'target.workflow') expect(res.json().error.message).toBe('workflows are not available');
+      if (parameter === 'target.workflow') expect(res.json().error.message).toBe('Unknown workflow: nightly');
     });
 
     it("refuses inputs the tool would refuse, an interval under the tier's minimum, and a schedule over the tier's cap", async () => {

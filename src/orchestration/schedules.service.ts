@@ -35,10 +35,10 @@ export class SchedulesService {
   ) {}
 
   async create(principal: Principal, fields: ScheduleFields, now = new Date()): Promise<ScheduleView> {
-    const { target, inputs } = parseTarget(fields.target);
+    const { target: named, inputs } = parseTarget(fields.target);
     const timezone = fields.timezone ?? 'UTC';
     const cron = this.checkedCron(principal, fields.cron, timezone, now);
-    await this.launcher.check(principal, target, inputs, 'target');
+    const target = await this.launcher.check(principal, named, inputs, 'target');
     const paused = fields.paused ?? false;
     const row = this.schedules.create({
       id: `sch_${randomBase62(20)}`,

@@ -1,14 +1,15 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppException } from '../common/errors';
 import type { ExecutionOrigin } from '../executions/engine/execution-runner';
 import { InvocationService } from '../executions/request/invocation.service';
 import { canUseTool, type Principal } from '../identity/principal';
 import { ToolCatalogue } from '../tools/tool-catalogue';
+import { WorkflowTargets } from './workflow-targets';
 
 export const TARGET_KINDS = ['tool', 'workflow'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
-/** What a schedule or a trigger starts: a tool or a workflow, by id. */
+/** What a schedule or a trigger starts: a tool or a workflow, by id (a workflow named by name at creation is kept as its id). */
 export interface Target {
   kind: TargetKind;
   id: string;
@@ -23,50 +24,41 @@ export interface Launch {
 }
 
 /**
- * The workflows module's side of a launch (src/orchestration is built before it, docs/orchestration.md):
- * `check` refuses (throws an AppException) a workflow the principal cannot run or inputs it would
- * refuse; `launch` starts a run whose execution has `origin.executionId` and the origin's columns,
- * admitted as a run started through the API is.
- */
-export interface WorkflowLauncher {
-  check(principal: Principal, workflowId: string, inputs: Record<string, unknown> | null): Promise<void>;
-  launch(launch: Launch): Promise<void>;
-}
-
-/** The injection token under which the workflows module provides its WorkflowLauncher. */
-export const WORKFLOW_LAUNCHER = Symbol('WORKFLOW_LAUNCHER');
-
-/**
  * Starts the target of a schedule's tick or a trigger's event. A tool target is an async call
  * through InvocationService.submit, so admission (scopes, the key's tools, the tool window, the
- * monthly quota) applies exactly as to an invoke; a workflow target goes to the WorkflowLauncher.
+ * monthly quota) applies exactly as to an invoke; a workflow target is a run (WorkflowTargets).
  */
 @Injectable()
 export class TargetLauncher {
   constructor(
     private readonly catalogue: ToolCatalogue,
     private readonly invocations: InvocationService,
-    @Optional() @Inject(WORKFLOW_LAUNCHER) private readonly workflows?: WorkflowLauncher,
+    private readonly workflows: WorkflowTargets,
   ) {}
 
   /**
    * At creation: the target exists and the key may start it; `inputs`, when they are the whole
    * input (no mapping adds to them), are valid for it. `parameter` names the request member at fault.
+   * Answers the target as it is kept.
    */
-  async check(principal: Principal, target: Target, inputs: Record<string, unknown> | null, parameter: string): Promise<void> {
+  async check(principal: Principal, target: Target, inputs: Record<string, unknown> | null, parameter: string): Promise<Target> {
     if (target.kind === 'workflow') {
-      await this.workflowLauncher().check(principal, target.id, inputs);
-      return;
+      this.mayInvoke(principal);
+      return { kind: 'workflow', id: await this.workflows.resolve(principal, target.id, inputs, `${parameter}.workflow`) };
     }
     this.permitted(principal, target.id);
     if (!this.catalogue.has(target.id)) throw AppException.invalidRequest(`Unknown tool: ${target.id}`, { parameter: `${parameter}.tool` });
     if (inputs !== null) this.catalogue.get(target.id).validateInput(structuredClone(inputs));
+    return target;
   }
 
   /** Starts it; throws an AppException when admission or validation refuses. */
   async launch(launch: Launch): Promise<void> {
     const { principal, target, inputs, origin } = launch;
-    if (target.kind === 'workflow') return this.workflowLauncher().launch(launch);
+    if (target.kind === 'workflow') {
+      this.mayInvoke(principal);
+      return this.workflows.launch(launch);
+    }
     this.permitted(principal, target.id);
     if (!this.catalogue.has(target.id)) throw AppException.notFound('Tool', target.id);
     const tool = this.catalogue.get(target.id);
@@ -75,12 +67,11 @@ export class TargetLauncher {
   }
 
   private permitted(principal: Principal, toolId: string): void {
-    if (!principal.scopes.has('tools:invoke')) throw new AppException('FORBIDDEN', 'The key lacks the tools:invoke scope', { details: { required_scope: 'tools:invoke' } });
+    this.mayInvoke(principal);
     if (!canUseTool(principal, toolId)) throw new AppException('FORBIDDEN', `The key may not use the tool ${toolId}`, { details: { tool_id: toolId } });
   }
 
-  private workflowLauncher(): WorkflowLauncher {
-    if (!this.workflows) throw AppException.invalidRequest('workflows are not available', { parameter: 'target.workflow' });
-    return this.workflows;
+  private mayInvoke(principal: Principal): void {
+    if (!principal.scopes.has('tools:invoke')) throw new AppException('FORBIDDEN', 'The key lacks the tools:invoke scope', { details: { required_scope: 'tools:invoke' } });
   }
 }

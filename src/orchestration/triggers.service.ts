@@ -63,7 +63,7 @@ export class TriggersService {
 
   /** The trigger and, for an inbound one, its secret, which no later answer shows again. */
   async create(principal: Principal, fields: TriggerFields, now = new Date()): Promise<TriggerView & { secret?: string }> {
-    const { target, inputs } = parseTarget(fields.target);
+    const { target: named, inputs } = parseTarget(fields.target);
     if ((fields.verification === undefined) === (fields.source === undefined)) {
       throw AppException.invalidRequest('A trigger has exactly one of verification (an inbound URL) and source (this service’s own events)', { parameter: 'verification' });
     }
@@ -76,7 +76,7 @@ export class TriggersService {
     }
     if (fields.source) checkSource(fields.source);
     // With a mapping the whole input is known only per event: its literal part is checked then.
-    await this.launcher.check(principal, target, fields.inputs ? null : inputs, 'target');
+    const target = await this.launcher.check(principal, named, fields.inputs ? null : inputs, 'target');
     const id = `trg_${randomBase62(20)}`;
     const secret = fields.verification && this.checkedSecret(fields.verification);
     const sealed = secret === undefined ? null : this.secrets.sealCredential(principal.accountId, sealedName(id), secret);
