@@ -4,7 +4,7 @@
  * no waiting: exactly one run per tick under concurrent claims (and, on PostgreSQL, from two
  * processes), catch_up after downtime, overlap skip, a revoked key pausing its schedule; inbound
  * events verified (GitHub, GitLab, Standard Webhooks, bearer), filtered, mapped and deduplicated;
- * an internal trigger on execution.failed. Everything stays on this process (inject) or 127.0.0.1.
+ * an internal trigger on execution.failed; workflow targets (by name or id) started as runs. Everything stays on this process (inject) or 127.0.0.1.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
@@ -313,6 +313,80 @@ describeEachEngine('orchestration', (mode) => {
         });
       });
     }
+  });
+
+  describe('workflow targets', () => {
+    const SLEEPY = {
+      name: 'sleepy-sum',
+      inputs: { a: { type: 'integer', required: true }, ms: { type: 'integer', default: 0 } },
+      steps: [
+        { id: 'nap', tool: 'test-sleep', inputs: { ms: '${{ inputs.ms }}' } },
+        { id: 'sum', tool: 'json-transform', needs: ['nap'], inputs: { expression: 'a + 1', data: { a: '${{ inputs.a }}' } } },
+      ],
+      outputs: { total: '${{ steps.sum.result.result }}' },
+    };
+    const saveWorkflow = (owner: TestAccount, document: object = SLEEPY) => post(owner, '/v1/workflows', document);
+    const stepsOf = async (runId: string) => (await db().query(`SELECT step_key, status FROM executions WHERE parent_execution_id = $1 ORDER BY step_key`, [runId])) as Array<{ step_key: string; status: string }>;
+    const ended = (owner: TestAccount, id: string) =>
+      until(`run ${id} ended`, async () => {
+        const current = await get(owner, `/v1/executions/${id}`);
+        return ['success', 'error', 'cancelled'].includes(current.status) ? current : undefined;
+      });
+
+    it('a schedule names a workflow by name, keeps its id, and each tick is a workflow run with schedule_id; overlap skip counts the run', async () => {
+      const owner = await account();
+      const workflow = await saveWorkflow(owner);
+      const created = await post(owner, '/v1/schedules', { target: { workflow: 'sleepy-sum', inputs: { a: 41, ms: 3_000 } }, cron: '* * * * *', overlap: 'skip' });
+      expect(created.target).toEqual({ workflow: workflow.id, inputs: { a: 41, ms: 3_000 } });
+      const due = await nextRunAt(created.id);
+      await loop().pass(new Date(due.getTime() + 100));
+      const [first] = (await runsOf(owner, created.id)).runs;
+      expect(first).toMatchObject({ status: 'started', execution_id: expect.stringMatching(/^exec_/) });
+      expect(await get(owner, `/v1/executions/${first.execution_id}`)).toMatchObject({ kind: 'workflow', tool_id: 'workflow.sleepy-sum', schedule_id: created.id });
+
+      await loop().pass(new Date(due.getTime() + MINUTE + 100));
+      expect((await runsOf(owner, created.id)).runs[0]).toMatchObject({ status: 'skipped', execution_id: null, reason: `Skipped (overlap: skip): the previous run's execution ${first.execution_id} was still active` });
+
+      expect(await ended(owner, first.execution_id)).toMatchObject({ status: 'success', result: { total: 42 } });
+      expect(await stepsOf(first.execution_id)).toEqual([{ step_key: 'nap', status: 'success' }, { step_key: 'sum', status: 'success' }]);
+      // The steps are the run's, not the schedule's: one execution carries its schedule_id.
+      expect(await executionsOf('schedule_id', created.id)).toEqual([{ id: first.execution_id, status: 'success' }]);
+    });
+
+    it("refuses another account's workflow, inputs the workflow would refuse, and a key without tools:invoke", async () => {
+      const owner = await account();
+      const workflow = await saveWorkflow(owner);
+      const stranger = await account();
+      const refused = async (who: TestAccount, target: object) => {
+        const res = await suite.t.request({ method: 'POST', url: '/v1/schedules', key: who.key, payload: { target, cron: '0 * * * *' } });
+        return [res.statusCode, res.json().error?.details?.parameter ?? res.json().error?.code];
+      };
+      expect(await refused(stranger, { workflow: workflow.id, inputs: { a: 1 } })).toEqual([400, 'target.workflow']);
+      expect(await refused(stranger, { workflow: 'sleepy-sum', inputs: { a: 1 } })).toEqual([400, 'target.workflow']);
+      expect((await refused(owner, { workflow: workflow.id, inputs: { a: 'one' } }))[0]).toBe(400);
+      const readOnly = await suite.t.createKey(owner.id, { name: 'no-invoke', type: 'service', scopes: ['orchestration:manage', 'tools:read'] });
+      expect(await refused({ id: owner.id, key: readOnly }, { workflow: workflow.id, inputs: { a: 1 } })).toEqual([403, 'FORBIDDEN']);
+      expect((await get(stranger, '/v1/schedules')).total).toBe(0);
+    });
+
+    it('a verified trigger starts a workflow run with its mapped inputs, as an execution with trigger_id; a run whose workflow was deleted fails and is logged', async () => {
+      const owner = await account();
+      const workflow = await saveWorkflow(owner);
+      const trigger = await post(owner, '/v1/triggers', { target: { workflow: workflow.id, inputs: {} }, verification: { type: 'bearer' }, inputs: { a: 'payload.n' } });
+      const bearer = { 'content-type': 'application/json', authorization: `Bearer ${trigger.secret}` };
+      const accepted = await suite.t.request({ method: 'POST', url: `/v1/triggers/${trigger.id}/events`, payload: JSON.stringify({ n: 9 }), headers: bearer });
+      expect([accepted.statusCode, accepted.json().accepted]).toEqual([202, true]);
+      const run = await ended(owner, accepted.json().execution_id);
+      expect(run).toMatchObject({ status: 'success', kind: 'workflow', trigger_id: trigger.id, result: { total: 10 } });
+      expect((await stepsOf(run.id)).map((step) => step.status)).toEqual(['success', 'success']);
+
+      const badInput = await suite.t.request({ method: 'POST', url: `/v1/triggers/${trigger.id}/events`, payload: JSON.stringify({ n: 'nine' }), headers: bearer });
+      expect(badInput.json()).toMatchObject({ accepted: false, execution_id: null });
+      expect((await suite.t.request({ method: 'DELETE', url: `/v1/workflows/${workflow.id}`, key: owner.key })).statusCode).toBe(200);
+      const gone = await suite.t.request({ method: 'POST', url: `/v1/triggers/${trigger.id}/events`, payload: JSON.stringify({ n: 1 }), headers: bearer });
+      expect(gone.json()).toMatchObject({ accepted: false, execution_id: null, reason: expect.stringContaining('NOT_FOUND') });
+      expect((await executionsOf('trigger_id', trigger.id)).map((e) => e.id)).toEqual([run.id]);
+    });
   });
 
   describe('triggers', () => {
