@@ -9,7 +9,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { DataSource } from 'typeorm';
@@ -20,52 +20,8 @@ import { describeEachEngine } from './support/engines';
 import { EXAMPLE_TOKEN, startForge, stopForge, type StartedForge } from './support/forge';
 import { until } from './support/poll';
 
-/** The workflow of the example, as README shows it. */
-const PUSH_SCAN = {
-  name: 'push-scan',
-  description: 'Scan a pushed commit for leaked secrets and insecure code; report findings on its pull request and in chat',
-  publish: true,
-  inputs: {
-    workspace: { type: 'string', required: true },
-    commit: { type: 'string', required: true },
-    owner: { type: 'string', required: true },
-    repo: { type: 'string', required: true },
-    pull_number: { type: 'integer', required: true },
-  },
-  steps: [
-    { id: 'secrets', tool: 'secret-scan', inputs: { workspace: '${{ inputs.workspace }}', ref: '${{ inputs.commit }}', path: '.' } },
-    { id: 'sast', tool: 'sast-scan', inputs: { workspace: '${{ inputs.workspace }}', ref: '${{ inputs.commit }}' } },
-    {
-      id: 'comment',
-      tool: 'vcs-comment-pr',
-      needs: ['secrets', 'sast'],
-      if: '${{ steps.secrets.result.count + $count(steps.sast.result.findings) > 0 }}',
-      inputs: {
-        owner: '${{ inputs.owner }}',
-        repo: '${{ inputs.repo }}',
-        pull_number: '${{ inputs.pull_number }}',
-        marker: 'push-scan',
-        body: '${{ "Scan of " & inputs.commit & ": " & steps.secrets.result.count & " leaked secret(s), " & $count(steps.sast.result.findings) & " SAST finding(s)" }}',
-      },
-    },
-    {
-      id: 'notify',
-      tool: 'chat-notify',
-      needs: ['secrets', 'sast'],
-      if: '${{ steps.secrets.result.count + $count(steps.sast.result.findings) > 0 }}',
-      inputs: {
-        provider: 'slack_webhook',
-        webhook_secret: 'SECURITY_CHAT_WEBHOOK',
-        text: '${{ inputs.owner & "/" & inputs.repo & " " & inputs.commit & ": findings, see pull request #" & inputs.pull_number }}',
-      },
-    },
-  ],
-  outputs: {
-    secrets: '${{ steps.secrets.result.count }}',
-    sast: '${{ $count(steps.sast.result.findings) }}',
-    reported: '${{ steps.comment.status = "success" and steps.notify.status = "success" }}',
-  },
-};
+/** The workflow of the example, read from README's `push-scan.yaml`, so the README shows what runs here. */
+const PUSH_SCAN_YAML = /^cat > push-scan\.yaml <<'YAML'\n([\s\S]*?)^YAML$/m.exec(readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8'))![1];
 
 const LEAKY_TOKEN = `ghp_${randomBytes(18).toString('hex')}`;
 
@@ -126,7 +82,7 @@ describeEachEngine('push-scan example', (mode) => {
     const uploaded = await suite.t.request({ method: 'POST', url: '/v1/workspaces', key: owner.key, headers: { 'content-type': 'application/gzip' }, payload: repo.archive });
     expect(uploaded.statusCode).toBe(201);
     workspace = uploaded.json().id;
-    const saved = await suite.t.request({ method: 'POST', url: '/v1/workflows', key: owner.key, payload: PUSH_SCAN });
+    const saved = await suite.t.request({ method: 'POST', url: '/v1/workflows', key: owner.key, headers: { 'content-type': 'application/yaml' }, payload: PUSH_SCAN_YAML });
     expect(saved.statusCode).toBe(201);
     workflowId = saved.json().id;
   });
@@ -178,7 +134,7 @@ describeEachEngine('push-scan example', (mode) => {
     const leaky = await deliver(commits.leaky, 'delivery-leaky');
     expect([leaky.statusCode, leaky.json().accepted]).toEqual([202, true]);
     const run = await ended(leaky.json().execution_id);
-    expect(run).toMatchObject({ status: 'success', kind: 'workflow', tool_id: 'workflow.push-scan', trigger_id: trigger.id, result: { secrets: 1, reported: true } });
+    expect(run).toMatchObject({ status: 'success', kind: 'workflow', tool_id: 'workflow.push-scan', trigger_id: trigger.id, result: { secrets: 1 } });
     expect(run.result.sast).toBeGreaterThan(0);
     const steps = await stepsOf(run.id);
     expect(Object.fromEntries(Object.entries(steps).map(([key, step]) => [key, step.status]))).toEqual({ secrets: 'success', sast: 'success', comment: 'success', notify: 'success' });
@@ -186,7 +142,7 @@ describeEachEngine('push-scan example', (mode) => {
     expect(steps.secrets.created_at < steps.sast.completed_at && steps.sast.created_at < steps.secrets.completed_at).toBe(true);
     expect(steps.comment.created_at >= steps.sast.completed_at && steps.comment.created_at >= steps.secrets.completed_at).toBe(true);
 
-    expect(comments()).toEqual([expect.objectContaining({ body: expect.stringContaining(`Scan of ${commits.leaky}: 1 leaked secret(s)`) })]);
+    expect(comments()).toEqual([expect.objectContaining({ body: expect.stringContaining(`Scan of ${commits.leaky}: 1 leaked secret(s), ${run.result.sast} SAST finding(s)`) })]);
     expect(chatPosts()).toEqual([expect.objectContaining({ body: expect.objectContaining({ text: `acme/widgets ${commits.leaky}: findings, see pull request #1` }) })]);
     // The token found is not in what the run stored or posted.
     expect(JSON.stringify(await get(`/v1/executions/${run.id}`))).not.toContain(LEAKY_TOKEN);
@@ -196,7 +152,7 @@ describeEachEngine('push-scan example', (mode) => {
 
     const clean = await deliver(commits.clean, 'delivery-clean');
     const quiet = await ended(clean.json().execution_id);
-    expect(quiet).toMatchObject({ status: 'success', trigger_id: trigger.id, result: { secrets: 0, sast: 0, reported: false } });
+    expect(quiet).toMatchObject({ status: 'success', trigger_id: trigger.id, result: { secrets: 0, sast: 0 } });
     const quietSteps = await stepsOf(quiet.id);
     expect([quietSteps.secrets.status, quietSteps.sast.status]).toEqual(['success', 'success']);
     expect([quietSteps.comment, quietSteps.notify]).toEqual([undefined, undefined]);
@@ -219,7 +175,7 @@ describeEachEngine('push-scan example', (mode) => {
     const [tick] = (await get(`/v1/schedules/${schedule.id}/runs`)).runs;
     expect(tick).toMatchObject({ status: 'started', execution_id: expect.stringMatching(/^exec_/) });
     const run = await ended(tick.execution_id);
-    expect(run).toMatchObject({ status: 'success', kind: 'workflow', schedule_id: schedule.id, result: { secrets: 1, reported: true } });
+    expect(run).toMatchObject({ status: 'success', kind: 'workflow', schedule_id: schedule.id, result: { secrets: 1 } });
     // The marker keeps one living comment on the pull request: the scheduled run updated it.
     expect(comments()).toHaveLength(1);
     expect(forge.forge.calls('issues/update-comment')).toHaveLength(1);
