@@ -163,7 +163,7 @@ const WebhookDelivery: SchemaObject = {
 const Target: SchemaObject = {
   type: 'object',
   required: ['inputs'],
-  description: 'Exactly one of `tool` and `workflow`.',
+  description: 'Exactly one of `tool` and `workflow` (its id, however the request named it).',
   properties: { tool: { type: 'string' }, workflow: { type: 'string' }, inputs: { type: 'object', additionalProperties: true } },
 };
 

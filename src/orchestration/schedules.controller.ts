@@ -10,7 +10,7 @@ import { SchedulesService } from './schedules.service';
 
 const TARGET_SCHEMA = {
   type: 'object',
-  description: 'Exactly one of `tool` (a tool id) and `workflow` (a workflow id), and the target’s `inputs`.',
+  description: 'Exactly one of `tool` (a tool id) and `workflow` (a workflow id or name, kept as its id), and the target’s `inputs`.',
   properties: { tool: { type: 'string' }, workflow: { type: 'string' }, inputs: { type: 'object', additionalProperties: true } },
 } as const;
 

@@ -14,7 +14,7 @@ import { TriggersService } from './triggers.service';
 export class CreateTriggerDto {
   @ApiProperty({
     type: 'object',
-    description: 'Exactly one of `tool` and `workflow`, and literal `inputs` (the mapping’s values override them).',
+    description: 'Exactly one of `tool` and `workflow` (a workflow id or name, kept as its id), and literal `inputs` (the mapping’s values override them).',
     properties: { tool: { type: 'string' }, workflow: { type: 'string' }, inputs: { type: 'object', additionalProperties: true } },
   })
   @IsObject()

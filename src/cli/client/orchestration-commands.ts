@@ -19,7 +19,7 @@ function targetOf(o: TargetOptions): Record<string, unknown> {
 }
 
 function addTargetOptions(command: Command): Command {
-  return command.option('--tool <tool_id>', 'start this tool').option('--workflow <workflow_id>', 'start this workflow').option('--input <json|@file>', "the target's inputs as a JSON object, or @file.json");
+  return command.option('--tool <tool_id>', 'start this tool').option('--workflow <id|name>', 'start a run of this workflow').option('--input <json|@file>', "the target's inputs as a JSON object, or @file.json");
 }
 
 const pausing = (paused: boolean) => (scheduleId: string, o: OutputOptions) =>
