@@ -3,9 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import type { Principal } from '../identity/principal';
-import { countedIn } from '../common/rate-limit-headers';
-import { ipWindowKey, rateLimited } from '../limits/rate-limit-headers';
-import { WINDOW_MS, WindowStore } from '../limits/window-store';
+import { countIpFailure } from '../limits/rate-limit-headers';
+import { WindowStore } from '../limits/window-store';
 import { ConsoleSessions } from '../sessions/console-sessions.service';
 import { CSRF_HEADER, csrfTokenMatches, sessionSecretOf } from '../sessions/console-credentials';
 import { KeyVerifier } from './key-verifier';
@@ -122,9 +121,6 @@ export class PrincipalResolver {
 
   /** Requests without a valid key count against their client IP's window; past it they get 429, not 401. */
   private async countFailure(request: FastifyRequest): Promise<void> {
-    const limit = this.config.IP_RATE_LIMIT;
-    const hit = await this.windows.hit(ipWindowKey(request), limit, WINDOW_MS);
-    countedIn(request, limit, hit.count, hit.resetAt);
-    if (!hit.allowed) throw rateLimited('client IP without a valid key', limit, Math.ceil((hit.resetAt - Date.now()) / 1000));
+    await countIpFailure(this.windows, this.config.IP_RATE_LIMIT, request);
   }
 }

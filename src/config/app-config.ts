@@ -199,6 +199,10 @@ export class AppConfig {
   @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, e.g. 5,300,1800' })
   WEBHOOK_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,36000';
 
+  /** How often each ticking process claims due schedule ticks and starts pending runs and trigger events, in milliseconds; 0 stops it (docs/orchestration.md). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
+  ORCHESTRATION_POLL_MS = 1000;
+
   /** How often each delivering process looks for due webhook deliveries, in milliseconds; 0 stops delivering. */
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   WEBHOOK_POLL_MS = 500;
