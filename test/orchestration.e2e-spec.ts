@@ -12,6 +12,9 @@ import { DataSource } from 'typeorm';
 import { ScheduleTicker } from '../src/orchestration/schedule-ticker';
 import { OrchestrationLoop } from '../src/orchestration/orchestration-loop';
 import { ApiKeysService } from '../src/keys/api-keys.service';
+import { AppConfig } from '../src/config/app-config';
+import { CSRF_HEADER } from '../src/sessions/console-credentials';
+import { ConsoleSessions } from '../src/sessions/console-sessions.service';
 import { startTestApp, useTestApp, type TestAccount, type TestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
@@ -264,6 +267,42 @@ describeEachEngine('orchestration', (mode) => {
       expect(runs[0]).toMatchObject({ status: 'refused', reason: expect.stringContaining(`The key ${created.key_id} that created it was revoked`) });
       expect(await get(owner, `/v1/schedules/${created.id}`)).toMatchObject({ paused: true, paused_reason: expect.stringContaining('revoked'), next_run_at: null });
       expect(await executionsOf('schedule_id', created.id)).toEqual([]);
+    });
+
+    it('made in the console: a key is made for it (within the session, never shown), it runs as that key, and deleting it revokes the key', async () => {
+      const owner = await account();
+      const link = await suite.t.app.get(ConsoleSessions).createLink(owner.id, null);
+      const origin = suite.t.app.get(AppConfig).publicUrl;
+      const host = new URL(origin).host;
+      const signedIn = await suite.t.request({ method: 'POST', url: '/console/session', headers: { origin, host }, payload: { token: link.path.split('/').pop() } });
+      expect(signedIn.statusCode).toBe(201);
+      const cookie = String(signedIn.headers['set-cookie']).split(';')[0];
+      const asSession = (method: 'POST' | 'DELETE', url: string, payload?: object) =>
+        suite.t.request({ method, url, payload, headers: { cookie, origin, host, [CSRF_HEADER]: signedIn.json().csrf_token } });
+      const made = await asSession('POST', '/v1/schedules', { target: { tool: 'json-transform', inputs: { expression: '2 * 21', data: {} } }, cron: '* * * * *' });
+      expect(made.statusCode).toBe(201);
+      const schedule = made.json();
+      const keys = await get(owner, '/v1/keys');
+      const minted = keys.keys.find((key: { id: string }) => key.id === schedule.key_id);
+      expect(minted).toMatchObject({ name: `schedule ${schedule.id} (made in the console)`, type: 'service', scopes: ['tools:read', 'tools:invoke', 'executions:read'], revoked_at: null });
+      expect(JSON.stringify(made.json())).not.toMatch(/sk_(live|test)_/);
+
+      const due = await nextRunAt(schedule.id);
+      await loop().pass(new Date(due.getTime() + 100));
+      const [run] = await until('the run to succeed', async () => {
+        const rows = await executionsOf('schedule_id', schedule.id);
+        return rows[0]?.status === 'success' ? rows : undefined;
+      });
+      expect((await db().query('SELECT key_id FROM executions WHERE id = $1', [run.id]))[0].key_id).toBe(schedule.key_id);
+
+      const trigger = await asSession('POST', '/v1/triggers', { target: { tool: 'json-transform', inputs: { expression: '1', data: {} } }, verification: { type: 'bearer' } });
+      expect(trigger.statusCode).toBe(201);
+      expect(trigger.json().key_id).not.toBe(schedule.key_id);
+
+      expect((await asSession('DELETE', `/v1/schedules/${schedule.id}`)).statusCode).toBe(204);
+      expect((await asSession('DELETE', `/v1/triggers/${trigger.json().id}`)).statusCode).toBe(204);
+      const after = (await get(owner, '/v1/keys')).keys as Array<{ id: string; revoked_at: string | null }>;
+      for (const id of [schedule.key_id, trigger.json().key_id]) expect(after.find((key) => key.id === id)?.revoked_at).toEqual(expect.any(String));
     });
 
     it('ticks by itself in a process of the worker role, every ORCHESTRATION_POLL_MS', async () => {

@@ -2,11 +2,12 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ExecutionsModule } from '../executions/executions.module';
 import { ApiKey } from '../keys/api-key.entity';
+import { KeysModule } from '../keys/keys.module';
 import { LimitsModule } from '../limits/limits.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { WorkflowsModule } from '../workflows/workflows.module';
-import { KeyPrincipals } from './key-principals';
+import { KeyPrincipals, RunningKeys } from './key-principals';
 import { OrchestrationLoop } from './orchestration-loop';
 import { Schedule, ScheduleRun } from './schedule.entity';
 import { ScheduleTicker } from './schedule-ticker';
@@ -24,8 +25,8 @@ import { WorkflowTargets } from './workflow-targets';
  * target is a run of the WorkflowsModule's WorkflowRuns (WorkflowTargets).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Schedule, ScheduleRun, Trigger, TriggerEvent, ApiKey]), ExecutionsModule, ToolsModule, SecretsModule, LimitsModule, WorkflowsModule],
-  providers: [TargetLauncher, WorkflowTargets, KeyPrincipals, SchedulesService, ScheduleTicker, TriggersService, TriggerLaunches, OrchestrationLoop],
+  imports: [TypeOrmModule.forFeature([Schedule, ScheduleRun, Trigger, TriggerEvent, ApiKey]), KeysModule, ExecutionsModule, ToolsModule, SecretsModule, LimitsModule, WorkflowsModule],
+  providers: [TargetLauncher, WorkflowTargets, KeyPrincipals, RunningKeys, SchedulesService, ScheduleTicker, TriggersService, TriggerLaunches, OrchestrationLoop],
   exports: [SchedulesService, TriggersService, ScheduleTicker, OrchestrationLoop],
 })
 export class OrchestrationModule {}

@@ -26,6 +26,10 @@ export class Schedule {
   @Column('text')
   key_id: string;
 
+  /** The service made the key for it (it was created in the console): revoked when it is deleted. */
+  @Column('boolean', { default: false })
+  key_minted: boolean;
+
   @Column('text')
   target_kind: TargetKind;
 

@@ -7,7 +7,7 @@ import { randomBase62 } from '../common/ids';
 import type { Principal } from '../identity/principal';
 import { ORCHESTRATION_LIMITS } from '../identity/tiers';
 import { CronSchedule } from './cron';
-import { runningKeyOf } from './key-principals';
+import { RunningKeys, type RunningKey } from './key-principals';
 import { ownedBy, visibleTo } from './ownership';
 import { Schedule, ScheduleRun, type CatchUpPolicy, type OverlapPolicy } from './schedule.entity';
 import { runView, scheduleView, type RunView, type ScheduleView } from './schedule-views';
@@ -32,6 +32,7 @@ export class SchedulesService {
     @InjectRepository(Schedule) private readonly schedules: Repository<Schedule>,
     @InjectRepository(ScheduleRun) private readonly runs: Repository<ScheduleRun>,
     private readonly launcher: TargetLauncher,
+    private readonly runningKeys: RunningKeys,
   ) {}
 
   async create(principal: Principal, fields: ScheduleFields, now = new Date()): Promise<ScheduleView> {
@@ -40,10 +41,12 @@ export class SchedulesService {
     const cron = this.checkedCron(principal, fields.cron, timezone, now);
     const target = await this.launcher.check(principal, named, inputs, 'target');
     const paused = fields.paused ?? false;
+    const id = `sch_${randomBase62(20)}`;
+    const runningKey = await this.runningKeys.for(principal, `schedule ${id}`);
     const row = this.schedules.create({
-      id: `sch_${randomBase62(20)}`,
+      id,
       account_id: principal.accountId,
-      key_id: runningKeyOf(principal),
+      ...runningKey,
       target_kind: target.kind,
       target_id: target.id,
       inputs,
@@ -58,7 +61,12 @@ export class SchedulesService {
       updated_at: now,
     });
     const limit = ORCHESTRATION_LIMITS[principal.tier].schedules;
-    await underAccountCap(this.schedules.manager, principal.accountId, Schedule, limit, 'schedules', (manager) => manager.save(Schedule, row));
+    try {
+      await underAccountCap(this.schedules.manager, principal.accountId, Schedule, limit, 'schedules', (manager) => manager.save(Schedule, row));
+    } catch (err) {
+      await this.runningKeys.release(principal.accountId, runningKey);
+      throw err;
+    }
     return scheduleView(row);
   }
 
@@ -84,9 +92,11 @@ export class SchedulesService {
     const paused = changes.paused ?? row.paused;
     const resumed = row.paused && !paused;
     const retimed = changes.cron !== undefined || changes.timezone !== undefined;
+    let replaced: RunningKey | null = null;
     if (resumed) {
       await this.launcher.check(principal, { kind: row.target_kind, id: row.target_id }, row.inputs, 'target');
-      row.key_id = runningKeyOf(principal);
+      replaced = { key_id: row.key_id, key_minted: row.key_minted };
+      Object.assign(row, await this.runningKeys.for(principal, `schedule ${row.id}`));
     }
     Object.assign(row, {
       cron: expression,
@@ -99,11 +109,14 @@ export class SchedulesService {
       updated_at: now,
     });
     await this.schedules.save(row);
+    if (replaced && replaced.key_id !== row.key_id) await this.runningKeys.release(row.account_id, replaced);
     return scheduleView(row);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
-    await this.schedules.delete({ id: (await this.find(principal, id)).id });
+    const row = await this.find(principal, id);
+    await this.schedules.delete({ id: row.id });
+    await this.runningKeys.release(row.account_id, row);
   }
 
   /** Its runs, newest tick first, each with its execution's status once it has one. */

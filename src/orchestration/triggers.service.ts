@@ -13,7 +13,7 @@ import { countIpFailure } from '../limits/rate-limit-headers';
 import { WindowStore } from '../limits/window-store';
 import { SecretsService } from '../secrets/secrets.service';
 import { TRIGGER_SOURCE_EVENTS } from '../webhooks/webhook-outbox';
-import { runningKeyOf } from './key-principals';
+import { RunningKeys } from './key-principals';
 import { ownedBy, visibleTo } from './ownership';
 import { RUN_LEASE_MS } from './schedule-ticker';
 import { TargetLauncher } from './target-launcher';
@@ -59,6 +59,7 @@ export class TriggersService {
     private readonly launches: TriggerLaunches,
     private readonly windows: WindowStore,
     private readonly config: AppConfig,
+    private readonly runningKeys: RunningKeys,
   ) {}
 
   /** The trigger and, for an inbound one, its secret, which no later answer shows again. */
@@ -79,11 +80,12 @@ export class TriggersService {
     const target = await this.launcher.check(principal, named, fields.inputs ? null : inputs, 'target');
     const id = `trg_${randomBase62(20)}`;
     const secret = fields.verification && this.checkedSecret(fields.verification);
+    const runningKey = await this.runningKeys.for(principal, `trigger ${id}`);
     const sealed = secret === undefined ? null : this.secrets.sealCredential(principal.accountId, sealedName(id), secret);
     const row = this.triggers.create({
       id,
       account_id: principal.accountId,
-      key_id: runningKeyOf(principal),
+      ...runningKey,
       target_kind: target.kind,
       target_id: target.id,
       target_inputs: inputs,
@@ -99,7 +101,12 @@ export class TriggersService {
       updated_at: now,
     });
     const limit = ORCHESTRATION_LIMITS[principal.tier].triggers;
-    await underAccountCap(this.triggers.manager, principal.accountId, Trigger, limit, 'triggers', (manager) => manager.save(Trigger, row));
+    try {
+      await underAccountCap(this.triggers.manager, principal.accountId, Trigger, limit, 'triggers', (manager) => manager.save(Trigger, row));
+    } catch (err) {
+      await this.runningKeys.release(principal.accountId, runningKey);
+      throw err;
+    }
     return { ...triggerView(row), ...(secret !== undefined && { secret }) };
   }
 
@@ -113,7 +120,9 @@ export class TriggersService {
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
-    await this.triggers.delete({ id: (await this.find(principal, id)).id });
+    const row = await this.find(principal, id);
+    await this.triggers.delete({ id: row.id });
+    await this.runningKeys.release(row.account_id, row);
   }
 
   /** Its recent events, newest first. */
