@@ -33,6 +33,8 @@ interface AttemptOutcome {
   delivered_at?: string | null;
 }
 
+/** How often executions' ends look again whether any subscription is enabled (the poll delivers meanwhile). */
+const SUBSCRIPTIONS_CHECK_MS = 5_000;
 /** How long a freed slot waits for others before they claim together. */
 const WAKE_DELAY_MS = 25;
 /** Outcomes written in one statement at most. */
@@ -60,6 +62,9 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
   /** The claim under way, if any: one at a time, and shutdown waits for it. */
   private claiming: Promise<void> | null = null;
   private waking?: NodeJS.Timeout;
+  /** Whether an enabled subscription existed at the last look (every SUBSCRIPTIONS_CHECK_MS while executions end). */
+  private anySubscription = true;
+  private subscriptionsCheckedAt = 0;
   /** A pass was asked for while a claim was under way. */
   private again = false;
   /** Epoch ms of the last audit of the outbox's depth. */
@@ -87,8 +92,23 @@ export class WebhookDispatcher implements OnApplicationBootstrap, OnApplicationS
     subscribe(executionsSettled.name, this.onSettled);
   }
 
-  /** An execution ended (here or in another process): its deliveries are due now. */
-  private readonly onSettled = () => this.wake();
+  /**
+   * An execution ended (here or in another process): its deliveries are due now — when any
+   * subscription is enabled at all; else the wake's claim would only cost the executions' path.
+   */
+  private readonly onSettled = () => {
+    if (Date.now() - this.subscriptionsCheckedAt >= SUBSCRIPTIONS_CHECK_MS) {
+      // Unknown (the database unreachable): wake, as before any look.
+      this.checkSubscriptions().catch(() => (this.anySubscription = true));
+    }
+    if (this.anySubscription) this.wake();
+  };
+
+  private async checkSubscriptions(): Promise<void> {
+    this.subscriptionsCheckedAt = Date.now();
+    const [row] = (await this.subscriptions.query('SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE enabled) AS any')) as Array<{ any: boolean }>;
+    this.anySubscription = row.any;
+  }
 
   /** Stops claiming and lets the attempts under way end (their rows stay leased, then due again). */
   async onApplicationShutdown(): Promise<void> {
