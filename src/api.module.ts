@@ -25,6 +25,7 @@ import { WorkspacesController } from './workspaces/workspaces.controller';
 import { WorkspacesModule } from './workspaces/workspaces.module';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { RunGraphController } from './workflows/run-graph.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { WorkflowsModule } from './workflows/workflows.module';
 
@@ -65,6 +66,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
     WorkspacesController,
     WebhooksController,
     WorkflowsController,
+    RunGraphController,
   ],
   // The WebSocket of GET /v1/ws is served before routing: app.setup.ts installs it (src/executions/live).
   providers: [LiveUpdates],
