@@ -8,6 +8,8 @@ import { toolPage, toolsPage } from './tools.js';
 import { usagePage } from './usage.js';
 import { webhookPage } from './webhook-deliveries.js';
 import { webhooksPage } from './webhooks.js';
+import { runPage } from './workflow-run.js';
+import { workflowPage, workflowsPage } from './workflows.js';
 
 interface Me {
   account: { id: string; name: string; tier: string };
@@ -29,6 +31,8 @@ function pageFor(section: string, arg: string | undefined): Page | undefined {
     case 'tools': return arg ? toolPage : toolsPage;
     case 'usage': return usagePage;
     case 'webhooks': return arg ? webhookPage : webhooksPage;
+    case 'workflows': return arg ? workflowPage : workflowsPage;
+    case 'runs': return arg ? runPage : undefined;
     default: return undefined;
   }
 }

@@ -1,0 +1,187 @@
+/**
+ * The console's workflow pages (docs/console.md) in headless Chromium against the listening service:
+ * the editor showing the server's validation problems beside their lines, saving, versions, a run
+ * started from the form built from the inputs, and the run's page drawing the DAG whose nodes
+ * follow the steps live; cancel; another account's run is not found. Screenshots land in a temp
+ * folder named in the output.
+ */
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { ConsoleSessions } from '../src/sessions/console-sessions.service';
+import { TestAccount, useTestApp } from './support/app';
+import { describeWithChromium, launchChromium, signIn, watchedContext } from './support/console-browser';
+import { ENGINE_MODES } from './support/engines';
+import { TestToolsModule } from './support/test-tools.module';
+
+/** Two problems in two steps: a literal the tool refuses, and an expression reading a step that is not upstream. */
+const BROKEN = `name: console-dag
+description: Two sleeps side by side, then a sum
+inputs:
+  a: { type: integer, required: true, description: Added to the sleeps }
+steps:
+  - id: left
+    tool: test-sleep
+    inputs:
+      ms: -5
+  - id: right
+    tool: test-sleep
+    inputs: { ms: 2000 }
+  - id: sum
+    tool: json-transform
+    needs: [left]
+    inputs:
+      expression: a + l + r
+      data:
+        a: "\${{ inputs.a }}"
+        l: "\${{ steps.left.result.slept_ms }}"
+        r: "\${{ steps.right.result.slept_ms }}"
+outputs:
+  total: "\${{ steps.sum.result.result }}"
+`;
+const FIXED = BROKEN.replace('ms: -5', 'ms: 1500').replace('needs: [left]', 'needs: [left, right]');
+
+/** The 1-based line of the first line of `text` that contains `part`. */
+const lineWith = (text: string, part: string) => text.split('\n').findIndex((line) => line.includes(part)) + 1;
+
+describeWithChromium('browser console: workflows', () => {
+  const suite = useTestApp(ENGINE_MODES.find((m) => m.name === 'embedded')!, { extensions: [TestToolsModule], env: { RECONCILE_INTERVAL_SECONDS: '1' } });
+  const shots = mkdtempSync(path.join(tmpdir(), 'tos-console-workflows-'));
+  let browser: Browser;
+  let baseUrl: string;
+  let context: BrowserContext;
+  let page: Page;
+  const requested: string[] = [];
+  const pageErrors: string[] = [];
+  let workflowId: string;
+
+  const shoot = (target: Page, name: string) => target.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+  const linkFor = async (account: TestAccount) => (await suite.t.app.get(ConsoleSessions).createLink(account.id, null)).path;
+  const node = (step: string) => page.locator(`svg.dag [data-step="${step}"]`);
+
+  beforeAll(async () => {
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    baseUrl = (await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1');
+    browser = await launchChromium();
+    context = await watchedContext(browser, requested, pageErrors);
+    page = await signIn(context, baseUrl, await linkFor(suite.acme));
+    console.log(`console screenshots: ${shots}`);
+  });
+  afterAll(async () => browser?.close());
+
+  it('shows the problems of a refused document beside their lines, by step and field, then saves the fixed one', async () => {
+    await page.locator('#nav').getByRole('link', { name: 'Workflows' }).click();
+    await page.getByText('No workflows yet.').waitFor();
+    const editor = page.getByRole('textbox', { name: 'New workflow document (YAML or JSON)' });
+    await editor.fill(BROKEN);
+    await page.getByRole('button', { name: 'Create workflow' }).click();
+
+    const problems = page.getByRole('region', { name: 'Problems' });
+    await problems.getByText('The workflow was not saved: 2 problems.').waitFor();
+    const literal = problems.locator('li[data-step="left"]');
+    expect(await literal.innerText()).toMatch(new RegExp(`^line ${lineWith(BROKEN, 'ms: -5')}\\s*step left\\s*inputs\\.ms: the literal does not fit tool 'test-sleep'`));
+    const upstream = problems.locator('li[data-step="sum"]');
+    expect(await upstream.innerText()).toMatch(new RegExp(`^line ${lineWith(BROKEN, 'r: "$')}\\s*step sum\\s*inputs\\.data\\.r: reads steps\\.right, which is not upstream of 'sum' \\(add it to needs\\)`));
+    expect(await editor.getAttribute('aria-invalid')).toBe('true');
+    // The gutter marks exactly the lines at fault.
+    const marked = await page.locator('.gutter .bad').allInnerTexts();
+    expect(marked.map((text) => Number(text.replace('●', '').trim()))).toEqual([lineWith(BROKEN, 'ms: -5'), lineWith(BROKEN, 'r: "$')]);
+    // A problem's line button puts the caret on that line.
+    await upstream.getByRole('button').click();
+    expect(await editor.evaluate((area: HTMLTextAreaElement) => area.value.slice(area.selectionStart, area.selectionEnd))).toContain('r: "${{ steps.right');
+    await shoot(page, '1-workflow-problems');
+
+    // Not parseable at all: the parser's line is marked.
+    await editor.fill('name: x\nsteps: [\n');
+    await page.getByRole('button', { name: 'Create workflow' }).click();
+    await problems.getByText(/not valid YAML/).waitFor();
+
+    await editor.fill(FIXED);
+    await page.getByRole('button', { name: 'Create workflow' }).click();
+    await page.getByRole('heading', { name: 'console-dag' }).waitFor();
+    workflowId = decodeURIComponent(page.url().split('#/workflows/')[1]);
+    expect(workflowId).toMatch(/^wf_/);
+    await page.getByText('version 1 · 3 steps · not published').waitFor();
+    const saved = await suite.t.request({ method: 'GET', url: `/v1/workflows/${workflowId}`, key: suite.acme.key });
+    expect(saved.json().document.steps[2].needs).toEqual(['left', 'right']);
+  });
+
+  it('runs it from the form built from its inputs; the run page draws the DAG and every node reaches success live', async () => {
+    const input = page.getByLabel('a', { exact: true });
+    expect(await input.getAttribute('type')).toBe('number');
+    expect(await input.getAttribute('required')).not.toBeNull();
+    await input.fill('7');
+    await page.getByRole('button', { name: 'Run' }).click();
+    await page.getByRole('heading', { name: /^Run exec_/ }).waitFor();
+    const runId = page.url().split('#/runs/')[1];
+
+    expect(await page.locator('svg.dag .dag-node').count()).toBe(3);
+    const edges = await page.locator('svg.dag path.dag-edge').evaluateAll((paths) => paths.map((p) => `${p.getAttribute('data-from')}→${p.getAttribute('data-to')}`));
+    expect(edges.sort()).toEqual(['left→sum', 'right→sum']);
+    // Drawn from the first read, then moved by the stream alone: left ends while right still sleeps.
+    await page.locator('svg.dag [data-step="left"][data-status="success"]').waitFor({ timeout: 15_000 });
+    expect(await node('right').getAttribute('data-status')).toBe('running');
+    expect(await node('sum').getAttribute('data-status')).toBe('pending');
+    await shoot(page, '2-run-live');
+    await page.locator('svg.dag [data-step="sum"][data-status="success"]').waitFor({ timeout: 15_000 });
+    expect(await page.locator('svg.dag [data-status="success"]').count()).toBe(3);
+    const run = page.getByRole('region', { name: 'Run' });
+    await run.locator('.status', { hasText: 'success' }).waitFor();
+    expect(await run.locator('progress').getAttribute('value')).toBe('100');
+    expect(JSON.parse(await page.getByRole('region', { name: 'Outputs' }).locator('pre').innerText())).toEqual({ total: 7 + 1500 + 2000 });
+    expect(await run.getByRole('button', { name: 'Cancel run' }).isVisible()).toBe(false);
+    await shoot(page, '3-run-success');
+
+    // The run's execution page leads to its graph; the graph's nodes to their calls.
+    await page.goto(`${baseUrl}/console#/executions/${runId}`);
+    await page.getByRole('link', { name: 'The run’s graph, live' }).click();
+    await node('sum').waitFor();
+    await page.locator('svg.dag a:has([data-step="sum"])').click();
+    await page.getByRole('heading', { name: /^Execution exec_/ }).waitFor();
+    await page.getByText('json-transform', { exact: true }).waitFor();
+  });
+
+  it('saves a new version and lists both, the run pinned to the first', async () => {
+    await page.goto(`${baseUrl}/console#/workflows/${workflowId}`);
+    const editor = page.getByRole('textbox', { name: 'Document of console-dag (YAML or JSON)' });
+    const document = JSON.parse(await editor.inputValue());
+    await editor.fill(JSON.stringify({ ...document, description: 'Second version' }, null, 2));
+    await page.getByRole('button', { name: 'Save new version' }).click();
+    await page.getByText('Saved console-dag version 2.').waitFor();
+    await page.getByRole('cell', { name: '2 (current)' }).waitFor();
+    await page.getByRole('button', { name: 'Edit from version 1' }).waitFor();
+    expect(await page.getByRole('region', { name: 'Runs' }).locator('tbody tr').count()).toBe(1);
+    // A refused save keeps the version and shows why.
+    await editor.fill(JSON.stringify({ ...document, steps: [{ id: 'only', tool: 'no-such-tool', inputs: {} }] }, null, 2));
+    await page.getByRole('button', { name: 'Save new version' }).click();
+    await page.getByRole('region', { name: 'Problems' }).locator('li[data-step="only"]').getByText("unknown tool 'no-such-tool'").waitFor();
+    expect((await suite.t.request({ method: 'GET', url: `/v1/workflows/${workflowId}`, key: suite.acme.key })).json().version).toBe(2);
+    await shoot(page, '4-workflow-versions');
+  });
+
+  it('cancels a run from its page; another account finds no such run', async () => {
+    const slow = await suite.t.request({ method: 'POST', url: '/v1/workflows', key: suite.acme.key, payload: { name: 'console-slow', steps: [{ id: 'nap', tool: 'test-sleep', inputs: { ms: 30_000 } }] } });
+    const started = await suite.t.request({ method: 'POST', url: `/v1/workflows/${slow.json().id}/runs?async=true`, key: suite.acme.key, payload: {} });
+    const runId = started.json().execution_id;
+    await page.goto(`${baseUrl}/console#/runs/${runId}`);
+    await page.locator('svg.dag [data-step="nap"][data-status="running"]').waitFor();
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByRole('region', { name: 'Run' }).locator('.status', { hasText: 'cancelled' }).waitFor();
+    expect((await suite.t.request({ method: 'GET', url: `/v1/executions/${runId}`, key: suite.acme.key })).json().status).toBe('cancelled');
+
+    const globex = await suite.t.createAccount('globex-workflows');
+    const other = await watchedContext(browser, requested, pageErrors);
+    const otherPage = await signIn(other, baseUrl, await linkFor(globex));
+    await otherPage.goto(`${baseUrl}/console#/runs/${runId}`);
+    await otherPage.getByText(/^NOT_FOUND: /).waitFor();
+    await otherPage.goto(`${baseUrl}/console#/workflows`);
+    await otherPage.getByText('No workflows yet.').waitFor();
+    await other.close();
+  });
+
+  it('loads nothing from anywhere but the service, without script errors', () => {
+    expect(requested.filter((url) => !url.startsWith(`${baseUrl}/`))).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
