@@ -3,8 +3,10 @@ import { api, ApiError, useCsrfToken } from './api.js';
 import { clearNotice, h, notify } from './dom.js';
 import { executionPage, executionsPage } from './executions.js';
 import { keysPage } from './keys.js';
+import { schedulePage, schedulesPage } from './schedules.js';
 import { secretsPage } from './secrets.js';
 import { toolPage, toolsPage } from './tools.js';
+import { triggerPage, triggersPage } from './triggers.js';
 import { usagePage } from './usage.js';
 import { webhookPage } from './webhook-deliveries.js';
 import { webhooksPage } from './webhooks.js';
@@ -33,6 +35,8 @@ function pageFor(section: string, arg: string | undefined): Page | undefined {
     case 'webhooks': return arg ? webhookPage : webhooksPage;
     case 'workflows': return arg ? workflowPage : workflowsPage;
     case 'runs': return arg ? runPage : undefined;
+    case 'schedules': return arg ? schedulePage : schedulesPage;
+    case 'triggers': return arg ? triggerPage : triggersPage;
     default: return undefined;
   }
 }
