@@ -89,7 +89,7 @@ describeWithChromium('browser console: workflows', () => {
     expect(marked.map((text) => Number(text.replace('●', '').trim()))).toEqual([lineWith(BROKEN, 'ms: -5'), lineWith(BROKEN, 'r: "$')]);
     // A problem's line button puts the caret on that line.
     await upstream.getByRole('button').click();
-    expect(await editor.evaluate((area: HTMLTextAreaElement) => area.value.slice(area.selectionStart, area.selectionEnd))).toContain('r: "${{ steps.right');
+    expect(await editor.evaluate((area: { value: string; selectionStart: number; selectionEnd: number }) => area.value.slice(area.selectionStart, area.selectionEnd))).toContain('r: "${{ steps.right');
     await shoot(page, '1-workflow-problems');
 
     // Not parseable at all: the parser's line is marked.

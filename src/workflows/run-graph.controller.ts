@@ -1,14 +1,12 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { openEventStream } from '../common/event-stream';
+import { openLiveStream } from '../common/event-stream';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
 import { TERMINAL_STATUSES } from '../executions/engine/execution.entity';
 import { ExecutionEventBus, type ExecutionEvent } from '../executions/engine/events/execution-events';
 import { RunGraphs, type RunGraph } from './run-graph';
 
-/** Comment lines keep proxies from closing a quiet stream. */
-const KEEPALIVE_MS = 15_000;
 /** The last event's id: a client that reconnects after it is told there is nothing more (204). */
 const END_ID = 'end';
 
@@ -52,29 +50,19 @@ export class RunGraphController {
       unsubscribe();
       return reply.status(204).send();
     }
-    const raw = openEventStream(reply);
-    const keepalive = setInterval(() => raw.write(': keepalive\n\n'), KEEPALIVE_MS);
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      clearInterval(keepalive);
-      unsubscribe();
-      raw.end();
-    };
-    request.raw.on('close', end);
+    const stream = openLiveStream(reply, unsubscribe);
     const send = (graph: RunGraph) => {
       const last = TERMINAL_STATUSES.has(graph.run.status);
-      raw.write(`event: graph\ndata: ${JSON.stringify(graph)}\nid: ${last ? END_ID : graph.run.progress}\n\n`);
-      if (last) end();
+      stream.send('graph', graph, last ? END_ID : String(graph.run.progress));
+      if (last) stream.end();
     };
     let reading = false;
     const refresh = async () => {
       reading = true;
-      while (changed && !ended) {
+      while (changed && !stream.ended) {
         changed = false;
         const graph = await this.graphs.get(principal, runId).catch(() => null);
-        if (!graph) return end();
+        if (!graph) return stream.end();
         send(graph);
       }
       reading = false;
@@ -84,6 +72,6 @@ export class RunGraphController {
       if (!reading) void refresh();
     };
     send(first);
-    if (changed && !ended) void refresh();
+    if (changed && !stream.ended) void refresh();
   }
 }
