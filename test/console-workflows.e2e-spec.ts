@@ -142,7 +142,7 @@ describeWithChromium('browser console: workflows', () => {
     await page.getByText('json-transform', { exact: true }).waitFor();
   });
 
-  it('saves a new version and lists both, the run pinned to the first', async () => {
+  it('saves a new version and lists both; a refused save keeps the version and shows why', async () => {
     await page.goto(`${baseUrl}/console#/workflows/${workflowId}`);
     const editor = page.getByRole('textbox', { name: 'Document of console-dag (YAML or JSON)' });
     const document = JSON.parse(await editor.inputValue());
