@@ -25,6 +25,9 @@ import { WorkspacesController } from './workspaces/workspaces.controller';
 import { WorkspacesModule } from './workspaces/workspaces.module';
 import { WebhooksController } from './webhooks/webhooks.controller';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { OrchestrationModule } from './orchestration/orchestration.module';
+import { SchedulesController } from './orchestration/schedules.controller';
+import { TriggersController } from './orchestration/triggers.controller';
 import { RunGraphController } from './workflows/run-graph.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { WorkflowsModule } from './workflows/workflows.module';
@@ -42,6 +45,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
     SecretsModule,
     WorkspacesModule,
     WebhooksModule,
+    OrchestrationModule,
     CacheModule,
     IdempotencyModule,
     ExecutionsModule,
@@ -65,6 +69,8 @@ import { WorkflowsModule } from './workflows/workflows.module';
     SecretsController,
     WorkspacesController,
     WebhooksController,
+    SchedulesController,
+    TriggersController,
     WorkflowsController,
     RunGraphController,
   ],

@@ -424,6 +424,34 @@ describe('tos client commands', () => {
     }
   });
 
+  it('schedules create, list, show, pause, resume, runs and rm; triggers create, list, show, events and rm', async () => {
+    const created = await json(['schedules', 'create', '--tool', 'json-transform', '--input', '{"expression":"1","data":{}}', '--cron', '30 2 * * *', '--timezone', 'Europe/Berlin']);
+    expect(created).toMatchObject({ code: 0, body: { id: expect.stringMatching(/^sch_/), target: { tool: 'json-transform' }, timezone: 'Europe/Berlin', paused: false } });
+    const id = created.body.id as string;
+    expect((await json(['schedules', 'list'])).body.map((s: { id: string }) => s.id)).toContain(id);
+    expect((await json(['schedules', 'pause', id])).body).toMatchObject({ paused: true, next_runs: [] });
+    expect((await json(['schedules', 'resume', id])).body.next_runs).toHaveLength(5);
+    expect((await json(['schedules', 'show', id])).body.id).toBe(id);
+    expect(await json(['schedules', 'runs', id])).toMatchObject({ code: 0, body: [] });
+    const table = await tos(['schedules', 'list']);
+    expect(table.stdout).toMatch(new RegExp(`${id}\\s+tool json-transform\\s+30 2 \\* \\* \\*\\s+Europe/Berlin\\s+active`));
+    expect(await json(['schedules', 'rm', id])).toMatchObject({ code: 0, body: { deleted: id } });
+    const neither = await tos(['schedules', 'create', '--cron', '* * * * *']);
+    expect(neither.code).not.toBe(0);
+    expect(neither.stderr).toContain('--tool or --workflow');
+
+    const trigger = await json(['triggers', 'create', '--tool', 'json-transform', '--input', '{"expression":"ref"}', '--verify', 'bearer', '--map', 'data=payload', '--filter', "payload.ref = 'main'"]);
+    expect(trigger).toMatchObject({ code: 0, body: { id: expect.stringMatching(/^trg_/), verification: { type: 'bearer' }, inputs: { data: 'payload' }, secret: expect.any(String) } });
+    const delivered = await fetch(`${url}${trigger.body.url}`, { method: 'POST', headers: { authorization: `Bearer ${trigger.body.secret}`, 'content-type': 'application/json' }, body: '{"ref":"main"}' });
+    expect(delivered.status).toBe(202);
+    expect((await json(['triggers', 'events', trigger.body.id])).body).toEqual([expect.objectContaining({ status: 'started', accepted: true })]);
+    expect((await json(['triggers', 'show', trigger.body.id])).body.secret).toBeUndefined();
+    const internal = await json(['triggers', 'create', '--tool', 'json-transform', '--input', '{"expression":"1","data":{}}', '--on', 'execution.failed', '--of-tools', 'test-misbehave']);
+    expect(internal.body).toMatchObject({ source: { event: 'execution.failed', tool_ids: ['test-misbehave'] }, url: null });
+    expect((await json(['triggers', 'list'])).body.map((t: { id: string }) => t.id)).toEqual(expect.arrayContaining([trigger.body.id, internal.body.id]));
+    expect(await json(['triggers', 'rm', trigger.body.id])).toMatchObject({ code: 0, body: { deleted: trigger.body.id } });
+  });
+
   it('workspaces upload, list, show and delete; usage', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tos-ws-src-'));
     try {

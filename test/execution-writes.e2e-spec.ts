@@ -46,6 +46,8 @@ describeEachDatabase('execution writes', (mode) => {
       sealed_inputs: null,
       claimed_by: null,
       unaskable: null,
+      schedule_id: null,
+      trigger_id: null,
       ...fields,
     });
 

@@ -5,12 +5,16 @@
  * disabling, an endpoint that never answers, egress refused at delivery, a narrowed key,
  * redelivery and a rotated secret signing beside the old one. Receivers listen on 127.0.0.1.
  */
+import { spawn } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine } from './support/engines';
+import { freePort } from './support/free-port';
 import { until } from './support/poll';
 import { startRecordingServer, type Answer, type RecordedRequest, type RecordingServer } from './support/recording-server';
 import { TestToolsModule } from './support/test-tools.module';
@@ -316,6 +320,38 @@ describeEachEngine('webhooks', (mode) => {
     const [, , third] = await received(server, 3);
     expect(new Webhook(hook.secret).verify(third.body, standardHeaders(third))).toMatchObject({ event: 'ping', data: { webhook_id: hook.id } });
     expect(third.headers['webhook-id']).toBe(ping.json().id);
+  });
+
+  it("README's receiver, run as written, verifies a real delivery and refuses a forged one", async () => {
+    const readme = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const code = /```js\n(import http from 'node:http';\nimport \{ Webhook \} from 'standardwebhooks';[\s\S]*?)```/.exec(readme)![1];
+    const port = await freePort();
+    // Inside node_modules/.cache, so its `import 'standardwebhooks'` resolves to this checkout's copy.
+    const dir = path.join(__dirname, '..', 'node_modules', '.cache', `readme-receiver-${process.pid}-${mode.name}`);
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'receiver.mjs');
+    writeFileSync(file, code.replace('.listen(8080)', `.listen(${port}, '127.0.0.1')`));
+    const owner = await account();
+    const hook = await subscribe(owner, { url: `http://127.0.0.1:${port}/`, events: ['execution.completed'] });
+    const child = spawn(process.execPath, [file], { env: { ...process.env, NODE_OPTIONS: '', TOS_WEBHOOK_SECRET: hook.secret }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+    try {
+      await until('the receiver to listen', async () => ((await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '{}' }).catch(() => null))?.status === 400 ? true : undefined));
+      const executionId = await invoke(owner, { expression: '1 + 1', data: {} });
+      await until('the receiver to log the event', async () => (output.includes(`execution.completed ${executionId} success`) ? true : undefined));
+      expect(output).toMatch(new RegExp(`^msg_\\w+ execution\\.completed ${executionId} success$`, 'm'));
+      const forged = await fetch(`http://127.0.0.1:${port}/`, {
+        method: 'POST',
+        headers: { 'webhook-id': 'msg_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+        body: '{"event":"execution.completed","data":{}}',
+      });
+      expect(forged.status).toBe(400);
+    } finally {
+      child.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('rotate-secret: both secrets sign during the overlap, in both headers', async () => {

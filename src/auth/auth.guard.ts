@@ -3,9 +3,11 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
 import { PUBLIC_ROUTE, REQUIRED_SCOPES } from '../identity/auth.decorators';
-import { canUseTool } from '../identity/principal';
+import { AppConfig } from '../config/app-config';
+import { canUseTool, credentialName } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
 import { PrincipalResolver } from './principal-resolver';
+import { insufficientScope } from './protected-resource';
 
 /**
  * Global guard: a principal (PrincipalResolver) on every route not marked @Public(), then the
@@ -19,6 +21,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly principals: PrincipalResolver,
+    private readonly config: AppConfig,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -28,12 +31,12 @@ export class AuthGuard implements CanActivate {
     const request = http.getRequest<FastifyRequest>();
     const principal = await this.principals.resolve(request, http.getResponse<FastifyReply>());
 
-    const missing = required.find((scope) => !principal.scopes.has(scope));
-    if (missing) throw new AppException('FORBIDDEN', `This API key lacks the '${missing}' scope`);
+    const missing = required.filter((scope) => !principal.scopes.has(scope));
+    if (missing.length > 0) throw insufficientScope(request, http.getResponse<FastifyReply>(), this.config, principal, missing);
 
     const toolId = (request.params as Record<string, string> | undefined)?.tool_id;
     if (toolId && !canUseTool(principal, toolId)) {
-      throw new AppException('FORBIDDEN', `This API key may not use tool '${toolId}'`);
+      throw new AppException('FORBIDDEN', `This ${credentialName(principal)} may not use tool '${toolId}'`);
     }
     return true;
   }

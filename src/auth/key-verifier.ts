@@ -3,8 +3,8 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import type { Principal } from '../identity/principal';
-import { accountLimits } from '../keys/account.entity';
 import { ApiKey } from '../keys/api-key.entity';
+import { principalOfKey } from '../keys/key-principal';
 import { KeyRevocations } from '../keys/key-revocations';
 import { SigningSecretVault } from '../keys/signing-secret-vault';
 import { API_KEY_PATTERN, hashSecret } from '../identity/key-secret';
@@ -86,18 +86,7 @@ export class KeyVerifier implements BeforeApplicationShutdown {
   private async load(hash: string): Promise<VerifiedKey | null> {
     const key = await this.keys.findOne({ where: { secret_hash: hash }, relations: { account: true } });
     if (!key?.account) return null;
-    const principal: Principal = {
-      keyId: key.id,
-      keyType: key.type,
-      accountId: key.account_id,
-      tier: key.account.tier,
-      limits: accountLimits(key.account),
-      scopes: new Set(key.scopes),
-      toolIds: key.tool_ids ? new Set(key.tool_ids) : null,
-      expiresAt: key.expires_at,
-      revokedAt: key.revoked_at,
-    };
-    return { principal, signingSecret: this.signingSecretOf(key) };
+    return { principal: principalOfKey(key, key.account), signingSecret: this.signingSecretOf(key) };
   }
 
   private signingSecretOf(key: ApiKey): string | null {

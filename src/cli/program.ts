@@ -4,6 +4,7 @@ import { registerAdvisoryCommands } from './advisories/commands';
 import { EXIT } from './client/api-client';
 import { registerClientCommands } from './client/commands';
 import { registerClientKeyCommands } from './client/account-commands';
+import { registerOrchestrationCommands } from './client/orchestration-commands';
 import { registerWebhookCommands } from './client/webhook-commands';
 import { registerWorkflowCommands } from './client/workflow-commands';
 import { registerCompletion } from './completion';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerClientKeyCommands(keys);
   registerWebhookCommands(program);
   registerWorkflowCommands(program);
+  registerOrchestrationCommands(program);
   registerAdvisoryCommands(program);
   registerCompletion(program);
   return program;

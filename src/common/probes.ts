@@ -45,6 +45,12 @@ export const workflowRunsEnded = channel('tos:workflow.run.ended');
 export const workflowStepsStarted = channel('tos:workflow.step.started');
 /** `{ lost: string[] }` per worker heartbeat: `lost` names workers that stopped beating. */
 export const workerHeartbeats = channel('tos:worker.heartbeat');
+/** `{ lagSeconds: number, outcome: 'run' | 'missed' }` per schedule tick claimed: how long after its time. */
+export const scheduleTicks = channel('tos:schedule.tick');
+/** `{ status: string }` per schedule run ended (started, skipped, refused, failed). */
+export const scheduleRuns = channel('tos:schedule.run');
+/** `{ source: 'inbound' | 'internal', status: string }` per trigger event recorded or ended. */
+export const triggerEvents = channel('tos:trigger.event');
 
 /** `{}` per execution (of any process: the event bus carries it) that reached a status webhooks announce, now recorded: the dispatcher looks for deliveries without waiting for its poll. */
 export const executionsSettled = channel('tos:execution.settled');

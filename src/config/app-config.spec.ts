@@ -49,6 +49,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL: 'mysql://tos:Hunter2pw@db:3306/tos' })).toThrow('DATABASE_URL="mysql://tos:***@db:3306/tos"');
   });
 
+  it.each([
+    ['OAUTH_ISSUER', 'login.example.com'],
+    ['OAUTH_ISSUER', 'ftp://login.example.com'],
+    ['OAUTH_JWKS_URL', 'not a url'],
+  ])('stops on a malformed %s=%s', (name, value) => {
+    expect(() => loadConfig({ [name]: value, PUBLIC_URL: 'https://tos.example.com' })).toThrow(new RegExp(`${name}=`));
+  });
+
+  it('takes OAUTH_ISSUER only with PUBLIC_URL, the base of the token audiences', () => {
+    expect(() => loadConfig({ OAUTH_ISSUER: 'https://login.example.com' })).toThrow(/OAUTH_ISSUER: set PUBLIC_URL too/);
+    expect(loadConfig({ OAUTH_ISSUER: 'https://login.example.com', PUBLIC_URL: 'https://tos.example.com' }).OAUTH_ISSUER).toBe('https://login.example.com');
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', BOOTSTRAP_API_KEY: '' }).DATABASE_URL).toBeUndefined();
   });

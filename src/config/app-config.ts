@@ -199,6 +199,10 @@ export class AppConfig {
   @Matches(/^\s*\d+(\.\d+)?(\s*,\s*\d+(\.\d+)?)*\s*$/, { message: 'WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, e.g. 5,300,1800' })
   WEBHOOK_RETRY_SCHEDULE = '5,300,1800,7200,18000,36000,36000';
 
+  /** How often each ticking process claims due schedule ticks and starts pending runs and trigger events, in milliseconds; 0 stops it (docs/orchestration.md). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
+  ORCHESTRATION_POLL_MS = 1000;
+
   /** How often each delivering process looks for due webhook deliveries, in milliseconds; 0 stops delivering. */
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   WEBHOOK_POLL_MS = 500;
@@ -252,6 +256,19 @@ export class AppConfig {
    */
   @IsString()
   MCP_ALLOWED_ORIGINS = '';
+
+  /**
+   * Issuer of the OAuth access tokens /v1 and /v1/mcp accept beside API keys (docs/authorization.md):
+   * listed in the protected resource metadata; its JWKS verifies the tokens. Off when unset.
+   */
+  @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @MaxLength(2048)
+  OAUTH_ISSUER?: string;
+
+  /** The issuer's JWKS; read from its RFC 8414 (or OpenID) metadata when unset. */
+  @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @MaxLength(2048)
+  OAUTH_JWKS_URL?: string;
 
   /** Tools per MCP tools/list page. */
   @Transform(toInt) @IsInt() @Min(1) @Max(1000)
@@ -310,6 +327,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   if (errors.length === 0 && config.ROLE !== 'all' && !config.REDIS_URL) {
     lines.push(`  ROLE=${JSON.stringify(config.ROLE)}: separate api and worker processes share work through Redis; set REDIS_URL or use ROLE=all`);
+  }
+  if (errors.length === 0 && config.OAUTH_ISSUER && !config.PUBLIC_URL) {
+    lines.push(`  OAUTH_ISSUER: set PUBLIC_URL too, the URL clients reach the service at: access tokens are accepted only for the resources under it (docs/authorization.md#access-tokens)`);
   }
   if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   return Object.defineProperty(config, 'environment', { value: Object.freeze({ ...env }), enumerable: false });

@@ -2,11 +2,11 @@ import type { Scope } from './scopes';
 import type { KeyType } from './key-secret';
 import type { Tier, TierLimits } from './tiers';
 
-/** Who is calling: a verified API key and the account it belongs to. */
+/** Who is calling: a verified API key (or console session, or OAuth access token) and the account it belongs to. */
 export interface Principal {
-  /** The key's id; for a console session (keyType `session`), the session's id. */
+  /** The key's id; for a console session (keyType `session`), the session's id; for an access token (`oauth`), `oauth:<client>:<account>`. */
   keyId: string;
-  keyType: KeyType | 'session';
+  keyType: KeyType | 'session' | 'oauth';
   accountId: string;
   tier: Tier;
   limits: TierLimits;
@@ -20,4 +20,10 @@ export interface Principal {
 
 export function canUseTool(principal: Principal, toolId: string): boolean {
   return principal.toolIds === null || principal.toolIds.has(toolId);
+}
+
+/** How errors name the caller's credential. */
+export function credentialName(principal: Principal): string {
+  if (principal.keyType === 'oauth') return 'access token';
+  return principal.keyType === 'session' ? 'console session' : 'API key';
 }

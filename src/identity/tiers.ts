@@ -14,6 +14,15 @@ export interface TierLimits {
   workspaceBytes: number;
 }
 
+export interface OrchestrationLimits {
+  /** Schedules one account may hold. */
+  schedules: number;
+  /** Triggers one account may hold. */
+  triggers: number;
+  /** The shortest interval, in seconds, between two runs of one schedule. */
+  scheduleMinIntervalSeconds: number;
+}
+
 const MIB = 1024 * 1024;
 
 /** Enterprise accounts may carry their own numbers; these apply when unset. */
@@ -24,6 +33,13 @@ export const TIER_LIMITS: Record<Tier, TierLimits> = {
 };
 
 /** SQL: the retention in days of the account row `account` (its own number, else its tier's); docs/API.md#execution-lifecycle. */
+/** docs/orchestration.md#limits: by tier, for every account of the tier. */
+export const ORCHESTRATION_LIMITS: Record<Tier, OrchestrationLimits> = {
+  free: { schedules: 5, triggers: 5, scheduleMinIntervalSeconds: 900 },
+  pro: { schedules: 100, triggers: 100, scheduleMinIntervalSeconds: 60 },
+  enterprise: { schedules: 1_000, triggers: 1_000, scheduleMinIntervalSeconds: 10 },
+};
+
 export function retentionDaysSql(account: string): string {
   const days = Object.entries(TIER_LIMITS).map(([tier, limits]) => `WHEN '${tier}' THEN ${limits.retentionDays}`).join(' ');
   return `COALESCE(${account}.retention_days, CASE ${account}.tier ${days} END)`;

@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
 import { rateLimitRefusals } from '../common/probes';
+import { countedIn } from '../common/rate-limit-headers';
+import { WINDOW_MS, type WindowStore } from './window-store';
 
 /** The request window of one API key (or console session): docs/API.md#rate-limits-and-quotas. */
 export function keyWindowKey(keyId: string): string {
@@ -20,4 +22,14 @@ export function rateLimited(scope: string, limit: number, retryAfterSeconds: num
     retry_after: retryAfter,
     details: { scope, limit, per },
   });
+}
+
+/**
+ * Counts a request that brought no valid credential (an API key, or a trigger's signature)
+ * against its client IP's window: past `limit` a minute it is 429, not 401.
+ */
+export async function countIpFailure(windows: WindowStore, limit: number, request: FastifyRequest): Promise<void> {
+  const hit = await windows.hit(ipWindowKey(request), limit, WINDOW_MS);
+  countedIn(request, limit, hit.count, hit.resetAt);
+  if (!hit.allowed) throw rateLimited('client IP without a valid key', limit, Math.ceil((hit.resetAt - Date.now()) / 1000));
 }

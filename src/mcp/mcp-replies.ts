@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ErrorBody } from '../common/errors';
 import { dependencyUnavailable, OutageLog, unreachableDependency } from '../common/outages';
 import type { Execution } from '../executions/engine/execution.entity';
-import type { Principal } from '../identity/principal';
+import { credentialName, type Principal } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
 import type { RegisteredTool } from '../tools/tool-catalogue';
 
@@ -68,7 +68,7 @@ export function missingCapability(what: string, requiredCapabilities: Record<str
 }
 
 export function requireScope(principal: Principal, scope: Scope): void {
-  if (!principal.scopes.has(scope)) throw new McpError(ErrorCode.InvalidRequest, `This API key lacks the '${scope}' scope`);
+  if (!principal.scopes.has(scope)) throw new McpError(ErrorCode.InvalidRequest, `This ${credentialName(principal)} lacks the '${scope}' scope`);
 }
 
 function jsonText(value: unknown): { type: 'text'; text: string } {

@@ -1,6 +1,6 @@
 import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { ErrorCode, McpError, type CallToolResult, type CreateTaskResult as LegacyCreateTaskResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
-import { canUseTool, type Principal } from '../identity/principal';
+import { canUseTool, credentialName, type Principal } from '../identity/principal';
 import { AppException, type ErrorBody } from '../common/errors';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config';
@@ -116,7 +116,7 @@ export class McpTools implements OnApplicationBootstrap {
     requireScope(principal, 'tools:invoke');
     const tool = this.byName.get(name);
     if (!tool) return this.callWorkflow(principal, name, args, context);
-    if (!canUseTool(principal, tool.definition.id)) throw new McpError(ErrorCode.InvalidParams, `This API key may not use tool '${name}'`);
+    if (!canUseTool(principal, tool.definition.id)) throw new McpError(ErrorCode.InvalidParams, `This ${credentialName(principal)} may not use tool '${name}'`);
     const offer = context.tasks;
     const asTask = runsAsTask(name, tool, offer);
     try {

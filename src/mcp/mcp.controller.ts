@@ -6,10 +6,13 @@ import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { McpEndpoint } from './mcp-endpoint';
 import { McpOriginPolicy } from './mcp-origin-policy';
+import { missingScopes } from './mcp-scopes';
+import { insufficientScope } from '../auth/protected-resource';
 
 /**
  * /v1/mcp: the MCP Streamable HTTP endpoint, stateless, so POST only: no server-initiated stream
- * (GET) and no session to end (DELETE). Same Bearer keys, scopes and request window as REST.
+ * (GET) and no session to end (DELETE). Same Bearer keys, scopes and request window as REST;
+ * an OAuth access token short of a scope is refused before any message runs (step-up).
  */
 @Controller('v1/mcp')
 export class McpController {
@@ -17,7 +20,7 @@ export class McpController {
 
   constructor(
     private readonly endpoint: McpEndpoint,
-    config: AppConfig,
+    private readonly config: AppConfig,
   ) {
     this.origins = new McpOriginPolicy(config);
   }
@@ -27,6 +30,10 @@ export class McpController {
   async post(@CurrentPrincipal() principal: Principal, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const refusal = this.origins.refusal(request.headers.host, request.headers.origin);
     if (refusal) throw new AppException('FORBIDDEN', refusal);
+    if (principal.keyType === 'oauth') {
+      const missing = missingScopes(principal, request.body);
+      if (missing.length > 0) throw insufficientScope(request, reply, this.config, principal, missing);
+    }
     await this.endpoint.handle(principal, request, reply);
   }
 

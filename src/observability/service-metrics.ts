@@ -7,6 +7,9 @@ import {
   executionsReconciled,
   queueAudits,
   rateLimitRefusals,
+  scheduleRuns,
+  scheduleTicks,
+  triggerEvents,
   webhookAttempts,
   webhookAudits,
   webhooksDisabled,
@@ -18,6 +21,7 @@ import { egressRefusals } from '../tools/sdk/network-errors';
 
 const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const EXECUTION_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 120, 300];
+const LAG_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600];
 
 /** The queue as metrics see it (ExecutionQueue's backlog). */
 export interface BacklogSource {
@@ -61,6 +65,9 @@ export class ServiceMetrics {
   private readonly webhookOutbox: Gauge<'state'>;
   private readonly webhookOldestDue: Gauge;
   private readonly webhookSubscriptionsDisabled: Gauge;
+  private readonly tickLag: Histogram<'outcome'>;
+  private readonly runs: Counter<'status'>;
+  private readonly triggerEvents: Counter<'source' | 'status'>;
   private readonly workflowRuns: Counter<'status'>;
   private readonly workflowRunSeconds: Histogram<'status'>;
   private readonly workflowSteps: Counter<'retry'>;
@@ -92,6 +99,9 @@ export class ServiceMetrics {
     this.webhookOutbox = new Gauge({ name: 'tos_webhook_outbox_deliveries', help: "Pending webhook deliveries at this dispatcher's last audit: all pending, and those due now.", labelNames: ['state'], registers });
     this.webhookOldestDue = new Gauge({ name: 'tos_webhook_oldest_due_age_seconds', help: "How long the oldest due webhook delivery had waited at this dispatcher's last audit.", registers });
     this.webhookSubscriptionsDisabled = new Gauge({ name: 'tos_webhook_subscriptions_disabled', help: "Subscriptions the service has disabled (and their owners have not re-enabled), at this dispatcher's last audit.", registers });
+    this.tickLag = new Histogram({ name: 'tos_schedule_tick_lag_seconds', help: 'How long after its time a schedule tick was claimed, by outcome (run, missed).', labelNames: ['outcome'], buckets: LAG_BUCKETS, registers });
+    this.runs = new Counter({ name: 'tos_schedule_runs_total', help: 'Schedule runs ended in this process, by status (started, skipped, refused, failed).', labelNames: ['status'], registers });
+    this.triggerEvents = new Counter({ name: 'tos_trigger_events_total', help: 'Trigger events, by source (inbound, internal) and status (started, filtered, refused, failed, duplicate).', labelNames: ['source', 'status'], registers });
     this.workflowRuns = new Counter({ name: 'tos_workflow_runs_finished_total', help: 'Workflow runs this process ended, by status.', labelNames: ['status'], registers });
     this.workflowRunSeconds = new Histogram({ name: 'tos_workflow_run_duration_seconds', help: 'Workflow run duration, start to end.', labelNames: ['status'], buckets: EXECUTION_BUCKETS, registers });
     this.workflowSteps = new Counter({ name: 'tos_workflow_steps_started_total', help: 'Workflow step calls this process queued; retry "true" for a second or later attempt.', labelNames: ['retry'], registers });
@@ -118,6 +128,9 @@ export class ServiceMetrics {
       [egressRefusals.name as string, () => this.egress.inc()],
       [executionsAbandoned.name as string, (m) => this.abandoned.inc(m as { by: string; reason: string })],
       [executionsReconciled.name as string, () => this.reconciled.inc()],
+      [scheduleTicks.name as string, (m) => this.tickLag.observe({ outcome: (m as { outcome: string }).outcome }, (m as { lagSeconds: number }).lagSeconds)],
+      [scheduleRuns.name as string, (m) => this.runs.inc(m as { status: string })],
+      [triggerEvents.name as string, (m) => this.triggerEvents.inc(m as { source: string; status: string })],
       [
         queueAudits.name as string,
         (m) => {

@@ -159,6 +159,83 @@ const WebhookDelivery: SchemaObject = {
   },
 };
 
+/** docs/orchestration.md: what a schedule or trigger starts. */
+const Target: SchemaObject = {
+  type: 'object',
+  required: ['inputs'],
+  description: 'Exactly one of `tool` and `workflow` (its id, however the request named it).',
+  properties: { tool: { type: 'string' }, workflow: { type: 'string' }, inputs: { type: 'object', additionalProperties: true } },
+};
+
+/** docs/orchestration.md#schedules */
+const Schedule: SchemaObject = {
+  type: 'object',
+  required: ['id', 'target', 'cron', 'timezone', 'overlap', 'catch_up', 'paused', 'paused_reason', 'next_run_at', 'next_runs', 'key_id', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string' },
+    target: Target,
+    cron: { type: 'string' },
+    timezone: { type: 'string' },
+    overlap: { type: 'string', enum: ['skip', 'queue', 'allow'] },
+    catch_up: { type: 'string', enum: ['none', 'last'] },
+    paused: { type: 'boolean' },
+    paused_reason: nullable('string', { description: 'Why the service paused it (its key revoked or expired).' }),
+    next_run_at: nullable('string', { format: 'date-time' }),
+    next_runs: { type: 'array', items: timestamp, maxItems: 5 },
+    key_id: { type: 'string', description: 'The key it runs as.' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
+const ScheduleRun: SchemaObject = {
+  type: 'object',
+  required: ['id', 'tick_at', 'status', 'reason', 'execution_id', 'execution_status', 'created_at', 'ended_at'],
+  properties: {
+    id: { type: 'string' },
+    tick_at: timestamp,
+    status: { type: 'string', enum: ['pending', 'started', 'skipped', 'missed', 'refused', 'failed'] },
+    reason: nullable('string'),
+    execution_id: nullable('string'),
+    execution_status: nullable('string'),
+    created_at: timestamp,
+    ended_at: nullable('string', { format: 'date-time' }),
+  },
+};
+
+/** docs/orchestration.md#triggers */
+const Trigger: SchemaObject = {
+  type: 'object',
+  required: ['id', 'target', 'verification', 'source', 'url', 'filter', 'inputs', 'description', 'key_id', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string' },
+    target: Target,
+    verification: { type: ['object', 'null'], properties: { type: { type: 'string', enum: ['github', 'gitlab', 'standard_webhooks', 'bearer'] } } },
+    source: { type: ['object', 'null'], properties: { event: { type: 'string' }, tool_ids: nullable('array', { items: { type: 'string' } }) } },
+    url: nullable('string', { description: 'Path of the inbound URL (POST); null for an internal trigger.' }),
+    filter: nullable('string'),
+    inputs: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
+    description: nullable('string'),
+    key_id: { type: 'string' },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
+const TriggerEvent: SchemaObject = {
+  type: 'object',
+  required: ['id', 'at', 'status', 'accepted', 'reason', 'delivery_id', 'execution_id'],
+  properties: {
+    id: { type: 'string' },
+    at: timestamp,
+    status: { type: 'string', enum: ['pending', 'started', 'filtered', 'refused', 'failed'] },
+    accepted: { type: 'boolean' },
+    reason: nullable('string'),
+    delivery_id: nullable('string'),
+    execution_id: nullable('string'),
+  },
+};
+
 /** The body of every webhook request (SPEC §6.3), with the `data` of an execution's event or of a subscription's. */
 const webhookEvent = (events: readonly string[], data: SchemaObject): SchemaObject => ({
   type: 'object',
@@ -241,6 +318,8 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
           input: { type: 'object' },
           result: { type: 'object' },
           error: ref('ErrorBody'),
+          schedule_id: { type: 'string', description: 'The schedule whose tick started it (docs/orchestration.md).' },
+          trigger_id: { type: 'string', description: 'The trigger whose event started it.' },
         },
       },
     ],
@@ -285,6 +364,20 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
   WebhookDeliveryList: page('deliveries', ref('WebhookDelivery')),
   WebhookEvent,
   WebhookDisabledEvent,
+  Schedule,
+  ScheduleList: page('schedules', ref('Schedule')),
+  ScheduleRun,
+  ScheduleRunList: page('runs', ref('ScheduleRun')),
+  Trigger,
+  TriggerWithSecret: { allOf: [ref('Trigger'), { type: 'object', properties: { secret: { type: 'string', description: 'An inbound trigger’s secret, shown once.' } } }] },
+  TriggerList: page('triggers', ref('Trigger')),
+  TriggerEvent,
+  TriggerEventList: page('events', ref('TriggerEvent')),
+  TriggerEventAnswer: {
+    type: 'object',
+    required: ['accepted', 'event_id', 'execution_id'],
+    properties: { accepted: { type: 'boolean' }, event_id: { type: 'string' }, execution_id: nullable('string'), reason: { type: 'string' }, duplicate: { const: true } },
+  },
   WorkflowSummary,
   Workflow: { allOf: [ref('WorkflowSummary'), { type: 'object', required: ['document'], properties: { document: WorkflowDocument } }] },
   WorkflowList: page('workflows', ref('WorkflowSummary')),
@@ -384,6 +477,19 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
       csrf_token: { type: 'string', description: 'Send it as X-CSRF-Token on every state-changing request of this session.' },
     },
   },
+  ProtectedResourceMetadata: {
+    type: 'object',
+    description: 'RFC 9728 protected resource metadata (docs/authorization.md).',
+    required: ['resource', 'scopes_supported', 'bearer_methods_supported'],
+    properties: {
+      resource: { type: 'string', format: 'uri' },
+      authorization_servers: { type: 'array', items: { type: 'string', format: 'uri' } },
+      scopes_supported: { type: 'array', items: { type: 'string' } },
+      bearer_methods_supported: { type: 'array', items: { const: 'header' } },
+      resource_name: { type: 'string' },
+      resource_documentation: { type: 'string', format: 'uri' },
+    },
+  },
 };
 
 /** What each fixed route answers on success, by `METHOD path`; routes without an entry get the generator's bare answer. */
@@ -409,6 +515,16 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'POST /v1/webhooks/{webhook_id}/test': ref('WebhookDelivery'),
   'GET /v1/webhooks/{webhook_id}/deliveries': ref('WebhookDeliveryList'),
   'POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': ref('WebhookDelivery'),
+  'POST /v1/schedules': ref('Schedule'),
+  'GET /v1/schedules': ref('ScheduleList'),
+  'GET /v1/schedules/{schedule_id}': ref('Schedule'),
+  'PATCH /v1/schedules/{schedule_id}': ref('Schedule'),
+  'GET /v1/schedules/{schedule_id}/runs': ref('ScheduleRunList'),
+  'POST /v1/triggers': ref('TriggerWithSecret'),
+  'GET /v1/triggers': ref('TriggerList'),
+  'GET /v1/triggers/{trigger_id}': ref('Trigger'),
+  'GET /v1/triggers/{trigger_id}/events': ref('TriggerEventList'),
+  'POST /v1/triggers/{trigger_id}/events': ref('TriggerEventAnswer'),
   'POST /v1/workflows': ref('Workflow'),
   'GET /v1/workflows': ref('WorkflowList'),
   'GET /v1/workflows/{workflow_id}': ref('Workflow'),
@@ -426,6 +542,9 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'DELETE /v1/console/sessions/{session_id}': ref('ConsoleSession'),
   'POST /console/session': ref('ConsoleSignedIn'),
   'GET /console/session': ref('ConsoleSignedIn'),
+  'GET /.well-known/oauth-protected-resource': ref('ProtectedResourceMetadata'),
+  'GET /.well-known/oauth-protected-resource/v1/mcp': ref('ProtectedResourceMetadata'),
+  'GET /.well-known/oauth-protected-resource/v1': ref('ProtectedResourceMetadata'),
   'GET /healthz': { type: 'object', properties: { status: { const: 'ok' } } },
   'GET /readyz': {
     type: 'object',

@@ -71,6 +71,20 @@ describe('createWorkspace', () => {
       await expectInvalid(ws.resolve('leakdir/secret.txt', 'target'), 'target', /out of the workspace/);
     });
 
+    it('refuses a chain of symlinks that ends out of the root, whichever hop leaves', async () => {
+      // hop1 → hop2 (inside) → the secret (outside); dir1 → dir2 (inside) → the outside folder
+      symlinkSync('hop2', path.join(root, 'hop1'));
+      symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'hop2'));
+      symlinkSync('dir2', path.join(root, 'dir1'));
+      symlinkSync(path.relative(root, outside), path.join(root, 'dir2'));
+      await expectInvalid(ws.resolve('hop1'), 'path', /out of the workspace/);
+      await expectInvalid(ws.resolve('dir1/secret.txt'), 'path', /out of the workspace/);
+      await expectInvalid(ws.readText('hop1', 1_000), 'path', /out of the workspace/);
+      await expectInvalid(ws.listFiles('dir1'), 'path', /out of the workspace/);
+      const listed = (await ws.listFiles('.')).map((f) => f.path);
+      expect(listed.filter((p) => /hop|dir[12]|secret/.test(p))).toEqual([]);
+    });
+
     it('accepts symlinks that stay inside the root', async () => {
       symlinkSync(path.join(root, 'src', 'a.ts'), path.join(root, 'alias.ts'));
       await expect(ws.resolve('alias.ts')).resolves.toBe(path.join(root, 'src', 'a.ts'));

@@ -52,3 +52,25 @@ export function outboxInsert(ended: string, now = 'clock_timestamp()'): string {
        AND (${eventOf}) = ANY(s.events)
        AND (s.tool_ids IS NULL OR e.tool_id = ANY(s.tool_ids))`;
 }
+
+/** The events an internal trigger may start on (docs/orchestration.md#internal-triggers): an execution's end. */
+export const TRIGGER_SOURCE_EVENTS = [EXECUTION_EVENTS.success, EXECUTION_EVENTS.error, EXECUTION_EVENTS.cancelled];
+
+/**
+ * `INSERT INTO trigger_events …`: one pending event for each internal trigger of the account of a
+ * row of `ended` that takes its event (and tool), written in the same statement as the end, like
+ * the webhook outbox; src/orchestration/trigger-launches.ts starts their targets. The execution's
+ * id is the delivery id, so an end written twice starts nothing twice. An execution an internal
+ * trigger started fires no internal trigger itself: a chain of them cannot loop.
+ */
+export function triggerEventsInsert(ended: string, now = 'clock_timestamp()'): string {
+  return `INSERT INTO trigger_events (id, trigger_id, account_id, delivery_id, status, payload, created_at)
+    SELECT 'tev_' || replace(gen_random_uuid()::text, '-', ''), t.id, e.account_id, e.id, 'pending',
+           jsonb_build_object('event', t.source_event, 'execution_id', e.id, 'tool_id', e.tool_id, 'status', e.status, 'result', ${boundedResult}),
+           ${now}
+      FROM ${ended} e
+      JOIN triggers t ON t.account_id = e.account_id AND t.source_event = (${eventOf})
+       AND (t.source_tool_ids IS NULL OR e.tool_id = ANY(t.source_tool_ids))
+     WHERE e.trigger_id IS NULL OR NOT EXISTS (SELECT 1 FROM triggers origin WHERE origin.id = e.trigger_id AND origin.source_event IS NOT NULL)
+    ON CONFLICT DO NOTHING`;
+}

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { randomBase62 } from '../common/ids';
+import { underAccountCap } from '../database/account-cap';
 import { AppConfig } from '../config/app-config';
 import type { Principal } from '../identity/principal';
 import { retentionDaysSql } from '../identity/tiers';
@@ -65,14 +66,7 @@ export class WebhooksService {
       created_at: now,
       updated_at: now,
     });
-    await this.subscriptions.manager.transaction(async (manager) => {
-      // Serialises the account's creations, so the cap holds under concurrent POSTs.
-      await manager.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [principal.accountId]);
-      if ((await manager.countBy(WebhookSubscription, { account_id: principal.accountId })) >= MAX_WEBHOOKS_PER_ACCOUNT) {
-        throw new AppException('CONFLICT', `An account holds at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhook subscriptions: delete one first`, { details: { limit: MAX_WEBHOOKS_PER_ACCOUNT } });
-      }
-      await manager.insert(WebhookSubscription, row);
-    });
+    await underAccountCap(this.subscriptions.manager, principal.accountId, WebhookSubscription, MAX_WEBHOOKS_PER_ACCOUNT, 'webhook subscriptions', (manager) => manager.insert(WebhookSubscription, row));
     return { ...subscriptionView(row), secret };
   }
 

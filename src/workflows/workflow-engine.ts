@@ -199,11 +199,14 @@ export class WorkflowEngine {
     }
   }
 
-  /** Whether the run's key may still call (a console session's run: while the session lasts, as its snapshot says). */
+  /**
+   * Whether the run's key may still call. A console session's run, or an access token's, has no
+   * key row to read: it may while the session or token lasts, as its snapshot says.
+   */
   private async callerValid(principal: Principal): Promise<boolean> {
     const now = Date.now();
     if (principal.expiresAt && principal.expiresAt.getTime() <= now) return false;
-    if (principal.keyType === 'session') return true;
+    if (principal.keyType === 'session' || principal.keyType === 'oauth') return true;
     const checked = this.validKeys.get(principal.keyId);
     if (checked !== undefined && now - checked < KEY_CHECK_MS) return true;
     if (!(await this.runs.keyValid(principal.keyId, new Date(now)))) return false;

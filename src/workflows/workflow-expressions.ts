@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { AppException } from '../common/errors';
-import type { ToolContext } from '../tools/sdk';
-import { ToolCatalogue } from '../tools/tool-catalogue';
+import { BoundedJsonata } from '../tools/sdk';
 import { expressionOf } from './workflow-document';
 
-/** The tool whose evaluator, with its bounds, workflow expressions run on (docs/tools.md#json-transform-automation). */
-const EVALUATOR = 'json-transform';
+/** How long one expression may run: json-transform's default time limit (docs/tools.md#json-transform-automation). */
+const EXPRESSION_TIME_LIMIT_MS = 5_000;
 
 /** What an expression reads: the run's inputs, its steps so far, and within a for_each its item and index. */
 export interface ExpressionScope {
@@ -16,21 +14,16 @@ export interface ExpressionScope {
 }
 
 /**
- * Evaluates a workflow's JSONata expressions with json-transform's own evaluator: the same
- * bounds (depth, memory, time limit, linear-time regular expressions, the event loop shared) and
- * the same compiled-expression cache, without a copy of either. A failure is an INVALID_INPUT naming the expression.
+ * Evaluates a workflow's JSONata expressions on the SDK's BoundedJsonata, json-transform's engine:
+ * the same bounds (depth, memory, linear-time regular expressions, the event loop shared) and a
+ * compiled-expression cache, whether or not json-transform is loaded. A failure is an INVALID_INPUT naming the expression.
  */
 @Injectable()
 export class WorkflowExpressions {
-  constructor(private readonly catalogue: ToolCatalogue) {}
+  private readonly jsonata = new BoundedJsonata();
 
-  async evaluate(expression: string, scope: ExpressionScope, signal: AbortSignal): Promise<unknown> {
-    if (!this.catalogue.has(EVALUATOR)) throw new AppException('INTERNAL_ERROR', `Workflow expressions need the tool '${EVALUATOR}', which this service does not load`);
-    const tool = this.catalogue.get(EVALUATOR);
-    // The evaluator reads only its signal and settings from its context.
-    const context = { signal, config: tool.config } as unknown as ToolContext;
-    const { result } = (await tool.handler.execute({ expression, data: scope }, context)) as { result: unknown };
-    return result;
+  evaluate(expression: string, scope: ExpressionScope, signal: AbortSignal): Promise<unknown> {
+    return this.jsonata.evaluate(expression, scope, undefined, { signal, timeLimitMs: EXPRESSION_TIME_LIMIT_MS });
   }
 
   /** A value with its `${{ … }}` parts evaluated, at any depth of a literal object or list. */

@@ -22,6 +22,8 @@ import { WORKFLOW_TOOL_PREFIX, WorkflowsService } from './workflows.service';
 
 /** What started a run besides its caller: a schedule or a trigger (their ids are kept with the run). */
 export interface RunOrigin {
+  /** The run's execution id, when its starter chose it beforehand (a schedule's tick, a trigger's event: src/orchestration). */
+  executionId?: string;
   mode?: 'sync' | 'async';
   requestId?: string | null;
   scheduleId?: string;
@@ -72,7 +74,7 @@ export class WorkflowRuns {
     const input = this.validInputs(document, inputs);
     const now = new Date();
     const execution = Object.assign(new Execution(), {
-      id: newExecutionId(now.getTime()),
+      id: origin.executionId ?? newExecutionId(now.getTime()),
       account_id: principal.accountId,
       key_id: principal.keyId,
       tool_id: `${WORKFLOW_TOOL_PREFIX}${workflow.name}`,
@@ -97,6 +99,8 @@ export class WorkflowRuns {
       sealed_inputs: null,
       unaskable: null,
       claimed_by: null,
+      schedule_id: origin.scheduleId ?? null,
+      trigger_id: origin.triggerId ?? null,
       kind: 'workflow',
       parent_execution_id: null,
       step_key: null,
@@ -164,7 +168,8 @@ export class WorkflowRuns {
     return { runs: rows.map((row) => row.execution!), total };
   }
 
-  private validInputs(document: WorkflowDocument, inputs: Record<string, unknown>): Record<string, unknown> {
+  /** The run's input: `inputs` with the document's defaults; throws the 400 an invoke with bad inputs gets. */
+  validInputs(document: WorkflowDocument, inputs: Record<string, unknown>): Record<string, unknown> {
     let validate = this.validators.get(document);
     if (!validate) this.validators.set(document, (validate = this.inputs.compile(inputsSchema(document))));
     const input = structuredClone(inputs);

@@ -95,6 +95,11 @@ export class WorkflowsService {
     return this.workflows.findOneBy({ account_id: accountId, name });
   }
 
+  /** By id, or else by name (how schedules and triggers name their target); null when the account has neither. */
+  byIdOrName(accountId: string, ref: string): Promise<Workflow | null> {
+    return this.workflows.findOneBy(WORKFLOW_ID_PATTERN.test(ref) ? { id: ref, account_id: accountId } : { account_id: accountId, name: ref });
+  }
+
   /** The account's published workflows, by name: its own part of the tool catalogue. */
   published(accountId: string): Promise<Workflow[]> {
     return this.workflows.find({ where: { account_id: accountId, publish: true }, order: { name: 'ASC' } });

@@ -135,6 +135,14 @@ describe('tos advisories sync', () => {
     ['an entry climbing out', () => zip([{ name: '../x.json', body: '{"id":"X","modified":"2026-01-01T00:00:00Z"}' }])],
     ['an entry in a subfolder', () => zip([{ name: 'sub/x.json', body: '{"id":"X","modified":"2026-01-01T00:00:00Z"}' }])],
     ['a symlink entry', () => zip([{ name: 'x.json', body: '../../x.json', mode: 0o120777 }])],
+    [
+      'a chain of symlink entries',
+      () =>
+        zip([
+          { name: 'a.json', body: 'b.json', mode: 0o120777 },
+          { name: 'b.json', body: '../../x.json', mode: 0o120777 },
+        ]),
+    ],
     ['a bomb past the ratio', () => zip([{ name: 'x.json', body: Buffer.alloc(7 * 1024 * 1024, 0x20) }])],
   ])('refuses %s, writing nothing and keeping the records it had', async (_, hostile) => {
     server.exports.set('/npm/all.zip', { body: await exportOf(NPM_RECORDS), etag: '"v1"' });

@@ -43,6 +43,7 @@ export function positiveInt(value: string): number {
   return n;
 }
 
+/** `--input <json|@file>`: a JSON object, inline or from a file. */
 export function readInput(spec: string | undefined): Record<string, unknown> {
   if (spec === undefined) return {};
   let parsed: unknown;

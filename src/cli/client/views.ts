@@ -98,3 +98,41 @@ export const LINK_VIEW: View = {
   fields: ['id', 'url', 'path', 'expires_at'],
   text: (r) => `${r.url}\n(works once, until ${String(r.expires_at)})\n`,
 };
+
+export const SCHEDULE_VIEW: View = {
+  columns: [
+    col('id', 'id'),
+    { header: 'target', value: (r) => targetOf(r.target) },
+    col('cron', 'cron'),
+    col('timezone', 'timezone'),
+    { header: 'state', value: (r) => (r.paused ? 'paused' : 'active') },
+    col('next run', 'next_run_at'),
+    col('paused because', 'paused_reason', true),
+  ],
+  fields: ['id', 'target', 'cron', 'timezone', 'overlap', 'catch_up', 'paused', 'paused_reason', 'next_run_at', 'next_runs', 'key_id', 'created_at', 'updated_at'],
+};
+
+export const SCHEDULE_RUN_VIEW: View = {
+  columns: [col('tick', 'tick_at'), col('status', 'status'), col('execution', 'execution_id'), col('execution status', 'execution_status'), col('reason', 'reason', true)],
+  fields: ['id', 'tick_at', 'status', 'reason', 'execution_id', 'execution_status', 'created_at', 'ended_at'],
+};
+
+export const TRIGGER_VIEW: View = {
+  columns: [
+    col('id', 'id'),
+    { header: 'target', value: (r) => targetOf(r.target) },
+    { header: 'on', value: (r) => (r.url ? `POST ${r.url} (${(r.verification as { type: string }).type})` : (r.source as { event: string }).event) },
+    col('description', 'description', true),
+  ],
+  fields: ['id', 'target', 'verification', 'source', 'url', 'filter', 'inputs', 'description', 'key_id', 'created_at', 'updated_at', 'secret'],
+};
+
+export const TRIGGER_EVENT_VIEW: View = {
+  columns: [col('at', 'at'), col('status', 'status'), col('delivery', 'delivery_id'), col('execution', 'execution_id'), col('reason', 'reason', true)],
+  fields: ['id', 'at', 'status', 'accepted', 'reason', 'delivery_id', 'execution_id'],
+};
+
+function targetOf(target: unknown): string {
+  const { tool, workflow } = target as { tool?: string; workflow?: string };
+  return tool ? `tool ${tool}` : `workflow ${workflow}`;
+}

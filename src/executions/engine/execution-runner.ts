@@ -69,6 +69,18 @@ export interface RunRequest {
   unaskable?: boolean;
   /** A workflow step: the run it belongs to and its key there. */
   parent?: { executionId: string; stepKey: string };
+  /** What started an async call other than its caller: a schedule's tick or a trigger's event (src/orchestration). */
+  origin?: ExecutionOrigin;
+}
+
+/**
+ * A schedule's or a trigger's run: its execution id is chosen before the run is claimed, so a
+ * run taken over after its process died finds the execution it may already have started.
+ */
+export interface ExecutionOrigin {
+  executionId: string;
+  scheduleId?: string;
+  triggerId?: string;
 }
 
 /** A caller that can be asked: the answers it brought, by question key (none on a first round), and what it can answer. */
@@ -414,7 +426,7 @@ export class ExecutionRunner implements OnModuleInit {
     const { principal, tool, input, requestId } = request;
     const now = new Date();
     return Object.assign(new Execution(), {
-      id: newExecutionId(now.getTime()),
+      id: request.origin?.executionId ?? newExecutionId(now.getTime()),
       account_id: principal.accountId,
       key_id: principal.keyId,
       tool_id: tool.definition.id,
@@ -440,6 +452,8 @@ export class ExecutionRunner implements OnModuleInit {
       sealed_inputs: null,
       claimed_by: mode === 'sync' ? processClaim(PROCESS_ID) : null,
       unaskable: request.unaskable ?? null,
+      schedule_id: request.origin?.scheduleId ?? null,
+      trigger_id: request.origin?.triggerId ?? null,
       kind: 'tool',
       parent_execution_id: request.parent?.executionId ?? null,
       step_key: request.parent?.stepKey ?? null,

@@ -108,6 +108,14 @@ export class Execution {
   @Column('varchar', { nullable: true })
   claimed_by: string | null;
 
+  /** The schedule whose tick started it (docs/orchestration.md). */
+  @Column('text', { nullable: true })
+  schedule_id: string | null;
+
+  /** The trigger whose event started it (docs/orchestration.md). */
+  @Column('text', { nullable: true })
+  trigger_id: string | null;
+
   /** `tool`: one tool call; `workflow`: a run of a workflow, whose steps are its child executions (docs/workflows.md). */
   @Column('text', { default: 'tool' })
   kind: ExecutionKind;

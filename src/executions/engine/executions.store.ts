@@ -4,7 +4,7 @@ import { EntityNotFoundError, FindOptionsWhere, In, LessThan, MoreThanOrEqual, R
 import { AppException, type ErrorBody } from '../../common/errors';
 import { retentionDaysSql } from '../../identity/tiers';
 import type { InputRequest } from '../../tools/sdk';
-import { outboxInsert } from '../../webhooks/webhook-outbox';
+import { outboxInsert, triggerEventsInsert } from '../../webhooks/webhook-outbox';
 import { Execution, ExecutionStatus, type TerminalStatus } from './execution.entity';
 import { GroupCommit } from '../../common/group-commit';
 
@@ -50,11 +50,11 @@ export interface ExecutionReader {
 }
 
 /**
- * `update` (an UPDATE … RETURNING of execution rows) with the webhook outbox rows of the rows it
+ * `update` (an UPDATE … RETURNING of execution rows) with the webhook outbox rows and internal trigger events of the rows it
  * moved, in one statement (src/webhooks/webhook-outbox.ts); answers the rows as a SELECT does.
  */
 function withOutbox(update: string): string {
-  return `WITH ended AS (${update}), outbox AS (${outboxInsert('ended')}) SELECT * FROM ended`;
+  return `WITH ended AS (${update}), outbox AS (${outboxInsert('ended')}), trigger_outbox AS (${triggerEventsInsert('ended')}) SELECT * FROM ended`;
 }
 
 /**
@@ -282,8 +282,9 @@ export class ExecutionsStore {
   private async insertAll(executions: Execution[]): Promise<void[]> {
     // A sync execution is inserted already finished: its deliveries go with it.
     await this.executions.query(
-      `WITH ended AS (INSERT INTO executions SELECT * FROM jsonb_populate_recordset(NULL::executions, $1::jsonb) RETURNING *)
-       ${outboxInsert('ended')}`,
+      `WITH ended AS (INSERT INTO executions SELECT * FROM jsonb_populate_recordset(NULL::executions, $1::jsonb) RETURNING *),
+       outbox AS (${outboxInsert('ended')})
+       ${triggerEventsInsert('ended')}`,
       [JSON.stringify(executions)],
     );
     return executions.map(() => undefined);

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { WebSocketServer } from 'ws';
+import { AccessTokenVerifier } from '../../auth/access-token-verifier';
 import { KeyVerifier } from '../../auth/key-verifier';
 import { AppConfig } from '../../config/app-config';
 import type { Principal } from '../../identity/principal';
@@ -15,13 +16,15 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * GET /v1/ws (docs/executions.md#live-updates-over-websocket) on the application's HTTP server,
- * through the `ws` library. A key in the Authorization header is checked before the upgrade (a
- * wrong one gets an HTTP 401); without one, the socket opens and waits for an `auth` message.
+ * through the `ws` library. A key or OAuth access token (for the `/v1` resource) in the
+ * Authorization header is checked before the upgrade (a wrong one gets an HTTP 401); without one,
+ * the socket opens and waits for an `auth` message (keys only).
  */
 export function installLiveEndpoint(app: NestFastifyApplication): void {
   const fastify = app.getHttpAdapter().getInstance();
   const hub = app.get(LiveUpdates);
   const verifier = app.get(KeyVerifier);
+  const tokens = app.get(AccessTokenVerifier);
   const idleTimeoutMs = app.get(AppConfig).WS_IDLE_TIMEOUT_SECONDS * 1000;
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.MAX_MESSAGE_BYTES });
   const windows = app.get(WindowStore);
@@ -46,6 +49,17 @@ export function installLiveEndpoint(app: NestFastifyApplication): void {
     if (!header) return upgrade(null);
     const secret = BEARER.exec(header)?.[1];
     if (!secret) return refuse(socket, 401, 'UNAUTHORIZED', 'Malformed Authorization header: expected "Bearer <API key>"');
+    if (tokens.accepts(secret)) {
+      tokens
+        .verify(secret, '/v1')
+        .then(async (verification) => {
+          if (verification.ok) return upgrade(verification.principal);
+          if (!(await countFailure(request))) return refuse(socket, 429, 'RATE_LIMITED', 'Too many requests without a valid key from this address: retry in a minute');
+          refuse(socket, 401, 'UNAUTHORIZED', verification.message);
+        })
+        .catch(() => refuse(socket, 503, 'SERVICE_UNAVAILABLE', 'Access tokens cannot be verified right now'));
+      return;
+    }
     verifier
       .verify(secret)
       .then(async (verification) => {

@@ -35,5 +35,8 @@ export function executionView(e: Execution) {
     ...(e.result && { result: e.result }),
     ...(e.error && { error: e.error }),
     ...(e.status === 'input_required' && { input_requests: pendingInputRequests(e) }),
+    // What started it other than a caller (docs/orchestration.md).
+    ...(e.schedule_id && { schedule_id: e.schedule_id }),
+    ...(e.trigger_id && { trigger_id: e.trigger_id }),
   };
 }

@@ -17,3 +17,4 @@ export { boundedRegexExec, boundedRegexTest, boundedRun, compileRegex, regexTook
 export { compareText, countBy, tally } from './collections';
 export { refInput, textSource, workspaceInputs, workspacePathInput, type TextSource } from './workspace-inputs';
 export { networkError } from './network-errors';
+export { BoundedJsonata, type EvaluationBounds } from './bounded-jsonata';

@@ -107,6 +107,29 @@ describe('the container-build context', () => {
     expect(JSON.stringify(entries)).not.toContain('outside secret');
   });
 
+  it('a chain of links that ends outside sends no link out and no byte of what is there', async () => {
+    writeFileSync(path.join(base, 'secret.txt'), 'outside secret');
+    tree({ 'app/Dockerfile': 'FROM scratch\n' });
+    // hop1 → hop2 → ../../secret.txt (outside); dir1 → dir2 → ../.. (the folder above the workspace)
+    symlinkSync('hop2', path.join(workspace, 'app/hop1'));
+    symlinkSync('../../secret.txt', path.join(workspace, 'app/hop2'));
+    symlinkSync('dir2', path.join(workspace, 'app/dir1'));
+    symlinkSync('../..', path.join(workspace, 'app/dir2'));
+    // The context itself named through a link inside the workspace.
+    symlinkSync('app', path.join(workspace, 'via'));
+    for (const context of ['app', 'via']) {
+      const { entries } = await pack(context);
+      expect(JSON.stringify(entries)).not.toContain('outside secret');
+      // What is sent as a link resolves inside the context, or not at all: never to the secret or above.
+      for (const entry of entries.filter((e) => e.type === 'symlink')) {
+        const target = path.resolve(path.join(workspace, 'app', path.dirname(entry.name)), entry.linkname!);
+        expect({ entry: entry.name, inside: target.startsWith(path.join(workspace, 'app') + path.sep) }).toEqual({ entry: entry.name, inside: true });
+      }
+      expect(entries.map((e) => e.name)).not.toContain('hop2');
+      expect(entries.map((e) => e.name)).not.toContain('dir2');
+    }
+  });
+
   it('keeps the file bound, counting only what .dockerignore lets through', async () => {
     tree({ 'app/Dockerfile': 'FROM scratch\n', 'app/.dockerignore': 'node_modules\n' });
     const many = path.join(workspace, 'app/node_modules/many');

@@ -199,6 +199,12 @@ describe('secret-scan recall', () => {
         fs.symlinkSync(path.join(root, '.git', 'objects'), path.join(linked, '.git', 'objects'));
         const failure = await toolFailure(runTool(tool, { path: '.', history: true }, { workspaceRoot: linked }));
         expect(failure).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' }, message: expect.stringMatching(/could not be read inside/) });
+        // The same through a chain: objects → hop (inside the workspace) → the history repository's objects.
+        fs.unlinkSync(path.join(linked, '.git', 'objects'));
+        fs.symlinkSync('hop', path.join(linked, '.git', 'objects'));
+        fs.symlinkSync(path.join(root, '.git', 'objects'), path.join(linked, '.git', 'hop'));
+        const chained = await toolFailure(runTool(tool, { path: '.', history: true }, { workspaceRoot: linked }));
+        expect(chained).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'path' }, message: expect.stringMatching(/could not be read inside/) });
       } finally {
         fs.rmSync(linked, { recursive: true, force: true });
       }

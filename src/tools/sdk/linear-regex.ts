@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { RE2JS, type Matcher } from 're2js';
-import { boundedRun, regexTookTooLong, ToolError } from '@tos/sdk';
+import { boundedRun, regexTookTooLong } from './bounded-regex';
+import { ToolError } from './tool-error';
 
 /**
  * Regex work one evaluation step may do before it is stopped: a step that runs a regular

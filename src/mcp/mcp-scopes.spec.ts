@@ -1,0 +1,24 @@
+import type { Principal } from '../identity/principal';
+import type { Scope } from '../identity/scopes';
+import { missingScopes } from './mcp-scopes';
+
+const holding = (...scopes: Scope[]): Pick<Principal, 'scopes'> => ({ scopes: new Set(scopes) });
+const request = (method: unknown) => ({ jsonrpc: '2.0', id: 1, method });
+
+describe('missingScopes', () => {
+  it('names the scope a method needs and the principal lacks', () => {
+    expect(missingScopes(holding('tools:read'), request('tools/call'))).toEqual(['tools:invoke']);
+    expect(missingScopes(holding('tools:read', 'tools:invoke'), request('tools/call'))).toEqual([]);
+    expect(missingScopes(holding(), request('tasks/cancel'))).toEqual(['executions:cancel']);
+  });
+
+  it('asks nothing of methods that need no scope, of notifications and of what is not a request', () => {
+    for (const body of [request('initialize'), request('server/discover'), request('ping'), { jsonrpc: '2.0', method: 'notifications/cancelled' }, null, 'tools/call', request('__proto__'), request('toString'), request(7)]) {
+      expect(missingScopes(holding(), body)).toEqual([]);
+    }
+  });
+
+  it('gathers a batch, each scope once', () => {
+    expect(missingScopes(holding(), [request('tools/list'), request('tools/call'), request('resources/read'), null])).toEqual(['tools:read', 'tools:invoke']);
+  });
+});
