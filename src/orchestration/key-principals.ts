@@ -2,9 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import { AppException } from '../common/errors';
-import type { Principal } from '../identity/principal';
+import { credentialName, type Principal } from '../identity/principal';
 import { ApiKey } from '../keys/api-key.entity';
 import { principalOfKey } from '../keys/key-principal';
+
+/** `key_id` of a request that names the key a schedule or trigger runs as. */
+export const KEY_ID_PATTERN = /^key_[A-Za-z0-9]{1,64}$/;
+export const KEY_ID_PROPERTY = {
+  pattern: KEY_ID_PATTERN.source,
+  description: 'The API key it runs as, when not the caller’s own: a key of the account holding orchestration:manage; naming another key needs keys:manage. Required from a console session (docs/orchestration.md#the-key-at-every-run).',
+};
 
 export type KeyStanding = { principal: Principal } | { refused: string };
 
@@ -23,12 +30,29 @@ export class KeyPrincipals {
     if (key.expires_at && key.expires_at <= now) return { refused: `The key ${keyId} that created it expired at ${key.expires_at.toISOString()}` };
     return { principal: principalOfKey(key, key.account) };
   }
+
+  /**
+   * Who a schedule or trigger created (or resumed) by `caller` runs as
+   * (docs/orchestration.md#the-key-at-every-run): the caller's own key, or `keyId`, another key of
+   * its account. A console session or an access token ends, so it must name one. Naming another
+   * key needs `keys:manage` (a caller who may mint keys gains nothing by it), and the key must be
+   * able to manage orchestration itself: active, of the account, holding `orchestration:manage`.
+   */
+  async runningAs(caller: Principal, keyId: string | undefined, now = new Date()): Promise<Principal> {
+    if (keyId === undefined || keyId === caller.keyId) {
+      if (caller.keyType === 'session' || caller.keyType === 'oauth') {
+        throw new AppException('FORBIDDEN', `A schedule or trigger runs as an API key, and a ${credentialName(caller)} ends: name the key it runs as in key_id`);
+      }
+      return caller;
+    }
+    if (!caller.scopes.has('keys:manage')) throw new AppException('FORBIDDEN', 'Naming the key a schedule or trigger runs as (key_id) needs the scope keys:manage');
+    const refuse = (message: string) => AppException.invalidRequest(message, { parameter: 'key_id' });
+    // Another account's key is answered as one that does not exist: its state is none of the caller's business.
+    if (!(await this.keys.existsBy({ id: keyId, account_id: caller.accountId }))) throw refuse(`key_id ${keyId} is not a key of this account`);
+    const standing = await this.standing(keyId, now);
+    if ('refused' in standing) throw refuse(standing.refused.replace('that created it ', ''));
+    if (!standing.principal.scopes.has('orchestration:manage')) throw refuse(`The key ${keyId} does not hold orchestration:manage, which a key a schedule or trigger runs as needs`);
+    return standing.principal;
+  }
 }
 
-/** The key a schedule or trigger runs as: an API key (a console session ends; a standing run needs a key). */
-export function runningKeyOf(principal: Principal): string {
-  if (principal.keyType === 'session') {
-    throw new AppException('FORBIDDEN', 'Schedules and triggers run as the API key that creates them: create them with an API key, not a console session');
-  }
-  return principal.keyId;
-}

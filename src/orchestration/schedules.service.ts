@@ -7,7 +7,7 @@ import { randomBase62 } from '../common/ids';
 import type { Principal } from '../identity/principal';
 import { ORCHESTRATION_LIMITS } from '../identity/tiers';
 import { CronSchedule } from './cron';
-import { runningKeyOf } from './key-principals';
+import { KeyPrincipals } from './key-principals';
 import { ownedBy, visibleTo } from './ownership';
 import { Schedule, ScheduleRun, type CatchUpPolicy, type OverlapPolicy } from './schedule.entity';
 import { runView, scheduleView, type RunView, type ScheduleView } from './schedule-views';
@@ -21,6 +21,8 @@ export interface ScheduleFields {
   overlap?: OverlapPolicy;
   catch_up?: CatchUpPolicy;
   paused?: boolean;
+  /** The key it runs as, when not the caller's own (docs/orchestration.md#the-key-at-every-run). */
+  key_id?: string;
 }
 
 export type ScheduleChanges = Partial<Omit<ScheduleFields, 'target'>>;
@@ -32,18 +34,20 @@ export class SchedulesService {
     @InjectRepository(Schedule) private readonly schedules: Repository<Schedule>,
     @InjectRepository(ScheduleRun) private readonly runs: Repository<ScheduleRun>,
     private readonly launcher: TargetLauncher,
+    private readonly keys: KeyPrincipals,
   ) {}
 
   async create(principal: Principal, fields: ScheduleFields, now = new Date()): Promise<ScheduleView> {
     const { target: named, inputs } = parseTarget(fields.target);
     const timezone = fields.timezone ?? 'UTC';
     const cron = this.checkedCron(principal, fields.cron, timezone, now);
-    const target = await this.launcher.check(principal, named, inputs, 'target');
+    const runAs = await this.keys.runningAs(principal, fields.key_id, now);
+    const target = await this.launcher.check(runAs, named, inputs, 'target');
     const paused = fields.paused ?? false;
     const row = this.schedules.create({
       id: `sch_${randomBase62(20)}`,
       account_id: principal.accountId,
-      key_id: runningKeyOf(principal),
+      key_id: runAs.keyId,
       target_kind: target.kind,
       target_id: target.id,
       inputs,
@@ -73,8 +77,8 @@ export class SchedulesService {
 
   /**
    * Pause (`paused: true`), resume (`false`: from the next tick after now; ticks while paused are
-   * not caught up), or change when and how it runs. A resume by a key other than the one it runs
-   * as makes the caller's key the one it runs as (how a schedule paused for a revoked key resumes).
+   * not caught up), or change when and how it runs. A resume makes the caller's key, or the one
+   * named in `key_id`, the one it runs as (how a schedule paused for a revoked key resumes).
    */
   async update(principal: Principal, id: string, changes: ScheduleChanges, now = new Date()): Promise<ScheduleView> {
     const row = await this.find(principal, id);
@@ -84,9 +88,10 @@ export class SchedulesService {
     const paused = changes.paused ?? row.paused;
     const resumed = row.paused && !paused;
     const retimed = changes.cron !== undefined || changes.timezone !== undefined;
-    if (resumed) {
-      await this.launcher.check(principal, { kind: row.target_kind, id: row.target_id }, row.inputs, 'target');
-      row.key_id = runningKeyOf(principal);
+    if (resumed || changes.key_id !== undefined) {
+      const runAs = await this.keys.runningAs(principal, changes.key_id, now);
+      await this.launcher.check(runAs, { kind: row.target_kind, id: row.target_id }, row.inputs, 'target');
+      row.key_id = runAs.keyId;
     }
     Object.assign(row, {
       cron: expression,

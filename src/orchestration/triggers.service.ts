@@ -13,7 +13,7 @@ import { countIpFailure } from '../limits/rate-limit-headers';
 import { WindowStore } from '../limits/window-store';
 import { SecretsService } from '../secrets/secrets.service';
 import { TRIGGER_SOURCE_EVENTS } from '../webhooks/webhook-outbox';
-import { runningKeyOf } from './key-principals';
+import { KeyPrincipals } from './key-principals';
 import { ownedBy, visibleTo } from './ownership';
 import { RUN_LEASE_MS } from './schedule-ticker';
 import { TargetLauncher } from './target-launcher';
@@ -30,6 +30,8 @@ export interface TriggerFields {
   filter?: string;
   inputs?: Record<string, string>;
   description?: string;
+  /** The key it runs as, when not the caller's own (docs/orchestration.md#the-key-at-every-run). */
+  key_id?: string;
 }
 
 /** What the events endpoint answers: 202 accepted (or not, and why), 200 for a delivery already received. */
@@ -59,6 +61,7 @@ export class TriggersService {
     private readonly launches: TriggerLaunches,
     private readonly windows: WindowStore,
     private readonly config: AppConfig,
+    private readonly keys: KeyPrincipals,
   ) {}
 
   /** The trigger and, for an inbound one, its secret, which no later answer shows again. */
@@ -76,14 +79,15 @@ export class TriggersService {
     }
     if (fields.source) checkSource(fields.source);
     // With a mapping the whole input is known only per event: its literal part is checked then.
-    const target = await this.launcher.check(principal, named, fields.inputs ? null : inputs, 'target');
+    const runAs = await this.keys.runningAs(principal, fields.key_id, now);
+    const target = await this.launcher.check(runAs, named, fields.inputs ? null : inputs, 'target');
     const id = `trg_${randomBase62(20)}`;
     const secret = fields.verification && this.checkedSecret(fields.verification);
     const sealed = secret === undefined ? null : this.secrets.sealCredential(principal.accountId, sealedName(id), secret);
     const row = this.triggers.create({
       id,
       account_id: principal.accountId,
-      key_id: runningKeyOf(principal),
+      key_id: runAs.keyId,
       target_kind: target.kind,
       target_id: target.id,
       target_inputs: inputs,
