@@ -1,11 +1,13 @@
 /**
- * The console's workflow pages (docs/console.md) in headless Chromium against the listening service:
- * the editor showing the server's validation problems beside their lines, saving, versions, a run
- * started from the form built from the inputs, and the run's page drawing the DAG whose nodes
- * follow the steps live; cancel; another account's run is not found. Screenshots land in a temp
- * folder named in the output.
+ * The console's workflow, schedule and trigger pages (docs/console.md) in headless Chromium against
+ * the listening service: the editor showing the server's validation problems beside their lines,
+ * saving, versions, a run started from the form built from the inputs, and the run's page drawing
+ * the DAG whose nodes follow the steps live; cancel; another account's run is not found; a schedule
+ * of the workflow with its next runs, paused and resumed; a trigger with its secret shown once and
+ * its events, accepted and refused with why. Screenshots land in a temp folder named in the output.
  */
 import { Browser, BrowserContext, Page } from 'playwright-core';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -46,7 +48,8 @@ const FIXED = BROKEN.replace('ms: -5', 'ms: 1500').replace('needs: [left]', 'nee
 const lineWith = (text: string, part: string) => text.split('\n').findIndex((line) => line.includes(part)) + 1;
 
 describeWithChromium('browser console: workflows', () => {
-  const suite = useTestApp(ENGINE_MODES.find((m) => m.name === 'embedded')!, { extensions: [TestToolsModule], env: { RECONCILE_INTERVAL_SECONDS: '1' } });
+  // No schedule tick is due during the suite (the loop idles); a trigger's event starts its target at once.
+  const suite = useTestApp(ENGINE_MODES.find((m) => m.name === 'embedded')!, { extensions: [TestToolsModule], env: { RECONCILE_INTERVAL_SECONDS: '1', SECRETS_KEY: randomBytes(32).toString('base64'), ORCHESTRATION_POLL_MS: '0' } });
   const shots = mkdtempSync(path.join(tmpdir(), 'tos-console-workflows-'));
   let browser: Browser;
   let baseUrl: string;
@@ -178,6 +181,95 @@ describeWithChromium('browser console: workflows', () => {
     await otherPage.goto(`${baseUrl}/console#/workflows`);
     await otherPage.getByText('No workflows yet.').waitFor();
     await other.close();
+  });
+
+  /** The id of acme's service key, the one schedules and triggers made in the console run as. */
+  const acmeKeyId = async () => ((await suite.t.request({ method: 'GET', url: '/v1/keys?limit=100', key: suite.acme.key })).json().keys as { id: string; name: string }[]).find((k) => k.name === 'acme-svc')!.id;
+
+  it('creates a schedule of the workflow as a key, lists it with its next runs, pauses and resumes it', async () => {
+    await page.goto(`${baseUrl}/console#/keys`);
+    await page.locator('#nav').getByRole('link', { name: 'Schedules' }).click();
+    await page.getByText('No schedules yet.').waitFor();
+    const form = page.getByRole('form', { name: 'New schedule' });
+    await form.getByLabel('Target', { exact: true }).selectOption('workflow');
+    await form.getByLabel('Tool or workflow').fill('console-dag');
+    await form.getByLabel('Target inputs (JSON)').fill('{ "a": 1 }');
+    await form.getByLabel('Cron').fill('30 2 * * *');
+    await form.getByLabel('Time zone').fill('Europe/Berlin');
+    const keyId = await acmeKeyId();
+    await form.getByLabel('Runs as key').selectOption(keyId);
+    await form.getByRole('button', { name: 'Create schedule' }).click();
+    await page.locator('#notice').getByText('Schedule created.').waitFor();
+
+    const [schedule] = (await suite.t.request({ method: 'GET', url: '/v1/schedules', key: suite.acme.key })).json().schedules;
+    expect(schedule).toMatchObject({ target: { workflow: workflowId, inputs: { a: 1 } }, key_id: keyId, paused: false });
+    expect(schedule.next_runs).toHaveLength(5);
+    for (const at of schedule.next_runs) expect(new Date(at).toLocaleTimeString('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit' })).toBe('02:30');
+    const row = page.getByRole('row').filter({ hasText: 'workflow console-dag' });
+    const shown = await row.getByRole('list', { name: `Next runs of ${schedule.id}` }).getByRole('listitem').allInnerTexts();
+    expect(shown).toEqual(await page.evaluate((times: string[]) => times.map((at) => new Date(at).toLocaleString()), schedule.next_runs));
+    expect(await row.innerText()).toMatch(/30 2 \* \* \* \(Europe\/Berlin\)[\s\S]*skip · none[\s\S]*active/);
+    await shoot(page, '5-schedules');
+
+    await row.getByRole('button', { name: `Pause ${schedule.id}` }).click();
+    await row.getByText('paused', { exact: true }).waitFor();
+    expect(await row.getByRole('listitem').count()).toBe(0);
+    expect((await suite.t.request({ method: 'GET', url: `/v1/schedules/${schedule.id}`, key: suite.acme.key })).json()).toMatchObject({ paused: true, next_run_at: null });
+    await shoot(page, '6-schedule-paused');
+    await row.getByRole('button', { name: `Resume ${schedule.id}` }).click();
+    await row.getByText('active', { exact: true }).waitFor();
+    expect((await suite.t.request({ method: 'GET', url: `/v1/schedules/${schedule.id}`, key: suite.acme.key })).json()).toMatchObject({ paused: false, key_id: keyId });
+
+    await row.getByRole('link', { name: 'workflow console-dag' }).click();
+    await page.getByRole('heading', { name: `Schedule ${schedule.id}` }).waitFor();
+    await page.getByText('No runs yet.').waitFor();
+    await page.goBack();
+    await page.getByRole('button', { name: `Delete ${schedule.id}` }).click();
+    await page.getByText('No schedules yet.').waitFor();
+  });
+
+  it('creates a trigger whose secret is shown once, with its inbound URL; its events show accepted and refused, and why', async () => {
+    await page.locator('#nav').getByRole('link', { name: 'Triggers' }).click();
+    await page.getByText('No triggers yet.').waitFor();
+    const form = page.getByRole('form', { name: 'New trigger' });
+    await form.getByLabel('Target', { exact: true }).selectOption('tool');
+    await form.getByLabel('Tool or workflow').fill('test-sleep');
+    await form.getByLabel('Target inputs (JSON)').fill('{ "ms": 1 }');
+    await form.getByLabel('Starts on').selectOption('github');
+    await form.getByLabel('Filter (optional)').fill("headers.`x-github-event` = 'push'");
+    await form.getByLabel('Runs as key').selectOption(await acmeKeyId());
+    await form.getByRole('button', { name: 'Create trigger' }).click();
+
+    const secretBox = page.getByRole('region', { name: 'New secret' });
+    const secret = await secretBox.locator('code').innerText();
+    expect(secret.length).toBeGreaterThanOrEqual(16);
+    expect(await secretBox.innerText()).toContain('It is shown only this once');
+    const [trigger] = (await suite.t.request({ method: 'GET', url: '/v1/triggers', key: suite.acme.key })).json().triggers;
+    const inbound = `${baseUrl}/v1/triggers/${trigger.id}/events`;
+    expect(await secretBox.innerText()).toContain(inbound);
+    await page.getByRole('row').filter({ hasText: trigger.id }).getByText(inbound).waitFor();
+    await shoot(page, '7-trigger-created');
+    await page.reload();
+    await page.getByRole('link', { name: trigger.id }).waitFor();
+    expect(await page.content()).not.toContain(secret);
+
+    const send = (event: string, delivery: string, key = secret) => {
+      const body = JSON.stringify({ ref: 'refs/heads/main' });
+      return suite.t.request({ method: 'POST', url: trigger.url, payload: body, headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': `sha256=${createHmac('sha256', key).update(body).digest('hex')}` } });
+    };
+    expect((await send('push', 'd-1')).json()).toMatchObject({ accepted: true });
+    expect((await send('issues', 'd-2')).json()).toMatchObject({ accepted: false });
+    expect((await send('push', 'd-3', 'not-the-secret-at-all')).statusCode).toBe(401);
+
+    await page.getByRole('link', { name: trigger.id }).click();
+    await page.getByRole('heading', { name: `Trigger ${trigger.id}` }).waitFor();
+    const events = page.getByRole('table');
+    await events.getByText('accepted (started)').waitFor();
+    const refusedRows = await events.getByRole('row').filter({ hasText: 'refused' }).allInnerTexts();
+    expect(refusedRows).toHaveLength(2);
+    expect(refusedRows.some((text) => /refused \(filtered\)[\s\S]*d-2/.test(text))).toBe(true);
+    expect(refusedRows.some((text) => /refused \(refused\)\s+\S[\s\S]*signature/i.test(text))).toBe(true);
+    await shoot(page, '8-trigger-events');
   });
 
   it('loads nothing from anywhere but the service, without script errors', () => {
