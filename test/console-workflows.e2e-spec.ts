@@ -190,6 +190,9 @@ describeWithChromium('browser console: workflows', () => {
     await page.goto(`${baseUrl}/console#/keys`);
     await page.locator('#nav').getByRole('link', { name: 'Schedules' }).click();
     await page.getByText('No schedules yet.').waitFor();
+    // Left before it had loaded, the keys page draws nowhere near this one.
+    await page.waitForLoadState('networkidle');
+    expect(await page.getByRole('heading', { name: 'API keys' }).count()).toBe(0);
     const form = page.getByRole('form', { name: 'New schedule' });
     await form.getByLabel('Target', { exact: true }).selectOption('workflow');
     await form.getByLabel('Tool or workflow').fill('console-dag');
