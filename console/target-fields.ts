@@ -69,7 +69,7 @@ export async function targetFields(names: Map<string, string>): Promise<{ elemen
 const usable = (key: KeyRecord, now = Date.now()) => (!key.revoked_at || Date.parse(key.revoked_at) > now) && (!key.expires_at || Date.parse(key.expires_at) > now);
 
 /**
- * The API key a schedule or trigger runs as (docs/orchestration.md#the-key-at-every-run): a console
+ * The API key a schedule or trigger runs as (docs/orchestration.md#the-key-it-runs-as): a console
  * session ends, so it names one of the account's keys that may manage orchestration.
  */
 export async function runAsField(): Promise<{ element: HTMLElement; read(): string }> {

@@ -1,5 +1,5 @@
 /**
- * The key a schedule or trigger runs as (docs/orchestration.md#the-key-at-every-run), named in
+ * The key a schedule or trigger runs as (docs/orchestration.md#the-key-it-runs-as), named in
  * `key_id`, on both engines: what lets a console session, whose credential ends, create and resume
  * them; who may name another key (keys:manage), and which keys can be named (the account's own,
  * active, holding orchestration:manage).

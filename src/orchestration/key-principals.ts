@@ -10,7 +10,7 @@ import { principalOfKey } from '../keys/key-principal';
 export const KEY_ID_PATTERN = /^key_[A-Za-z0-9]{1,64}$/;
 export const KEY_ID_PROPERTY = {
   pattern: KEY_ID_PATTERN.source,
-  description: 'The API key it runs as, when not the caller’s own: a key of the account holding orchestration:manage; naming another key needs keys:manage. Required from a console session (docs/orchestration.md#the-key-at-every-run).',
+  description: 'The API key it runs as, when not the caller’s own: a key of the account holding orchestration:manage; naming another key needs keys:manage. Required from a console session (docs/orchestration.md#the-key-it-runs-as).',
 };
 
 export type KeyStanding = { principal: Principal } | { refused: string };
@@ -33,7 +33,7 @@ export class KeyPrincipals {
 
   /**
    * Who a schedule or trigger created (or resumed) by `caller` runs as
-   * (docs/orchestration.md#the-key-at-every-run): the caller's own key, or `keyId`, another key of
+   * (docs/orchestration.md#the-key-it-runs-as): the caller's own key, or `keyId`, another key of
    * its account. A console session or an access token ends, so it must name one. Naming another
    * key needs `keys:manage` (a caller who may mint keys gains nothing by it), and the key must be
    * able to manage orchestration itself: active, of the account, holding `orchestration:manage`.

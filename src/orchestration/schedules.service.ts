@@ -21,7 +21,7 @@ export interface ScheduleFields {
   overlap?: OverlapPolicy;
   catch_up?: CatchUpPolicy;
   paused?: boolean;
-  /** The key it runs as, when not the caller's own (docs/orchestration.md#the-key-at-every-run). */
+  /** The key it runs as, when not the caller's own (docs/orchestration.md#the-key-it-runs-as). */
   key_id?: string;
 }
 

@@ -30,7 +30,7 @@ export interface TriggerFields {
   filter?: string;
   inputs?: Record<string, string>;
   description?: string;
-  /** The key it runs as, when not the caller's own (docs/orchestration.md#the-key-at-every-run). */
+  /** The key it runs as, when not the caller's own (docs/orchestration.md#the-key-it-runs-as). */
   key_id?: string;
 }
 
