@@ -6,7 +6,7 @@
  * of the workflow with its next runs, paused and resumed; a trigger with its secret shown once and
  * its events, accepted and refused with why. Screenshots land in a temp folder named in the output.
  */
-import { Browser, BrowserContext, Page } from 'playwright-core';
+import { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -185,6 +185,13 @@ describeWithChromium('browser console: workflows', () => {
 
   /** The id of acme's service key, the one schedules and triggers made in the console run as. */
   const acmeKeyId = async () => ((await suite.t.request({ method: 'GET', url: '/v1/keys?limit=100', key: suite.acme.key })).json().keys as { id: string; name: string }[]).find((k) => k.name === 'acme-svc')!.id;
+  /** Fills a schedule's or trigger's target fields and picks the key it runs as. */
+  const fillTarget = async (form: Locator, kind: 'tool' | 'workflow', id: string, inputs: string, keyId: string) => {
+    await form.getByLabel('Target', { exact: true }).selectOption(kind);
+    await form.getByLabel('Tool or workflow').fill(id);
+    await form.getByLabel('Target inputs (JSON)').fill(inputs);
+    await form.getByLabel('Runs as key').selectOption(keyId);
+  };
 
   it('creates a schedule of the workflow as a key, lists it with its next runs, pauses and resumes it', async () => {
     await page.goto(`${baseUrl}/console#/keys`);
@@ -194,13 +201,10 @@ describeWithChromium('browser console: workflows', () => {
     await page.waitForLoadState('networkidle');
     expect(await page.getByRole('heading', { name: 'API keys' }).count()).toBe(0);
     const form = page.getByRole('form', { name: 'New schedule' });
-    await form.getByLabel('Target', { exact: true }).selectOption('workflow');
-    await form.getByLabel('Tool or workflow').fill('console-dag');
-    await form.getByLabel('Target inputs (JSON)').fill('{ "a": 1 }');
+    const keyId = await acmeKeyId();
+    await fillTarget(form, 'workflow', 'console-dag', '{ "a": 1 }', keyId);
     await form.getByLabel('Cron').fill('30 2 * * *');
     await form.getByLabel('Time zone').fill('Europe/Berlin');
-    const keyId = await acmeKeyId();
-    await form.getByLabel('Runs as key').selectOption(keyId);
     await form.getByRole('button', { name: 'Create schedule' }).click();
     await page.locator('#notice').getByText('Schedule created.').waitFor();
 
@@ -235,12 +239,9 @@ describeWithChromium('browser console: workflows', () => {
     await page.locator('#nav').getByRole('link', { name: 'Triggers' }).click();
     await page.getByText('No triggers yet.').waitFor();
     const form = page.getByRole('form', { name: 'New trigger' });
-    await form.getByLabel('Target', { exact: true }).selectOption('tool');
-    await form.getByLabel('Tool or workflow').fill('test-sleep');
-    await form.getByLabel('Target inputs (JSON)').fill('{ "ms": 1 }');
+    await fillTarget(form, 'tool', 'test-sleep', '{ "ms": 1 }', await acmeKeyId());
     await form.getByLabel('Starts on').selectOption('github');
     await form.getByLabel('Filter (optional)').fill("headers.`x-github-event` = 'push'");
-    await form.getByLabel('Runs as key').selectOption(await acmeKeyId());
     await form.getByRole('button', { name: 'Create trigger' }).click();
 
     const secretBox = page.getByRole('region', { name: 'New secret' });
