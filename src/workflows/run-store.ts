@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { Execution } from '../executions/engine/execution.entity';
 import { WorkflowRun } from './workflow.entity';
 import type { RunState } from './run-plan';
 
@@ -15,8 +17,17 @@ export const LEASE_SECONDS = 30;
 export class RunStore {
   constructor(@InjectRepository(WorkflowRun) private readonly runs: Repository<WorkflowRun>) {}
 
-  insert(run: WorkflowRun): Promise<WorkflowRun> {
-    return this.runs.save(run);
+  /**
+   * The run and its execution, in one transaction: a process that dies in between leaves neither,
+   * so a schedule's tick or a trigger's event that takes the start over finds nothing half made.
+   */
+  async insert(run: WorkflowRun, execution: Execution): Promise<void> {
+    await this.runs.manager.transaction(async (manager) => {
+      // Inserts, never saves: a second start of the same id fails instead of overwriting the first.
+      // (TypeORM's insert types do not take jsonb members typed as records: the casts.)
+      await manager.insert(Execution, execution as QueryDeepPartialEntity<Execution>);
+      await manager.insert(WorkflowRun, run as QueryDeepPartialEntity<WorkflowRun>);
+    });
   }
 
   find(executionId: string): Promise<WorkflowRun | null> {

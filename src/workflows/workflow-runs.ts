@@ -105,7 +105,6 @@ export class WorkflowRuns {
       parent_execution_id: null,
       step_key: null,
     } satisfies Execution);
-    await this.store.insert(execution);
     await this.runs.insert(
       Object.assign(new WorkflowRun(), {
         execution_id: execution.id,
@@ -121,6 +120,7 @@ export class WorkflowRuns {
         schedule_id: origin.scheduleId ?? null,
         trigger_id: origin.triggerId ?? null,
       }),
+      execution,
     );
     this.events.publish(statusEvent(execution));
     await this.engine.advance(execution.id);
