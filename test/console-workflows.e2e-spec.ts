@@ -29,7 +29,7 @@ steps:
       ms: -5
   - id: right
     tool: test-sleep
-    inputs: { ms: 2000 }
+    inputs: { ms: 3500 }
   - id: sum
     tool: json-transform
     needs: [left]
@@ -122,7 +122,7 @@ describeWithChromium('browser console: workflows', () => {
     expect(await page.locator('svg.dag .dag-node').count()).toBe(3);
     const edges = await page.locator('svg.dag path.dag-edge').evaluateAll((paths) => paths.map((p) => `${p.getAttribute('data-from')}→${p.getAttribute('data-to')}`));
     expect(edges.sort()).toEqual(['left→sum', 'right→sum']);
-    // Drawn from the first read, then moved by the stream alone: left ends while right still sleeps.
+    // Drawn from the first read, then moved by the stream alone: left ends while right still sleeps (2 s longer, for a loaded machine).
     await page.locator('svg.dag [data-step="left"][data-status="success"]').waitFor({ timeout: 15_000 });
     expect(await node('right').getAttribute('data-status')).toBe('running');
     expect(await node('sum').getAttribute('data-status')).toBe('pending');
@@ -132,7 +132,7 @@ describeWithChromium('browser console: workflows', () => {
     const run = page.getByRole('region', { name: 'Run' });
     await run.locator('.status', { hasText: 'success' }).waitFor();
     expect(await run.locator('progress').getAttribute('value')).toBe('100');
-    expect(JSON.parse(await page.getByRole('region', { name: 'Outputs' }).locator('pre').innerText())).toEqual({ total: 7 + 1500 + 2000 });
+    expect(JSON.parse(await page.getByRole('region', { name: 'Outputs' }).locator('pre').innerText())).toEqual({ total: 7 + 1500 + 3500 });
     expect(await run.getByRole('button', { name: 'Cancel run' }).isVisible()).toBe(false);
     await shoot(page, '3-run-success');
 
