@@ -5,6 +5,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly suggestion?: string,
+    /** The envelope's `details` (a workflow's validation problems, the parameter at fault). */
+    readonly details?: Record<string, unknown>,
   ) {
     super(message);
   }
@@ -30,7 +32,7 @@ async function send(method: string, path: string, body?: unknown): Promise<Respo
   if (!response.ok) {
     const envelope = await response.json().catch(() => ({}));
     const error = envelope?.error ?? {};
-    throw new ApiError(response.status, error.code ?? 'INTERNAL_ERROR', error.message ?? response.statusText, error.suggestion);
+    throw new ApiError(response.status, error.code ?? 'INTERNAL_ERROR', error.message ?? response.statusText, error.suggestion, error.details);
   }
   return response;
 }

@@ -5,6 +5,8 @@ import { h, json, notify, when } from './dom.js';
 export interface ExecutionRecord {
   id: string;
   tool_id: string;
+  /** `workflow` for a workflow run, whose steps have a page of their own. */
+  kind?: string;
   status: string;
   progress: number;
   progress_message?: string;
@@ -45,6 +47,7 @@ export async function followExecution(container: HTMLElement, id: string): Promi
     facts.replaceChildren(
       h('dt', {}, 'Execution'), h('dd', {}, h('a', { href: `#/executions/${execution.id}` }, h('code', {}, execution.id))),
       h('dt', {}, 'Tool'), h('dd', {}, h('a', { href: `#/tools/${execution.tool_id}` }, execution.tool_id)),
+      ...(execution.kind === 'workflow' ? [h('dt', {}, 'Steps'), h('dd', {}, h('a', { href: `#/runs/${execution.id}` }, 'The run’s graph, live'))] : []),
       h('dt', {}, 'Started'), h('dd', {}, when(execution.started_at)),
       h('dt', {}, 'Finished'), h('dd', {}, when(execution.completed_at)),
       h('dt', {}, 'Duration'), h('dd', {}, execution.duration_ms === null ? '—' : `${execution.duration_ms} ms`),

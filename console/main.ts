@@ -3,11 +3,15 @@ import { api, ApiError, useCsrfToken } from './api.js';
 import { clearNotice, h, notify } from './dom.js';
 import { executionPage, executionsPage } from './executions.js';
 import { keysPage } from './keys.js';
+import { schedulePage, schedulesPage } from './schedules.js';
 import { secretsPage } from './secrets.js';
 import { toolPage, toolsPage } from './tools.js';
+import { triggerPage, triggersPage } from './triggers.js';
 import { usagePage } from './usage.js';
 import { webhookPage } from './webhook-deliveries.js';
 import { webhooksPage } from './webhooks.js';
+import { runPage } from './workflow-run.js';
+import { workflowPage, workflowsPage } from './workflows.js';
 
 interface Me {
   account: { id: string; name: string; tier: string };
@@ -18,7 +22,7 @@ interface Me {
 /** A page draws into `main`; what it returns is called when the user leaves it (closes streams). */
 type Page = (main: HTMLElement, arg: string | undefined) => Promise<(() => void) | void>;
 
-const main = document.getElementById('main')!;
+let main = document.getElementById('main')!;
 let leave: (() => void) | void;
 
 function pageFor(section: string, arg: string | undefined): Page | undefined {
@@ -29,6 +33,10 @@ function pageFor(section: string, arg: string | undefined): Page | undefined {
     case 'tools': return arg ? toolPage : toolsPage;
     case 'usage': return usagePage;
     case 'webhooks': return arg ? webhookPage : webhooksPage;
+    case 'workflows': return arg ? workflowPage : workflowsPage;
+    case 'runs': return arg ? runPage : undefined;
+    case 'schedules': return arg ? schedulePage : schedulesPage;
+    case 'triggers': return arg ? triggerPage : triggersPage;
     default: return undefined;
   }
 }
@@ -54,14 +62,21 @@ async function route(): Promise<void> {
     if (link.getAttribute('href') === `#/${section}`) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
-  main.replaceChildren();
+  // Each visit draws into a fresh <main>: a page still loading when the user moves on draws into
+  // its own, detached one, never beside the next page.
+  const view = main.cloneNode(false) as HTMLElement;
+  main.replaceWith(view);
+  main = view;
   try {
-    leave = await page(main, arg);
+    const stop = await page(view, arg);
+    if (view !== main) return stop?.(); // left while it loaded: its streams close at once
+    leave = stop;
   } catch (error) {
+    if (view !== main) return;
     if (error instanceof ApiError && error.status === 401) return signedOut(error.message);
-    main.append(h('p', { class: 'error-text' }, error instanceof ApiError ? error.describe() : String(error)));
+    view.append(h('p', { class: 'error-text' }, error instanceof ApiError ? error.describe() : String(error)));
   }
-  main.focus();
+  view.focus();
 }
 
 function signedIn(me: Me): void {

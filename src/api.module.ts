@@ -28,6 +28,7 @@ import { WebhooksModule } from './webhooks/webhooks.module';
 import { OrchestrationModule } from './orchestration/orchestration.module';
 import { SchedulesController } from './orchestration/schedules.controller';
 import { TriggersController } from './orchestration/triggers.controller';
+import { RunGraphController } from './workflows/run-graph.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { WorkflowsModule } from './workflows/workflows.module';
 
@@ -71,6 +72,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
     SchedulesController,
     TriggersController,
     WorkflowsController,
+    RunGraphController,
   ],
   // The WebSocket of GET /v1/ws is served before routing: app.setup.ts installs it (src/executions/live).
   providers: [LiveUpdates],

@@ -3,10 +3,10 @@
  * engine): sign-in links, the session cookie and its CSRF token, and every page doing its job.
  * Screenshots of each page land in a temp folder named in the output.
  */
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,17 +14,14 @@ import { releaseDataDir } from '../src/database/data-dir-lock';
 import { ConsoleSessions } from '../src/sessions/console-sessions.service';
 import { SESSION_COOKIE } from '../src/sessions/console-credentials';
 import { startTestApp, TestAccount, useTestApp } from './support/app';
+import { describeWithChromium, launchChromium, signIn as openSignInLink, watchedContext } from './support/console-browser';
 import { until } from './support/poll';
 import { DATABASE_MODES } from './support/databases';
 import { ENGINE_MODES } from './support/engines';
-import { describeWith } from './support/prerequisites';
 import { startRecordingServer } from './support/recording-server';
 import { arrived, verified } from './support/webhook-receiver';
 import { TestToolsModule } from './support/test-tools.module';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'];
-const describeWithChromium = describeWith(existsSync(CHROMIUM) ? CHROMIUM : null, 'chromium');
 /** Issue 19: the first page, everything it loads included, under 200 KB on the wire. */
 const FIRST_PAGE_BUDGET_BYTES = 200 * 1024;
 const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
@@ -49,24 +46,8 @@ describeWithChromium('browser console', () => {
   const shoot = (target: Page, name: string) => target.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
   const notice = (target: Page) => target.locator('#notice');
 
-  async function newContext(): Promise<BrowserContext> {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
-    context.on('request', (request) => requested.push(request.url()));
-    context.on('page', (p) => {
-      p.on('pageerror', (error) => pageErrors.push(error.message));
-      p.on('dialog', (dialog) => void dialog.accept());
-    });
-    return context;
-  }
-
-  /** Opens a sign-in link and presses its button: the console then shows the keys page. */
-  async function signIn(context: BrowserContext, linkPath: string): Promise<Page> {
-    const opened = await context.newPage();
-    await opened.goto(`${baseUrl}${linkPath}`);
-    await opened.getByRole('button', { name: 'Sign in' }).click();
-    await opened.getByRole('heading', { name: 'API keys' }).waitFor();
-    return opened;
-  }
+  const newContext = () => watchedContext(browser, requested, pageErrors);
+  const signIn = (context: BrowserContext, linkPath: string) => openSignInLink(context, baseUrl, linkPath);
 
   const linkFor = async (account: TestAccount, now?: Date) => (await sessions().createLink(account.id, null, now)).path;
   const tokenOf = (linkPath: string) => linkPath.split('/').pop()!;
@@ -75,7 +56,7 @@ describeWithChromium('browser console', () => {
   beforeAll(async () => {
     await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
     baseUrl = (await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     acme = await newContext();
     console.log(`console screenshots: ${shots}`);
   });

@@ -21,3 +21,40 @@ export function openEventStream(reply: FastifyReply, status = 200): ServerRespon
   reply.raw.writeHead(status, headers);
   return reply.raw as ServerResponse;
 }
+
+/** Comment lines keep proxies from closing a quiet stream. */
+const KEEPALIVE_MS = 15_000;
+
+/** An open Server-Sent Events stream: events out, one end. */
+export interface EventStream {
+  send(event: string, data: unknown, id: string): void;
+  /** Ends it, once (also when the client goes away); `onEnd` runs then. */
+  end(): void;
+  readonly ended: boolean;
+}
+
+/**
+ * A stream taken over from Fastify (openEventStream) that keeps itself alive, tells the client how
+ * soon to reconnect when `reconnectMs` is given, and ends once, by the server or the client.
+ */
+export function openLiveStream(reply: FastifyReply, onEnd: () => void, reconnectMs?: number): EventStream {
+  const raw = openEventStream(reply);
+  if (reconnectMs !== undefined) raw.write(`retry: ${reconnectMs}\n\n`);
+  const keepalive = setInterval(() => raw.write(': keepalive\n\n'), KEEPALIVE_MS);
+  let ended = false;
+  const stream: EventStream = {
+    send: (event, data, id) => void raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\nid: ${id}\n\n`),
+    end: () => {
+      if (ended) return;
+      ended = true;
+      clearInterval(keepalive);
+      onEnd();
+      raw.end();
+    },
+    get ended() {
+      return ended;
+    },
+  };
+  reply.request.raw.on('close', stream.end);
+  return stream;
+}

@@ -386,6 +386,41 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
     required: ['workflow_id', 'version', 'created_at', 'document'],
     properties: { workflow_id: { type: 'string' }, version: { type: 'integer' }, created_at: timestamp, document: WorkflowDocument },
   },
+  WorkflowRunGraph: {
+    type: 'object',
+    required: ['run', 'workflow_id', 'version', 'steps'],
+    description: 'A run as a DAG (docs/workflows.md#a-runs-graph): its execution, the version it is pinned to, each step with its edges (`needs`), status and calls.',
+    properties: {
+      run: ref('Execution'),
+      workflow_id: { type: 'string' },
+      version: { type: 'integer' },
+      steps: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'tool', 'needs', 'continue_on_error', 'status', 'calls'],
+          properties: {
+            id: { type: 'string' },
+            tool: { type: 'string' },
+            needs: { type: 'array', items: { type: 'string' } },
+            if: { type: 'string' },
+            for_each: { type: 'string' },
+            continue_on_error: { type: 'boolean' },
+            status: { type: 'string', enum: ['pending', 'running', 'input_required', 'success', 'error', 'skipped'] },
+            error: { type: 'object', additionalProperties: true },
+            calls: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['execution_id', 'step_key', 'status', 'progress', 'duration_ms'],
+                properties: { execution_id: { type: 'string' }, step_key: { type: 'string' }, status: { type: 'string' }, progress: { type: 'integer' }, duration_ms: nullable('integer') },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
   WorkflowRunAnswer: {
     type: 'object',
     required: ['status', 'execution_id'],
@@ -499,6 +534,7 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'GET /v1/workflows/{workflow_id}/versions/{version}': ref('WorkflowVersion'),
   'POST /v1/workflows/{workflow_id}/runs': ref('WorkflowRunAnswer'),
   'GET /v1/workflows/{workflow_id}/runs': page('runs', ref('ExecutionSummary')),
+  'GET /v1/workflows/runs/{run_id}': ref('WorkflowRunGraph'),
   'DELETE /v1/tools/{tool_id}/cache': { type: 'object', required: ['tool_id', 'dropped'], properties: { tool_id: { type: 'string' }, dropped: { type: 'integer' } } },
   'GET /v1/usage': ref('Usage'),
   'POST /v1/console/links': ref('SignInLink'),
@@ -528,6 +564,9 @@ export const SUCCESS_MEDIA: Record<string, Record<string, { schema: SchemaObject
   'GET /v1/tools/{tool_id}/docs': { 'text/markdown': { schema: { type: 'string' } } },
   'GET /v1/executions/{execution_id}/events': {
     'text/event-stream': { schema: { type: 'string', description: '`status` and `progress` events, then one `result` event with the execution record.' } },
+  },
+  'GET /v1/workflows/runs/{run_id}/events': {
+    'text/event-stream': { schema: { type: 'string', description: '`graph` events, each the whole WorkflowRunGraph, the last (id `end`) once the run has ended.' } },
   },
   'GET /docs': { 'text/html': { schema: { type: 'string' } } },
   'GET /console': { 'text/html': { schema: { type: 'string' } } },

@@ -1,11 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsBoolean, IsIn, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQuery } from '../common/pagination';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
 import { ORCHESTRATION_LIMITS } from '../identity/tiers';
 import { CATCH_UP_POLICIES, OVERLAP_POLICIES, type CatchUpPolicy, type OverlapPolicy } from './schedule.entity';
+import { KEY_ID_PATTERN, KEY_ID_PROPERTY } from './key-principals';
 import { SchedulesService } from './schedules.service';
 
 const TARGET_SCHEMA = {
@@ -38,6 +39,10 @@ export class CreateScheduleDto {
   @ApiPropertyOptional({ default: false })
   @IsOptional() @IsBoolean()
   paused?: boolean;
+
+  @ApiPropertyOptional(KEY_ID_PROPERTY)
+  @IsOptional() @IsString() @Matches(KEY_ID_PATTERN, { message: 'key_id must be an API key id (key_…)' })
+  key_id?: string;
 }
 
 export class UpdateScheduleDto {
@@ -60,6 +65,10 @@ export class UpdateScheduleDto {
   @ApiPropertyOptional({ description: 'true pauses; false resumes from the next tick after now, as the calling key.' })
   @IsOptional() @IsBoolean()
   paused?: boolean;
+
+  @ApiPropertyOptional(KEY_ID_PROPERTY)
+  @IsOptional() @IsString() @Matches(KEY_ID_PATTERN, { message: 'key_id must be an API key id (key_…)' })
+  key_id?: string;
 }
 
 /** Schedules of the caller's account and their runs (docs/orchestration.md#schedules). */

@@ -21,6 +21,8 @@ export interface ScheduleFields {
   overlap?: OverlapPolicy;
   catch_up?: CatchUpPolicy;
   paused?: boolean;
+  /** The key it runs as, when not the caller's own (docs/orchestration.md#the-key-it-runs-as). */
+  key_id?: string;
 }
 
 export type ScheduleChanges = Partial<Omit<ScheduleFields, 'target'>>;
@@ -39,10 +41,10 @@ export class SchedulesService {
     const { target: named, inputs } = parseTarget(fields.target);
     const timezone = fields.timezone ?? 'UTC';
     const cron = this.checkedCron(principal, fields.cron, timezone, now);
-    const target = await this.launcher.check(principal, named, inputs, 'target');
-    const paused = fields.paused ?? false;
     const id = `sch_${randomBase62(20)}`;
-    const runningKey = await this.runningKeys.for(principal, `schedule ${id}`);
+    const { principal: runAs, ...runningKey } = await this.runningKeys.for(principal, fields.key_id, `schedule ${id}`, now);
+    const target = await this.runningKeys.orRelease(principal.accountId, runningKey, () => this.launcher.check(runAs, named, inputs, 'target'));
+    const paused = fields.paused ?? false;
     const row = this.schedules.create({
       id,
       account_id: principal.accountId,
@@ -61,12 +63,7 @@ export class SchedulesService {
       updated_at: now,
     });
     const limit = ORCHESTRATION_LIMITS[principal.tier].schedules;
-    try {
-      await underAccountCap(this.schedules.manager, principal.accountId, Schedule, limit, 'schedules', (manager) => manager.save(Schedule, row));
-    } catch (err) {
-      await this.runningKeys.release(principal.accountId, runningKey);
-      throw err;
-    }
+    await this.runningKeys.orRelease(principal.accountId, runningKey, () => underAccountCap(this.schedules.manager, principal.accountId, Schedule, limit, 'schedules', (manager) => manager.save(Schedule, row)));
     return scheduleView(row);
   }
 
@@ -81,8 +78,8 @@ export class SchedulesService {
 
   /**
    * Pause (`paused: true`), resume (`false`: from the next tick after now; ticks while paused are
-   * not caught up), or change when and how it runs. A resume by a key other than the one it runs
-   * as makes the caller's key the one it runs as (how a schedule paused for a revoked key resumes).
+   * not caught up), or change when and how it runs. A resume makes the caller's key, or the one
+   * named in `key_id`, the one it runs as (how a schedule paused for a revoked key resumes).
    */
   async update(principal: Principal, id: string, changes: ScheduleChanges, now = new Date()): Promise<ScheduleView> {
     const row = await this.find(principal, id);
@@ -93,10 +90,11 @@ export class SchedulesService {
     const resumed = row.paused && !paused;
     const retimed = changes.cron !== undefined || changes.timezone !== undefined;
     let replaced: RunningKey | null = null;
-    if (resumed) {
-      await this.launcher.check(principal, { kind: row.target_kind, id: row.target_id }, row.inputs, 'target');
+    if (resumed || changes.key_id !== undefined) {
+      const { principal: runAs, ...runningKey } = await this.runningKeys.for(principal, changes.key_id, `schedule ${row.id}`, now);
+      await this.runningKeys.orRelease(principal.accountId, runningKey, () => this.launcher.check(runAs, { kind: row.target_kind, id: row.target_id }, row.inputs, 'target'));
       replaced = { key_id: row.key_id, key_minted: row.key_minted };
-      Object.assign(row, await this.runningKeys.for(principal, `schedule ${row.id}`));
+      Object.assign(row, runningKey);
     }
     Object.assign(row, {
       cron: expression,

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQuery } from '../common/pagination';
 import { rawBodyOf } from '../common/raw-body';
 import { CurrentPrincipal, Public, RequireScopes } from '../identity/auth.decorators';
@@ -9,6 +9,7 @@ import type { Principal } from '../identity/principal';
 import { ORCHESTRATION_LIMITS } from '../identity/tiers';
 import { TRIGGER_SOURCE_EVENTS } from '../webhooks/webhook-outbox';
 import { VERIFICATION_TYPES } from './trigger.entity';
+import { KEY_ID_PATTERN, KEY_ID_PROPERTY } from './key-principals';
 import { TriggersService } from './triggers.service';
 
 export class CreateTriggerDto {
@@ -49,6 +50,10 @@ export class CreateTriggerDto {
   @ApiPropertyOptional({ maxLength: 500 })
   @IsOptional() @IsString() @MaxLength(500)
   description?: string;
+
+  @ApiPropertyOptional(KEY_ID_PROPERTY)
+  @IsOptional() @IsString() @Matches(KEY_ID_PATTERN, { message: 'key_id must be an API key id (key_…)' })
+  key_id?: string;
 }
 
 /** Triggers of the caller's account and their events log (docs/orchestration.md#triggers). */

@@ -30,6 +30,8 @@ export interface TriggerFields {
   filter?: string;
   inputs?: Record<string, string>;
   description?: string;
+  /** The key it runs as, when not the caller's own (docs/orchestration.md#the-key-it-runs-as). */
+  key_id?: string;
 }
 
 /** What the events endpoint answers: 202 accepted (or not, and why), 200 for a delivery already received. */
@@ -77,10 +79,10 @@ export class TriggersService {
     }
     if (fields.source) checkSource(fields.source);
     // With a mapping the whole input is known only per event: its literal part is checked then.
-    const target = await this.launcher.check(principal, named, fields.inputs ? null : inputs, 'target');
     const id = `trg_${randomBase62(20)}`;
     const secret = fields.verification && this.checkedSecret(fields.verification);
-    const runningKey = await this.runningKeys.for(principal, `trigger ${id}`);
+    const { principal: runAs, ...runningKey } = await this.runningKeys.for(principal, fields.key_id, `trigger ${id}`, now);
+    const target = await this.runningKeys.orRelease(principal.accountId, runningKey, () => this.launcher.check(runAs, named, fields.inputs ? null : inputs, 'target'));
     const sealed = secret === undefined ? null : this.secrets.sealCredential(principal.accountId, sealedName(id), secret);
     const row = this.triggers.create({
       id,
@@ -101,12 +103,7 @@ export class TriggersService {
       updated_at: now,
     });
     const limit = ORCHESTRATION_LIMITS[principal.tier].triggers;
-    try {
-      await underAccountCap(this.triggers.manager, principal.accountId, Trigger, limit, 'triggers', (manager) => manager.save(Trigger, row));
-    } catch (err) {
-      await this.runningKeys.release(principal.accountId, runningKey);
-      throw err;
-    }
+    await this.runningKeys.orRelease(principal.accountId, runningKey, () => underAccountCap(this.triggers.manager, principal.accountId, Trigger, limit, 'triggers', (manager) => manager.save(Trigger, row)));
     return { ...triggerView(row), ...(secret !== undefined && { secret }) };
   }
 

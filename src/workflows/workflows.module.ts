@@ -4,6 +4,7 @@ import { ExecutionsModule } from '../executions/executions.module';
 import { ToolsModule } from '../tools/tools.module';
 import { AccountTools } from '../tools/account-tools';
 import { PublishedWorkflows } from './published-workflows';
+import { RunGraphs } from './run-graph';
 import { RunStore } from './run-store';
 import { WorkflowEngine } from './workflow-engine';
 import { WorkflowExpressions } from './workflow-expressions';
@@ -18,7 +19,7 @@ import { WorkflowsService } from './workflows.service';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion, WorkflowRun]), ToolsModule, ExecutionsModule],
-  providers: [WorkflowsService, WorkflowRuns, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, { provide: AccountTools, useExisting: PublishedWorkflows }],
-  exports: [WorkflowsService, WorkflowRuns, WorkflowEngine, RunStore, PublishedWorkflows, AccountTools],
+  providers: [WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, { provide: AccountTools, useExisting: PublishedWorkflows }],
+  exports: [WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, RunStore, PublishedWorkflows, AccountTools],
 })
 export class WorkflowsModule {}

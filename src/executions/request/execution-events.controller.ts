@@ -1,15 +1,13 @@
 import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators';
-import { openEventStream } from '../../common/event-stream';
+import { openLiveStream } from '../../common/event-stream';
 import type { Principal } from '../../identity/principal';
 import { ExecutionEvent, ExecutionEventBus } from '../engine/events/execution-events';
 import { TERMINAL_STATUSES } from '../engine/execution.entity';
 import { executionView } from './execution-views';
 import { ExecutionsService } from './executions.service';
 
-/** Comment lines keep proxies from closing a quiet stream. */
-const KEEPALIVE_MS = 15_000;
 /** How soon a client whose stream dropped reconnects (the `retry` field). */
 const RECONNECT_MS = 2_000;
 /** The `result` event's id: a client that reconnects after it is told there is nothing more (204). */
@@ -57,24 +55,13 @@ export class ExecutionEventsController {
       unsubscribe();
       return reply.status(204).send();
     }
-    const raw = openEventStream(reply);
-    const send = (event: string, data: unknown, eventId: string) => raw.write(`event: ${event}\ndata: ${JSON.stringify(data)}\nid: ${eventId}\n\n`);
-    raw.write(`retry: ${RECONNECT_MS}\n\n`);
-    const keepalive = setInterval(() => raw.write(': keepalive\n\n'), KEEPALIVE_MS);
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      clearInterval(keepalive);
-      unsubscribe();
-      raw.end();
-    };
+    const stream = openLiveStream(reply, unsubscribe, RECONNECT_MS);
+    const send = stream.send;
     const finish = async () => {
       const final = await this.executions.get(principal, id).catch(() => null);
       if (final) send('result', executionView(final), END_ID);
-      end();
+      stream.end();
     };
-    request.raw.on('close', end);
 
     // A resumed stream skips the state its client already holds.
     const currentId = stateId(current.status, current.progress);
@@ -82,7 +69,7 @@ export class ExecutionEventsController {
     if (terminal) return finish();
     let status = { status: current.status as string, progress: current.progress };
     forward = (event) => {
-      if (ended) return;
+      if (stream.ended) return;
       if (event.type === 'progress') {
         status = { ...status, progress: event.progress };
         send('progress', { execution_id: id, progress: event.progress, message: event.message }, stateId(status.status, event.progress));
