@@ -14,6 +14,7 @@ import type { InputRounds } from '../executions/request/input-rounds';
 import type { AdmissionGate } from '../limits/admission-gate';
 import { McpTools } from './mcp-tools';
 import { OutageLog, type Dependency } from '../common/outages';
+import { CatalogueChanges } from '../workflows/catalogue-changes';
 import type { PublishedWorkflows } from '../workflows/published-workflows';
 import type { WorkflowRuns } from '../workflows/workflow-runs';
 
@@ -49,7 +50,7 @@ describe('McpEndpoint', () => {
     const tools = new McpTools(registry, failing, tasks, {} as AppConfig, {} as InputRounds, published, {} as WorkflowRuns);
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
-    modern = new McpModernEndpoint(tools, tasks, outages, library);
+    modern = new McpModernEndpoint(tools, tasks, outages, library, new CatalogueChanges(new LocalBroadcast('changes')));
     const gate = { admitMore: (...[, , n]: number[]) => Promise.resolve({ admitted: n }) } as unknown as AdmissionGate;
     endpoint = new McpEndpoint(tools, new McpCancellations(new LocalBroadcast('test')), modern, gate, outages, library, new McpLegacyTasks(tasks, { MCP_PAGE_SIZE: 50 } as AppConfig));
     await endpoint.onModuleInit();

@@ -17,13 +17,16 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { z } from 'zod';
 import { callerGone } from '../common/caller-gone';
 import type { Principal } from '../identity/principal';
+import type { Scope } from '../identity/scopes';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
 import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
 import { DatabaseOutages } from '../common/outages';
-import { factsOf, HEADER_MISMATCH, hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY } from './mcp-replies';
+import { factsOf, HEADER_MISMATCH, hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY, requireScope } from './mcp-replies';
 import { extensionTask, McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
 import { answerableMethods, type Answering } from './mcp-questions';
 import { callOf, McpTools, type CallContext } from './mcp-tools';
+import { McpListenBus } from './mcp-listen-bus';
+import { CatalogueChanges } from '../workflows/catalogue-changes';
 
 /**
  * How long a client may reuse a tools/list answer. `private`: the list depends on the key (its
@@ -48,8 +51,10 @@ interface Caller {
 @Injectable()
 export class McpModernEndpoint implements OnApplicationShutdown {
   private readonly logger = new Logger(McpModernEndpoint.name);
+  private readonly bus = new McpListenBus();
   private readonly handler = createMcpHandler((context) => this.serverFor(context), {
     legacy: 'reject',
+    bus: this.bus,
     onerror: (error) => this.logger.debug(`MCP 2026-07-28 request refused: ${error.message}`),
   });
 
@@ -60,8 +65,10 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     private readonly tasks: McpTasks,
     private readonly outages: DatabaseOutages,
     library: McpLibrary,
+    changes: CatalogueChanges,
   ) {
     this.methods = libraryMethods(library);
+    changes.onChange((change) => this.bus.catalogueChanged(change));
   }
 
   /** `route` is the SDK's classification of the POST (its validation ladder), which McpEndpoint made to route it here. */
@@ -75,13 +82,21 @@ export class McpModernEndpoint implements OnApplicationShutdown {
         return void (await reply.status(400).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id, error })));
       }
     }
+    if (route.kind === 'modern' && route.messageKind === 'request' && route.message.method === 'subscriptions/listen') {
+      // The SDK serves the stream itself (no handler of ours to check the scope): the catalogue it tells of is a listing.
+      const refusal = scopeRefusal(principal, 'tools:read');
+      if (refusal) return void (await reply.status(200).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: route.message.id, error: refusal })));
+    }
     const plain = plainToolCall(route, request);
     if (plain) return this.callTool(principal, plain, request, reply);
     const caller: Caller = { principal, request, reply };
-    const response = await this.handler.fetch(webRequest(request, callerGone(reply)), {
-      parsedBody: request.body,
-      authInfo: { token: '', clientId: principal.keyId, scopes: [...principal.scopes], extra: { caller } },
-    });
+    // As the principal: a subscriptions/listen stream this opens hears that principal's catalogue changes.
+    const response = await this.bus.as(principal, () =>
+      this.handler.fetch(webRequest(request, callerGone(reply)), {
+        parsedBody: request.body,
+        authInfo: { token: '', clientId: principal.keyId, scopes: [...principal.scopes], extra: { caller } },
+      }),
+    );
     reply.status(response.status);
     response.headers.forEach((value, name) => void reply.header(name, value));
     if (!response.body) return void (await reply.send());
@@ -125,7 +140,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
   private serverFor(context: McpRequestContext): Server {
     const { principal, request, reply } = (context.authInfo?.extra as { caller: Caller }).caller;
     const server = new Server(MCP_SERVER_INFO, {
-      capabilities: { tools: { listChanged: false }, ...LIBRARY_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
+      capabilities: { tools: { listChanged: true }, ...LIBRARY_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
       instructions: MCP_INSTRUCTIONS,
     });
     const facts = factsOf(request, this.outages);
@@ -168,6 +183,17 @@ export class McpModernEndpoint implements OnApplicationShutdown {
       return {};
     });
     return server;
+  }
+}
+
+/** The JSON-RPC error of a principal lacking `scope`, or undefined when it holds it. */
+function scopeRefusal(principal: Principal, scope: Scope): { code: number; message: string } | undefined {
+  try {
+    requireScope(principal, scope);
+    return undefined;
+  } catch (err) {
+    const { code, message } = err as McpError;
+    return { code, message };
   }
 }
 

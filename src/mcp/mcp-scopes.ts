@@ -10,6 +10,7 @@ const METHOD_SCOPES: Readonly<Record<string, Scope>> = {
   'prompts/list': 'tools:read',
   'prompts/get': 'tools:read',
   'completion/complete': 'tools:read',
+  'subscriptions/listen': 'tools:read',
   'tools/call': 'tools:invoke',
   'tasks/update': 'tools:invoke',
   'tasks/get': 'executions:read',

@@ -1,8 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ExecutionsModule } from '../executions/executions.module';
+import { openBroadcast } from '../redis/broadcast';
+import { RedisConnections } from '../redis/redis-connections';
 import { ToolsModule } from '../tools/tools.module';
 import { AccountTools } from '../tools/account-tools';
+import { CatalogueChanges } from './catalogue-changes';
 import { PublishedWorkflows } from './published-workflows';
 import { RunGraphs } from './run-graph';
 import { RunStore } from './run-store';
@@ -19,7 +22,9 @@ import { WorkflowsService } from './workflows.service';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion, WorkflowRun]), ToolsModule, ExecutionsModule],
-  providers: [WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, { provide: AccountTools, useExisting: PublishedWorkflows }],
-  exports: [WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, RunStore, PublishedWorkflows, AccountTools],
+  providers: [
+    { provide: CatalogueChanges, inject: [RedisConnections], useFactory: (redis: RedisConnections) => new CatalogueChanges(openBroadcast(redis, 'catalogue-changes')) },
+    WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, { provide: AccountTools, useExisting: PublishedWorkflows }],
+  exports: [CatalogueChanges, WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, RunStore, PublishedWorkflows, AccountTools],
 })
 export class WorkflowsModule {}

@@ -4,6 +4,7 @@ import { DataSource, Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { newWorkflowId, WORKFLOW_ID_PATTERN } from '../common/ids';
 import { ToolCatalogue } from '../tools/tool-catalogue';
+import { CatalogueChanges } from './catalogue-changes';
 import { checkDocument } from './workflow-checks';
 import { documentSource, readDocument, type DocumentProblem, type WorkflowDocument } from './workflow-document';
 import { Workflow, WorkflowVersion } from './workflow.entity';
@@ -26,6 +27,7 @@ export class WorkflowsService {
     @InjectRepository(WorkflowVersion) private readonly versions: Repository<WorkflowVersion>,
     private readonly dataSource: DataSource,
     private readonly catalogue: ToolCatalogue,
+    private readonly changes: CatalogueChanges,
   ) {}
 
   /** A valid document from a request body (JSON, YAML text, or `{ document }`), or a 400 listing its problems. */
@@ -50,14 +52,17 @@ export class WorkflowsService {
     const now = new Date();
     const workflow = Object.assign(new Workflow(), { id: newWorkflowId(now.getTime()), account_id: accountId, name: document.name, version: 1, document, publish: document.publish, created_at: now, updated_at: now });
     await this.keep(workflow, true);
+    this.announce(accountId, [], [workflow]);
     return workflow;
   }
 
   async update(accountId: string, id: string, body: unknown): Promise<Workflow> {
     const document = this.parse(body);
     const current = await this.get(accountId, id);
+    const before = { name: current.name, publish: current.publish };
     const next = Object.assign(current, { name: document.name, version: current.version + 1, document, publish: document.publish, updated_at: new Date() });
     await this.keep(next, false);
+    this.announce(accountId, [before], [next]);
     return next;
   }
 
@@ -126,5 +131,12 @@ export class WorkflowsService {
   async remove(accountId: string, id: string): Promise<void> {
     const workflow = await this.get(accountId, id);
     await this.workflows.delete({ id: workflow.id, account_id: accountId });
+    this.announce(accountId, [workflow], []);
+  }
+
+  /** The published tools a change touched (a version of a published workflow changes its tool too), to the catalogue's listeners. */
+  private announce(accountId: string, before: Pick<Workflow, 'name' | 'publish'>[], after: Pick<Workflow, 'name' | 'publish'>[]): void {
+    const toolIds = [...before, ...after].filter((workflow) => workflow.publish).map((workflow) => `${WORKFLOW_TOOL_PREFIX}${workflow.name}`);
+    this.changes.announce({ accountId, toolIds: [...new Set(toolIds)] });
   }
 }

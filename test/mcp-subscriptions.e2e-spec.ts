@@ -1,0 +1,160 @@
+/**
+ * MCP 2026-07-28 `subscriptions/listen`: a stream that opts in to `toolsListChanged` hears
+ * `notifications/tools/list_changed` when its account's catalogue changes (a published workflow
+ * comes, goes or is renamed), from whichever API process made the change, and nothing of other
+ * accounts or of tools its key may not use. The SDK v2 client has no listen API: a raw client
+ * speaks the documented messages.
+ */
+import { startTestApp, useTestApp, type TestAccount, type TestApp } from './support/app';
+import { describeEachEngine } from './support/engines';
+import { until } from './support/poll';
+import { TestToolsModule } from './support/test-tools.module';
+
+const MODERN = '2026-07-28';
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'e2e-listen', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const WORKFLOW = {
+  description: 'Echoes its input',
+  inputs: { a: { type: 'integer', required: true } },
+  steps: [{ id: 'sum', tool: 'json-transform', inputs: { expression: 'a', data: { a: '${{ inputs.a }}' } } }],
+  outputs: { total: '${{ steps.sum.result.result }}' },
+};
+
+type Message = { jsonrpc: '2.0'; id?: unknown; method?: string; params?: Record<string, any>; result?: any; error?: { code: number; message: string } };
+
+/** An open `subscriptions/listen` stream: the messages read so far, and how to end it. */
+interface Listening {
+  status: number;
+  messages: Message[];
+  close(): void;
+}
+
+describeEachEngine('MCP subscriptions/listen', (mode) => {
+  const suite = useTestApp(mode, { extensions: [TestToolsModule] });
+  let url: string;
+  /** The process that changes the catalogue: another API process on the same database and Redis when distributed, else the same one. */
+  let other: TestApp;
+  const open: Listening[] = [];
+
+  beforeAll(async () => {
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    url = `${(await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1')}/v1/mcp`;
+    other = mode.name === 'distributed' ? await startTestApp({ extensions: [TestToolsModule], env: suite.env }) : suite.t;
+  });
+  afterEach(() => {
+    for (const stream of open.splice(0)) stream.close();
+  });
+  afterAll(async () => {
+    if (other !== suite.t) await other.close();
+  });
+
+  const listen = async (key: string, notifications: Record<string, unknown>, id: unknown = 1): Promise<Listening> => {
+    const abort = new AbortController();
+    const res = await fetch(url, {
+      method: 'POST',
+      signal: abort.signal,
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': 'subscriptions/listen',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: ENVELOPE } }),
+    });
+    const stream: Listening = { status: res.status, messages: [], close: () => abort.abort() };
+    open.push(stream);
+    if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      stream.messages.push((await res.json()) as Message);
+      return stream;
+    }
+    void (async () => {
+      const decoder = new TextDecoder();
+      let buffered = '';
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffered += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          const frame = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          const data = frame.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+          if (data) stream.messages.push(JSON.parse(data) as Message);
+        }
+      }
+    })().catch(() => undefined); // aborted at the test's end
+    await until('the subscription acknowledged', async () => stream.messages.length > 0 || undefined, 5_000, 20);
+    return stream;
+  };
+  const changes = (stream: Listening) => stream.messages.filter((message) => message.method === 'notifications/tools/list_changed');
+  const save = async (owner: TestAccount, document: object): Promise<string> => {
+    const res = await other.request({ method: 'POST', url: '/v1/workflows', key: owner.key, payload: document });
+    expect(res.statusCode).toBe(201);
+    return res.json().id as string;
+  };
+
+  it('acknowledges what it honours, then tells the account of its published workflows coming, changing and going', async () => {
+    const acme = await suite.t.createAccount('listen-acme');
+    const stream = await listen(acme.key, { toolsListChanged: true, promptsListChanged: true });
+    expect(stream.status).toBe(200);
+    const [ack] = stream.messages;
+    expect(ack.method).toBe('notifications/subscriptions/acknowledged');
+    // Only what the server can deliver: the tool list changes; prompts never do.
+    expect(ack.params?.notifications).toEqual({ toolsListChanged: true });
+    const subscriptionId = ack.params?._meta?.['io.modelcontextprotocol/subscriptionId'];
+    expect(subscriptionId).toBeDefined();
+
+    // A draft (not published) is not in the catalogue: no change.
+    const draft = await save(acme, { ...WORKFLOW, name: 'draft' });
+    const published = await save(acme, { ...WORKFLOW, name: 'shown', publish: true });
+    await until('the change heard', async () => changes(stream).length === 1 || undefined, 10_000, 20);
+    expect(changes(stream)[0].params?._meta?.['io.modelcontextprotocol/subscriptionId']).toBe(subscriptionId);
+
+    const renamed = await other.request({ method: 'PUT', url: `/v1/workflows/${published}`, key: acme.key, payload: { ...WORKFLOW, name: 'renamed', publish: true } });
+    expect(renamed.statusCode).toBe(200);
+    await until('the rename heard', async () => changes(stream).length === 2 || undefined, 10_000, 20);
+    expect((await other.request({ method: 'DELETE', url: `/v1/workflows/${published}`, key: acme.key })).statusCode).toBe(200);
+    await until('the removal heard', async () => changes(stream).length === 3 || undefined, 10_000, 20);
+    // A draft's removal is no change either: the next published one is the only change heard after it
+    // (changes arrive in the order they were made).
+    expect((await other.request({ method: 'DELETE', url: `/v1/workflows/${draft}`, key: acme.key })).statusCode).toBe(200);
+    await save(acme, { ...WORKFLOW, name: 'last', publish: true });
+    await until('the last change heard', async () => changes(stream).length >= 4 || undefined, 10_000, 20);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(changes(stream)).toHaveLength(4);
+  });
+
+  it("hears nothing of another account's catalogue, nor of tools its key may not use", async () => {
+    const acme = await suite.t.createAccount('listen-own');
+    const rival = await suite.t.createAccount('listen-rival');
+    // Keys name registry tools only (docs/workflows.md#publishing): a narrowed key never lists a workflow.
+    const narrow = await suite.t.createKey(acme.id, { name: 'narrow', type: 'service', tool_ids: ['json-transform'] });
+    const mine = await listen(acme.key, { toolsListChanged: true });
+    const narrowed = await listen(narrow, { toolsListChanged: true });
+    const theirs = await listen(rival.key, { toolsListChanged: true });
+
+    await save(rival, { ...WORKFLOW, name: 'rivals', publish: true });
+    await until("the rival's own stream hears it", async () => changes(theirs).length === 1 || undefined, 10_000, 20);
+    await save(acme, { ...WORKFLOW, name: 'hidden', publish: true });
+    await save(acme, { ...WORKFLOW, name: 'hidden-too', publish: true });
+    await until('the account-wide stream hears both', async () => changes(mine).length === 2 || undefined, 10_000, 20);
+    // One process's streams hear a change together (the same delivery): what is missing was never sent.
+    expect(changes(theirs)).toHaveLength(1);
+    expect(changes(narrowed)).toHaveLength(0);
+    expect(narrowed.messages).toHaveLength(1); // its acknowledgement
+  });
+
+  it('needs tools:read, and an empty filter ends the stream at once', async () => {
+    const acme = await suite.t.createAccount('listen-scopes');
+    const invoker = await suite.t.createKey(acme.id, { name: 'invoke-only', type: 'service', scopes: ['tools:invoke'] });
+    const refused = await listen(invoker, { toolsListChanged: true });
+    expect(refused.messages[0].error?.message).toMatch(/tools:read/);
+
+    const empty = await listen(acme.key, {}, 7);
+    await until('the stream ended', async () => empty.messages.length === 2 || undefined, 5_000, 20);
+    expect(empty.messages[0]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: {} } });
+    expect(empty.messages[1]).toMatchObject({ id: 7, result: { resultType: 'complete' } });
+  });
+});
