@@ -19,13 +19,14 @@ import { callerGone } from '../common/caller-gone';
 import type { Principal } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
 import { MCP_INSTRUCTIONS, MCP_SERVER_INFO } from './mcp-identity';
-import { LIBRARY_CAPABILITIES, libraryMethods, McpLibrary } from './mcp-library';
+import { libraryMethods, McpLibrary } from './mcp-library';
 import { DatabaseOutages } from '../common/outages';
 import { factsOf, HEADER_MISMATCH, hideUnexpected, MISSING_REQUIRED_CLIENT_CAPABILITY, requireScope } from './mcp-replies';
 import { extensionTask, McpTasks, missingTasksExtension, TASKS_EXTENSION } from './mcp-tasks';
 import { answerableMethods, type Answering } from './mcp-questions';
 import { callOf, McpTools, type CallContext } from './mcp-tools';
 import { McpListenBus } from './mcp-listen-bus';
+import { MODERN_CAPABILITIES } from './mcp-server-card';
 import { CatalogueChanges } from '../workflows/catalogue-changes';
 
 /**
@@ -140,7 +141,7 @@ export class McpModernEndpoint implements OnApplicationShutdown {
   private serverFor(context: McpRequestContext): Server {
     const { principal, request, reply } = (context.authInfo?.extra as { caller: Caller }).caller;
     const server = new Server(MCP_SERVER_INFO, {
-      capabilities: { tools: { listChanged: true }, ...LIBRARY_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
+      capabilities: MODERN_CAPABILITIES,
       instructions: MCP_INSTRUCTIONS,
     });
     const facts = factsOf(request, this.outages);

@@ -7,6 +7,7 @@ import { ToolsModule } from '../tools/tools.module';
 import { WorkflowsModule } from '../workflows/workflows.module';
 import { McpCancellations } from './mcp-cancellations';
 import { McpController } from './mcp.controller';
+import { McpServerCardController } from './mcp-server-card.controller';
 import { McpEndpoint } from './mcp-endpoint';
 import { McpLegacyTasks } from './mcp-legacy-tasks';
 import { McpLibrary } from './mcp-library';
@@ -17,7 +18,7 @@ import { McpTools } from './mcp-tools';
 /** The MCP endpoint over the same registry, limits, cache and runner as REST; part of the ApiModule. */
 @Module({
   imports: [DiscoveryModule, ToolsModule, ExecutionsModule, WorkflowsModule],
-  controllers: [McpController],
+  controllers: [McpController, McpServerCardController],
   providers: [
     McpTools,
     McpTasks,

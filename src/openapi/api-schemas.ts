@@ -545,6 +545,9 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'GET /.well-known/oauth-protected-resource': ref('ProtectedResourceMetadata'),
   'GET /.well-known/oauth-protected-resource/v1/mcp': ref('ProtectedResourceMetadata'),
   'GET /.well-known/oauth-protected-resource/v1': ref('ProtectedResourceMetadata'),
+  'GET /v1/mcp/server-card': { type: 'object', required: ['$schema', 'name', 'version', 'remotes'], description: 'The MCP Server Card (SEP-2127), media type application/mcp-server+json.' },
+  'GET /.well-known/mcp/server-card.json': { type: 'object', required: ['$schema', 'name', 'version', 'remotes'], description: 'The MCP Server Card, at the well-known path.' },
+  'GET /.well-known/mcp/catalog.json': { type: 'object', required: ['specVersion', 'entries'], description: "This host's MCP Catalog, pointing at the Server Card." },
   'GET /healthz': { type: 'object', properties: { status: { const: 'ok' } } },
   'GET /readyz': {
     type: 'object',
