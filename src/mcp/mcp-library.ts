@@ -20,6 +20,7 @@ import {
 import { ProviderExplorer } from '../tools/provider-explorer';
 import { toolDocumentation } from '../tools/tool-docs';
 import { ToolCatalogue } from '../tools/tool-catalogue';
+import { FINDINGS_VIEW, FINDINGS_VIEW_URI } from './mcp-apps';
 import { pageAfter } from './mcp-paging';
 import { askingRound, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, requireScope, type RequestFacts } from './mcp-replies';
@@ -71,6 +72,7 @@ export class McpLibrary implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     const { resources, prompts } = this.explorer.providers();
+    this.fixed.set(FINDINGS_VIEW_URI, FINDINGS_VIEW);
     for (const { definition, handler } of resources) {
       if (definition.uri) this.fixed.set(definition.uri, { definition, handler });
       else this.templates.push(template(definition, (_, uri, variables) => handler.read(uri, variables)));

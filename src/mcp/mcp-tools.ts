@@ -9,6 +9,7 @@ import type { ProgressListener } from '../executions/engine/execution-runner';
 import { InputRounds } from '../executions/request/input-rounds';
 import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
 import { RegisteredTool, ToolCatalogue } from '../tools/tool-catalogue';
+import { appMetaOf } from './mcp-apps';
 import { pageAfter } from './mcp-paging';
 import { paramHeaderMismatch, type ParamHeader, type ParamHeaderMismatch } from './mcp-param-headers';
 import { askingRound, inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
@@ -237,7 +238,7 @@ function mcpToolView(name: string, { definition: d, inputSchema, outputSchema }:
       idempotentHint: d.idempotent,
       openWorldHint: d.open_world,
     },
-    _meta: { category: d.category, version: d.version, status: d.status },
+    _meta: { category: d.category, version: d.version, status: d.status, ...appMetaOf(d.id) },
     ...(d.task_support && { execution: { taskSupport: d.task_support } }),
   };
 }

@@ -8,7 +8,7 @@ import { DiscoveryService } from '@nestjs/core';
 import type { AskingContext } from './context';
 
 /** One resource's content: text, or binary as base64 `blob`. */
-export type ResourceContents = { uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string };
+export type ResourceContents = ({ uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string }) & { _meta?: Record<string, unknown> };
 
 /** What a prompt message holds. */
 export type PromptContent =

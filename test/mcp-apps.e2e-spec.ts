@@ -1,0 +1,141 @@
+/**
+ * MCP Apps (the io.modelcontextprotocol/ui extension, `@modelcontextprotocol/ext-apps`): the
+ * scanner tools declare the findings view in `tools/list`, the view is a `ui://` resource, and
+ * headless Chromium, playing a host, renders a real secret-scan result in it (sandboxed iframe,
+ * the extension's postMessage handshake) with no request leaving the page. Hosts without the
+ * extension get the structured result REST gives.
+ */
+import * as path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { importEsm } from '@tos/sdk';
+import { useTestApp } from './support/app';
+import { launchChromium, describeWithChromium, watchedContext } from './support/console-browser';
+import { describeEachEngine } from './support/engines';
+
+const MODERN = '2026-07-28';
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'e2e-apps', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const VIEW = 'ui://tool-orchestration-service/findings';
+// A token shaped like GitHub's (not a real one): secret-scan's provider rules find it.
+/** The host page's side: answers ui/initialize, and once the view says it is initialized sends it the tool result. */
+const HOST = `window.host = (viewHtml, toolResult) => new Promise((resolve) => {
+  const frame = document.getElementById('view');
+  const seen = [];
+  window.addEventListener('message', (event) => {
+    if (event.source !== frame.contentWindow) return;
+    const message = event.data;
+    seen.push(message.method || 'answer');
+    const reply = (answer) => frame.contentWindow.postMessage({ jsonrpc: '2.0', ...answer }, '*');
+    if (message.method === 'ui/initialize') {
+      reply({ id: message.id, result: { protocolVersion: '2026-01-26', hostInfo: { name: 'e2e-host', version: '1.0.0' }, hostCapabilities: {}, hostContext: {} } });
+    }
+    if (message.method === 'ui/notifications/initialized') {
+      reply({ method: 'ui/notifications/tool-result', params: toolResult });
+      resolve(seen);
+    }
+  });
+  frame.srcdoc = viewHtml;
+});`;
+const LEAKY = 'const client = connect({\n  token: "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngAbCdEf1234"\n});\n';
+
+describeWithChromium('MCP Apps: the findings view', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  describeEachEngine('MCP Apps', (mode) => {
+    const suite = useTestApp(mode);
+
+    const rpc = async (method: string, params: Record<string, unknown> = {}) => {
+      const name = (params.name ?? params.uri) as string | undefined;
+      const res = await suite.t.request({
+        method: 'POST',
+        url: '/v1/mcp',
+        key: suite.acme.key,
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name && { 'mcp-name': name }) },
+        payload: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: ENVELOPE } },
+      });
+      expect(res.statusCode).toBe(200);
+      return res.json().result;
+    };
+
+    it('declares the view on the scanners only, with the names the extension package uses', async () => {
+      const apps = await importEsm<{ RESOURCE_MIME_TYPE: string; RESOURCE_URI_META_KEY: string }>(path.join(__dirname, '../node_modules/@modelcontextprotocol/ext-apps/dist/src/server/index.js'));
+      const tools: Array<{ name: string; _meta: Record<string, any> }> = [];
+      let cursor: string | undefined;
+      do {
+        const page = await rpc('tools/list', cursor ? { cursor } : {});
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+      const withView = tools.filter((tool) => tool._meta.ui?.resourceUri === VIEW).map(({ name }) => name);
+      expect(withView.sort()).toEqual(['dependency-check', 'iac-scan', 'image-scan', 'sast-scan', 'secret-scan']);
+      expect(tools.find(({ name }) => name === 'secret-scan')!._meta[apps.RESOURCE_URI_META_KEY]).toBe(VIEW);
+      expect(tools.find(({ name }) => name === 'json-transform')!._meta.ui).toBeUndefined();
+
+      const listed = (await rpc('resources/list')).resources.find(({ uri }: { uri: string }) => uri === VIEW);
+      expect(listed).toMatchObject({ mimeType: apps.RESOURCE_MIME_TYPE });
+      const [content] = (await rpc('resources/read', { uri: VIEW })).contents;
+      expect(content).toMatchObject({ uri: VIEW, mimeType: apps.RESOURCE_MIME_TYPE, _meta: { ui: { csp: {} } } });
+      expect(content.text).toContain("default-src 'none'");
+      expect(content.text).not.toMatch(/https?:\/\//);
+    });
+
+    it('renders a real secret-scan result in Chromium, the host sandboxing it, with no request leaving', async () => {
+      const result = await rpc('tools/call', { name: 'secret-scan', arguments: { content: LEAKY } });
+      expect(result.isError).toBeUndefined();
+      expect(result.structuredContent.findings.length).toBeGreaterThan(0);
+      // What a host without the extension gets: the structured result REST gives.
+      const rest = await suite.t.request({ method: 'POST', url: '/v1/tools/secret-scan/invoke', key: suite.acme.key, payload: { content: LEAKY } });
+      expect(rest.json().result).toEqual(result.structuredContent);
+      const [finding] = result.structuredContent.findings as Array<{ rule: string; message: string }>;
+
+      const html = (await rpc('resources/read', { uri: VIEW })).contents[0].text as string;
+      const requested: string[] = [];
+      const pageErrors: string[] = [];
+      const context = await watchedContext(browser, requested, pageErrors);
+      try {
+        const page = await context.newPage();
+        const consoleErrors: string[] = [];
+        const failed: string[] = [];
+        context.on('requestfailed', (request) => failed.push(`${request.url()} ${request.failure()?.errorText}`));
+        page.on('console', (message) => message.type() === 'error' && consoleErrors.push(message.text()));
+        // The host: a sandboxed iframe (scripts only: no same origin, no forms, no popups) and the extension's host side of the handshake.
+        await page.setContent(`<!doctype html><html><body><iframe id="view" sandbox="allow-scripts" style="width:1000px;height:600px"></iframe><script>${HOST}</script></body></html>`);
+        const handshake = (await page.evaluate(`host(${JSON.stringify(html)}, ${JSON.stringify(result)})`)) as string[];
+        expect(handshake).toEqual(['ui/initialize', 'ui/notifications/initialized']);
+        const view = page.frameLocator('#view');
+        await view.getByRole('heading', { name: `${result.structuredContent.findings.length} findings` }).waitFor({ timeout: 10_000 });
+        await view.getByRole('cell', { name: finding.rule, exact: true }).first().waitFor();
+        expect(await view.locator('tr').count()).toBe(result.structuredContent.findings.length + 1);
+        // A finding's text is shown as text: the scanned code cannot add markup to the view.
+        expect(await view.locator('script').count()).toBe(1);
+        // The view's policy stops what a script in it might try: a fetch and an image to loopback never go out.
+        const inView = page.frames().find((frame) => frame !== page.mainFrame())!;
+        const blocked = await inView.evaluate(`new Promise((resolve) => {
+          const violated = [];
+          document.addEventListener('securitypolicyviolation', (event) => violated.push(event.effectiveDirective));
+          const image = new Image();
+          image.src = 'http://127.0.0.1:9/pixel.png';
+          fetch('http://127.0.0.1:9/beacon').then(() => resolve(['fetched']), () => setTimeout(() => resolve(violated.sort()), 200));
+        })`);
+        expect(blocked).toEqual(['connect-src', 'img-src']);
+        consoleErrors.splice(0); // the two refusals, reported on the console
+        expect(pageErrors).toEqual([]);
+        expect(consoleErrors).toEqual([]);
+        // Chromium names the image it refused as a request, failed by the policy before it left; nothing else was asked for.
+        expect(requested).toEqual(['http://127.0.0.1:9/pixel.png']);
+        expect(failed).toEqual(['http://127.0.0.1:9/pixel.png csp']);
+      } finally {
+        await context.close();
+      }
+    });
+  });
+});
