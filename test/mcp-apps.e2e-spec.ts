@@ -53,12 +53,12 @@ describeWithChromium('MCP Apps: the findings view', () => {
   describeEachEngine('MCP Apps', (mode) => {
     const suite = useTestApp(mode);
 
-    const rpc = async (method: string, params: Record<string, unknown> = {}) => {
+    const rpc = async (method: string, params: Record<string, unknown> = {}, key = suite.acme.key) => {
       const name = (params.name ?? params.uri) as string | undefined;
       const res = await suite.t.request({
         method: 'POST',
         url: '/v1/mcp',
-        key: suite.acme.key,
+        key,
         headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name && { 'mcp-name': name }) },
         payload: { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: ENVELOPE } },
       });
@@ -86,6 +86,18 @@ describeWithChromium('MCP Apps: the findings view', () => {
       expect(content).toMatchObject({ uri: VIEW, mimeType: apps.RESOURCE_MIME_TYPE, _meta: { ui: { csp: {} } } });
       expect(content.text).toContain("default-src 'none'");
       expect(content.text).not.toMatch(/https?:\/\//);
+
+      // A key that may use no scanner has no use for the view: not listed, not found.
+      const narrow = await suite.t.createKey(suite.acme.id, { name: 'json-only', type: 'service', tool_ids: ['json-transform'] });
+      expect((await rpc('resources/list', {}, narrow)).resources.map(({ uri }: { uri: string }) => uri)).not.toContain(VIEW);
+      const refused = await suite.t.request({
+        method: 'POST',
+        url: '/v1/mcp',
+        key: narrow,
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'resources/read', 'mcp-name': VIEW },
+        payload: { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: VIEW, _meta: ENVELOPE } },
+      });
+      expect(refused.json().error).toMatchObject({ code: -32602, data: { uri: VIEW } });
     });
 
     it('renders a real secret-scan result in Chromium, the host sandboxing it, with no request leaving', async () => {

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canUseTool, type Principal } from '../identity/principal';
 import type { ResourceContents, ResourceDefinition, ResourceHandler } from '../tools/sdk/resources-and-prompts';
 
 /** The MCP Apps extension's names (`@modelcontextprotocol/ext-apps`; test/mcp-apps.e2e-spec.ts holds them to the package). */
@@ -10,6 +11,11 @@ export const FINDINGS_VIEW_URI = 'ui://tool-orchestration-service/findings';
 
 /** The tools whose results are findings people would rather look at than read. */
 const FINDINGS_TOOLS: ReadonlySet<string> = new Set(['sast-scan', 'secret-scan', 'iac-scan', 'dependency-check', 'image-scan']);
+
+/** Whether a resource is for this key: the findings view only when it may use one of the tools rendered in it; any other resource, yes. */
+export function viewVisibleTo(principal: Principal, uri: string): boolean {
+  return uri !== FINDINGS_VIEW_URI || [...FINDINGS_TOOLS].some((toolId) => canUseTool(principal, toolId));
+}
 
 /** What a tool's `tools/list` entry adds to its `_meta`: the view its results render in, for hosts with the extension; others ignore it. */
 export function appMetaOf(toolId: string): Record<string, unknown> {

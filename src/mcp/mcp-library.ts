@@ -20,7 +20,7 @@ import {
 import { ProviderExplorer } from '../tools/provider-explorer';
 import { toolDocumentation } from '../tools/tool-docs';
 import { ToolCatalogue } from '../tools/tool-catalogue';
-import { FINDINGS_VIEW, FINDINGS_VIEW_URI } from './mcp-apps';
+import { FINDINGS_VIEW, FINDINGS_VIEW_URI, viewVisibleTo } from './mcp-apps';
 import { pageAfter } from './mcp-paging';
 import { askingRound, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, requireScope, type RequestFacts } from './mcp-replies';
@@ -97,7 +97,8 @@ export class McpLibrary implements OnApplicationBootstrap {
       .all()
       .filter(({ definition }) => canUseTool(principal, definition.id))
       .map(({ definition: d }) => ({ uri: `tos://tools/${d.id}/docs`, name: `${d.id}-docs`, title: `${d.name}: documentation`, description: `How to call ${d.id}: inputs, outputs, limits and examples.`, mimeType: 'text/markdown' }));
-    const all = [...[...this.fixed.values()].map(({ definition }) => resourceView(definition)), ...docs].sort((a, b) => (a.uri < b.uri ? -1 : 1));
+    const fixed = [...this.fixed.values()].filter(({ definition }) => viewVisibleTo(principal, definition.uri!));
+    const all = [...fixed.map(({ definition }) => resourceView(definition)), ...docs].sort((a, b) => (a.uri < b.uri ? -1 : 1));
     const { page, nextCursor } = pageAfter(all, ({ uri }) => uri, cursor, this.config.MCP_PAGE_SIZE);
     return { resources: page, ...(nextCursor && { nextCursor }), ...LIST_HINT };
   }
@@ -157,7 +158,7 @@ export class McpLibrary implements OnApplicationBootstrap {
 
   private async contentsOf(principal: Principal, uri: string): Promise<ResourceContents[]> {
     const fixed = this.fixed.get(uri);
-    if (fixed) return fixed.handler.read(uri, {});
+    if (fixed && viewVisibleTo(principal, uri)) return fixed.handler.read(uri, {});
     const docs = TOOL_DOCS.exec(uri);
     if (docs && this.tools.has(docs[1]) && canUseTool(principal, docs[1])) {
       return [{ uri, mimeType: 'text/markdown', text: toolDocumentation(this.tools.get(docs[1]).definition, this.config.publicUrl) }];
