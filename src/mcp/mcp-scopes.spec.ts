@@ -10,6 +10,8 @@ describe('missingScopes', () => {
     expect(missingScopes(holding('tools:read'), request('tools/call'))).toEqual(['tools:invoke']);
     expect(missingScopes(holding('tools:read', 'tools:invoke'), request('tools/call'))).toEqual([]);
     expect(missingScopes(holding(), request('tasks/cancel'))).toEqual(['executions:cancel']);
+    // A change subscription tells of the tool list: a listing (an OAuth token gets the step-up for it).
+    expect(missingScopes(holding('tools:invoke'), request('subscriptions/listen'))).toEqual(['tools:read']);
   });
 
   it('asks nothing of methods that need no scope, of notifications and of what is not a request', () => {
