@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import type { Broadcast } from '../redis/broadcast';
 
 /** A change to an account's own part of the tool catalogue: the tool ids that came, went or changed. */
@@ -17,17 +18,22 @@ type Listener = (change: CatalogueChange) => void;
 export class CatalogueChanges {
   private readonly logger = new Logger(CatalogueChanges.name);
   private readonly listeners: Listener[] = [];
+  /** Ids of the changes told lately: the sender hears its own twice (now, and back from Redis), and tells its listeners once. */
+  private readonly told = new Set<string>();
 
   constructor(private readonly broadcast: Broadcast) {
     broadcast.onMessage((message) => {
       const change = parseChange(message);
       if (!change) return void this.logger.warn('A catalogue change that is not one was ignored');
-      for (const listener of this.listeners) listener(change);
+      if (this.told.has(change.id)) return;
+      if (this.told.size >= 1_000) this.told.clear();
+      this.told.add(change.id);
+      for (const listener of this.listeners) listener({ accountId: change.accountId, toolIds: change.toolIds });
     });
   }
 
   announce(change: CatalogueChange): void {
-    if (change.toolIds.length > 0) this.broadcast.announce(JSON.stringify(change));
+    if (change.toolIds.length > 0) this.broadcast.announce(JSON.stringify({ id: randomUUID(), ...change }));
   }
 
   onChange(listener: Listener): void {
@@ -35,11 +41,11 @@ export class CatalogueChanges {
   }
 }
 
-function parseChange(message: string): CatalogueChange | undefined {
+function parseChange(message: string): (CatalogueChange & { id: string }) | undefined {
   try {
-    const { accountId, toolIds } = JSON.parse(message) as Partial<CatalogueChange>;
-    if (typeof accountId !== 'string' || !Array.isArray(toolIds) || !toolIds.every((id) => typeof id === 'string')) return undefined;
-    return { accountId, toolIds };
+    const { id, accountId, toolIds } = JSON.parse(message) as Partial<CatalogueChange & { id: string }>;
+    if (typeof id !== 'string' || typeof accountId !== 'string' || !Array.isArray(toolIds) || !toolIds.every((toolId) => typeof toolId === 'string')) return undefined;
+    return { id, accountId, toolIds };
   } catch {
     return undefined;
   }
