@@ -15,7 +15,7 @@ export const MCP_PROTOCOL_VERSIONS: readonly string[] = [MODERN_PROTOCOL_VERSION
 /** What the 2026-07-28 server declares in `server/discover`, and the Server Card repeats. */
 export const MODERN_CAPABILITIES = { tools: { listChanged: true }, ...LIBRARY_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
 
-/** The Server Card media type (the Server Card extension's docs/discovery.md). */
+/** The Server Card media type, as the Server Card extension (SEP-2127) names it. */
 export const SERVER_CARD_MEDIA_TYPE = 'application/mcp-server+json';
 
 const SERVER_CARD_SCHEMA = 'https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json';
