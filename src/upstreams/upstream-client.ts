@@ -1,0 +1,66 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { SERVICE_VERSION } from '../common/service-version';
+import type { DiscoveredTool } from './upstream.entity';
+
+/** At most this many tools/list pages are read from one upstream (a server that pages forever stops here). */
+const MAX_LIST_PAGES = 50;
+
+/** Where and how to reach one upstream: every request goes through `fetch` (the egress policy's). */
+export interface UpstreamConnection {
+  url: string;
+  bearer?: string;
+  fetch: typeof fetch;
+  signal: AbortSignal;
+}
+
+/** A connected SDK client (initialize done); closed by `session`. */
+async function connected(connection: UpstreamConnection): Promise<Client> {
+  const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION });
+  const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
+    fetch: (input, init) => connection.fetch(input, { ...init, signal: connection.signal }),
+    requestInit: connection.bearer ? { headers: { authorization: `Bearer ${connection.bearer}` } } : {},
+  });
+  await client.connect(transport, { signal: connection.signal });
+  return client;
+}
+
+/** Runs `work` with a client connected to the upstream, closing it after (the upstream's session ends with it). */
+async function session<T>(connection: UpstreamConnection, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = await connected(connection);
+  try {
+    return await work(client);
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+/** initialize, then tools/list page by page: the upstream's tools as it describes them. */
+export function discoverTools(connection: UpstreamConnection): Promise<DiscoveredTool[]> {
+  return session(connection, async (client) => {
+    const tools: DiscoveredTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal: connection.signal });
+      for (const tool of listed.tools) {
+        tools.push({
+          name: tool.name,
+          ...(tool.title && { title: tool.title }),
+          ...(tool.description && { description: tool.description }),
+          inputSchema: tool.inputSchema as Record<string, unknown>,
+          ...(tool.outputSchema && { outputSchema: tool.outputSchema as Record<string, unknown> }),
+          ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
+        });
+      }
+      cursor = listed.nextCursor;
+      if (!cursor) break;
+    }
+    return tools;
+  });
+}
+
+/** tools/call of one upstream tool; aborting the signal cancels the request (the SDK sends notifications/cancelled). */
+export function callUpstreamTool(connection: UpstreamConnection, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallToolResult> {
+  return session(connection, async (client) => (await client.callTool({ name, arguments: args }, undefined, { signal: connection.signal, timeout: timeoutMs })) as CallToolResult);
+}
