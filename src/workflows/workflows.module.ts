@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { ExecutionsModule } from '../executions/executions.module';
 import { ToolsModule } from '../tools/tools.module';
 import { AccountTools } from '../tools/account-tools';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
+import { AccountCatalogue } from './account-catalogue';
 import { PublishedWorkflows } from './published-workflows';
 import { RunGraphs } from './run-graph';
 import { RunStore } from './run-store';
@@ -18,8 +20,8 @@ import { WorkflowsService } from './workflows.service';
  * steps' events and sweeps runs nobody holds, runs where the queue is consumed (WorkerModule).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion, WorkflowRun]), ToolsModule, ExecutionsModule],
-  providers: [WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, { provide: AccountTools, useExisting: PublishedWorkflows }],
+  imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion, WorkflowRun]), ToolsModule, ExecutionsModule, UpstreamsModule],
+  providers: [WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, AccountCatalogue, { provide: AccountTools, useExisting: AccountCatalogue }],
   exports: [WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, RunStore, PublishedWorkflows, AccountTools],
 })
 export class WorkflowsModule {}
