@@ -15,24 +15,34 @@ export interface UpstreamConnection {
   signal: AbortSignal;
 }
 
-/** A connected SDK client (initialize done); closed by `session`. */
-async function connected(connection: UpstreamConnection): Promise<Client> {
+/** A connected SDK client (initialize done); every request it makes ends when `signal` aborts. */
+async function connected(connection: UpstreamConnection, signal: AbortSignal): Promise<Client> {
   const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION });
   const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
-    fetch: (input, init) => connection.fetch(input, { ...init, signal: connection.signal }),
+    fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }),
     requestInit: connection.bearer ? { headers: { authorization: `Bearer ${connection.bearer}` } } : {},
   });
-  await client.connect(transport, { signal: connection.signal });
+  await client.connect(transport, { signal });
   return client;
 }
 
-/** Runs `work` with a client connected to the upstream, closing it after (the upstream's session ends with it). */
+/**
+ * Runs `work` with a client connected to the upstream, then closes it and aborts whatever it still
+ * has open (the SDK keeps a GET event stream open after initialize, which would hold a connection
+ * of the egress pool until the process ends).
+ */
 async function session<T>(connection: UpstreamConnection, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = await connected(connection);
+  const done = new AbortController();
+  const signal = AbortSignal.any([connection.signal, done.signal]);
   try {
-    return await work(client);
+    const client = await connected(connection, signal);
+    try {
+      return await work(client);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
   } finally {
-    await client.close().catch(() => undefined);
+    done.abort();
   }
 }
 
