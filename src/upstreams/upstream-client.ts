@@ -6,6 +6,10 @@ import type { DiscoveredTool } from './upstream.entity';
 
 /** At most this many tools/list pages are read from one upstream (a server that pages forever stops here). */
 const MAX_LIST_PAGES = 50;
+/** At most this many tools are taken from one upstream. */
+const MAX_TOOLS = 500;
+/** The names MCP allows a tool (2025-11-25 "Tool names"); any other is left out, so `<upstream>.<tool>` is safe in a URL path. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** Where and how to reach one upstream: every request goes through `fetch` (the egress policy's). */
 export interface UpstreamConnection {
@@ -53,7 +57,7 @@ export function discoverTools(connection: UpstreamConnection): Promise<Discovere
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal: connection.signal });
-      for (const tool of listed.tools) {
+      for (const tool of listed.tools.filter(({ name }) => TOOL_NAME.test(name)).slice(0, MAX_TOOLS - tools.length)) {
         tools.push({
           name: tool.name,
           ...(tool.title && { title: tool.title }),
@@ -64,7 +68,7 @@ export function discoverTools(connection: UpstreamConnection): Promise<Discovere
         });
       }
       cursor = listed.nextCursor;
-      if (!cursor) break;
+      if (!cursor || tools.length >= MAX_TOOLS) break;
     }
     return tools;
   });
