@@ -31,6 +31,8 @@ import { TriggersController } from './orchestration/triggers.controller';
 import { RunGraphController } from './workflows/run-graph.controller';
 import { WorkflowsController } from './workflows/workflows.controller';
 import { WorkflowsModule } from './workflows/workflows.module';
+import { UpstreamsController } from './upstreams/upstreams.controller';
+import { UpstreamsModule } from './upstreams/upstreams.module';
 
 /**
  * The api role (docs/ARCHITECTURE.md#api-and-worker-roles): every HTTP route of the service and its
@@ -50,6 +52,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
     IdempotencyModule,
     ExecutionsModule,
     WorkflowsModule,
+    UpstreamsModule,
     HealthModule,
     McpModule,
     OpenApiModule,
@@ -69,6 +72,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
     SecretsController,
     WorkspacesController,
     WebhooksController,
+    UpstreamsController,
     SchedulesController,
     TriggersController,
     WorkflowsController,

@@ -23,6 +23,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['executions/engine'],
   ['executions/request'],
   ['executions', 'executions/live'],
+  ['upstreams'],
   ['workflows'],
   ['mcp', 'openapi', 'observability', 'console', 'operator', 'orchestration'],
   ['health'],

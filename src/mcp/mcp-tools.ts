@@ -1,4 +1,4 @@
-import { Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { ErrorCode, McpError, type CallToolResult, type CreateTaskResult as LegacyCreateTaskResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { canUseTool, credentialName, type Principal } from '../identity/principal';
 import { AppException, type ErrorBody } from '../common/errors';
@@ -10,6 +10,7 @@ import { InputRounds } from '../executions/request/input-rounds';
 import { invocationAnswer, InvocationService } from '../executions/request/invocation.service';
 import { RegisteredTool, ToolCatalogue } from '../tools/tool-catalogue';
 import { appMetaOf } from './mcp-apps';
+import { AccountTools } from '../tools/account-tools';
 import { pageAfter } from './mcp-paging';
 import { paramHeaderMismatch, type ParamHeader, type ParamHeaderMismatch } from './mcp-param-headers';
 import { askingRound, inputRequired, stateRefusal, type Answering, type InputRequiredResult } from './mcp-questions';
@@ -77,6 +78,7 @@ export class McpTools implements OnApplicationBootstrap {
     private readonly rounds: InputRounds,
     private readonly published: PublishedWorkflows,
     private readonly runs: WorkflowRuns,
+    @Optional() private readonly accountTools?: AccountTools,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -91,10 +93,15 @@ export class McpTools implements OnApplicationBootstrap {
     this.catalogue = [...this.byName].map(([name, tool]) => ({ name, tool, view: mcpToolView(name, tool) })).sort((a, b) => (a.name < b.name ? -1 : 1));
   }
 
-  /** The built-in tools the key may use, and its account's published workflows (docs/workflows.md#publishing), in name order. */
+  /**
+   * The built-in tools the key may use, its account's published workflows (docs/workflows.md#publishing)
+   * and its upstream servers' tools (docs/upstreams.md), in name order.
+   */
   async list(principal: Principal, cursor: string | undefined): Promise<{ tools: McpTool[]; nextCursor?: string }> {
     requireScope(principal, 'tools:read');
-    const own = (await this.published.published(principal)).map((workflow) => ({ name: toolIdOf(workflow), view: workflowToolView(workflow) }));
+    const workflows = (await this.published.published(principal)).map((workflow) => ({ name: toolIdOf(workflow), view: workflowToolView(workflow) }));
+    const runnable = ((await this.accountTools?.of(principal)) ?? []).flatMap(({ id, runnable: tool }) => (tool ? [{ name: id, view: mcpToolView(id, tool) }] : []));
+    const own = [...workflows, ...runnable];
     const builtIn = this.catalogue.filter(({ tool }) => canUseTool(principal, tool.definition.id));
     const visible = own.length === 0 ? builtIn : [...builtIn, ...own].sort((a, b) => (a.name < b.name ? -1 : 1));
     const { page, nextCursor } = pageAfter(visible, ({ name }) => name, cursor, this.config.MCP_PAGE_SIZE);
@@ -115,7 +122,8 @@ export class McpTools implements OnApplicationBootstrap {
     context: CallContext,
   ): Promise<CallToolResult | CreateTaskResult | LegacyCreateTaskResult | InputRequiredResult> {
     requireScope(principal, 'tools:invoke');
-    const tool = this.byName.get(name);
+    // Built-in, else an upstream server's tool (docs/upstreams.md), which runs the same way.
+    const tool = this.byName.get(name) ?? (await this.accountTools?.runnable(principal, name));
     if (!tool) return this.callWorkflow(principal, name, args, context);
     if (!canUseTool(principal, tool.definition.id)) throw new McpError(ErrorCode.InvalidParams, `This ${credentialName(principal)} may not use tool '${name}'`);
     const offer = context.tasks;

@@ -1,4 +1,5 @@
 import type { Principal } from '../identity/principal';
+import type { RegisteredTool } from './tool-catalogue';
 
 /** A tool an account adds to its own catalogue, in the views GET /v1/tools shows. */
 export interface AccountTool {
@@ -8,11 +9,13 @@ export interface AccountTool {
   summary: Record<string, unknown>;
   compact: Record<string, unknown>;
   detail: Record<string, unknown>;
+  /** Set for a tool that runs as a built-in one does (an upstream server's, docs/upstreams.md): validated, admitted and run as an execution. */
+  runnable?: RegisteredTool;
 }
 
 /**
- * The tools an account adds to the catalogue (its published workflows, docs/workflows.md#publishing),
- * listed beside the built-in ones for that account alone. Provided by a module above this one;
+ * The tools an account adds to the catalogue (its published workflows, docs/workflows.md#publishing,
+ * and its upstream servers' tools, docs/upstreams.md), listed beside the built-in ones for that account alone. Provided by a module above this one;
  * absent, the catalogue is the built-in tools only.
  */
 export abstract class AccountTools {
@@ -24,4 +27,7 @@ export abstract class AccountTools {
    * query as they came): its HTTP status and body, or undefined when the account has no such tool.
    */
   abstract invoke(principal: Principal, toolId: string, body: unknown, query: { async?: string; timeout?: string }, requestId: string): Promise<{ status: number; body: Record<string, unknown> } | undefined>;
+
+  /** The account's tool `toolId` when it runs as a built-in one does (an upstream's), else undefined. */
+  abstract runnable(principal: Principal, toolId: string): Promise<RegisteredTool | undefined>;
 }

@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { EgressPool } from './egress/egress';
 import { ToolThreads } from './isolation/tool-threads';
 import { ProviderExplorer } from './provider-explorer';
+import { RuntimeTools } from './runtime-tools';
 import { ToolCompiler } from './tool-compiler';
 import { ToolRegistry } from './tool-registry';
 import { ToolCatalogue } from './tool-catalogue';
@@ -22,12 +23,13 @@ export const WORKSPACE = Symbol('WORKSPACE');
     ToolRegistry,
     { provide: ToolCatalogue, useExisting: ToolRegistry },
     ToolThreads,
+    RuntimeTools,
     {
       provide: WORKSPACE,
       inject: [AppConfig],
       useFactory: (config: AppConfig) => createWorkspace(path.resolve(config.WORKSPACE_ROOT)),
     },
   ],
-  exports: [EgressPool, ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, WORKSPACE],
+  exports: [EgressPool, ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, RuntimeTools, WORKSPACE],
 })
 export class ToolsModule {}

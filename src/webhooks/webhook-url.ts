@@ -1,29 +1,10 @@
-import { isIP } from 'node:net';
-import { AppException } from '../common/errors';
-import { unbracket, type EgressPolicy } from '../tools/egress/address-policy';
-
-const MAX_URL_LENGTH = 2048;
+import type { EgressPolicy } from '../tools/egress/address-policy';
+import { checkedRegisteredUrl } from '../tools/egress/registered-url';
 
 /**
  * A subscription's URL as registered: http(s), no credentials, and not an address the egress
- * policy refuses. Names are not resolved here (what they resolve to can change): every delivery
- * checks the addresses it connects to (src/webhooks/webhook-sender.ts).
+ * policy refuses; every delivery checks the addresses it connects to (src/webhooks/webhook-sender.ts).
  */
 export function checkedWebhookUrl(raw: string, policy: EgressPolicy): string {
-  const refuse = (why: string) => AppException.invalidRequest(`url ${why}`, { parameter: 'url' });
-  if (raw.length > MAX_URL_LENGTH) throw refuse(`is longer than ${MAX_URL_LENGTH} characters`);
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw refuse('is not an absolute URL');
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse('must be http or https');
-  if (url.username || url.password) throw refuse('must not carry credentials (sign with the webhook secret instead)');
-  const host = unbracket(url.hostname);
-  // `localhost` names loopback whatever a resolver says (RFC 6761).
-  const literal = isIP(host) ? host : /(^|\.)localhost\.?$/i.test(host) ? '127.0.0.1' : null;
-  const refusal = literal && policy.refusal(host, literal);
-  if (refusal) throw refuse(`points at a refused address (${refusal}); the operator opens exceptions with EGRESS_ALLOW`);
-  return url.toString();
+  return checkedRegisteredUrl(raw, policy, 'sign with the webhook secret instead');
 }

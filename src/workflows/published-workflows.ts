@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { canUseTool, type Principal } from '../identity/principal';
 import type { AccountTool } from '../tools/account-tools';
-import { AccountTools } from '../tools/account-tools';
 import type { InvokeQuery } from '../executions/request/invoke-request';
 import { inputsSchema, type WorkflowDocument } from './workflow-document';
 import { WorkflowRuns, type RunAnswer } from './workflow-runs';
@@ -23,15 +22,13 @@ export function outputsSchema(document: Pick<WorkflowDocument, 'outputs'>): Reco
  * MCP tools/list for that account alone; a key narrowed to some tools sees those it names.
  */
 @Injectable()
-export class PublishedWorkflows extends AccountTools {
+export class PublishedWorkflows {
   private readonly recent = new Map<string, { at: number; workflows: Workflow[] }>();
 
   constructor(
     private readonly workflows: WorkflowsService,
     private readonly runs: WorkflowRuns,
-  ) {
-    super();
-  }
+  ) {}
 
   /** The account's published workflows the key may use. */
   async published(principal: Principal): Promise<Workflow[]> {

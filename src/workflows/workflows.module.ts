@@ -6,6 +6,8 @@ import { RedisConnections } from '../redis/redis-connections';
 import { ToolsModule } from '../tools/tools.module';
 import { AccountTools } from '../tools/account-tools';
 import { CatalogueChanges } from './catalogue-changes';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
+import { AccountCatalogue } from './account-catalogue';
 import { PublishedWorkflows } from './published-workflows';
 import { RunGraphs } from './run-graph';
 import { RunStore } from './run-store';
@@ -21,10 +23,10 @@ import { WorkflowsService } from './workflows.service';
  * steps' events and sweeps runs nobody holds, runs where the queue is consumed (WorkerModule).
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion, WorkflowRun]), ToolsModule, ExecutionsModule],
+  imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion, WorkflowRun]), ToolsModule, ExecutionsModule, UpstreamsModule],
   providers: [
     { provide: CatalogueChanges, inject: [RedisConnections], useFactory: (redis: RedisConnections) => new CatalogueChanges(openBroadcast(redis, 'catalogue-changes')) },
-    WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, { provide: AccountTools, useExisting: PublishedWorkflows }],
+    WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, AccountCatalogue, { provide: AccountTools, useExisting: AccountCatalogue }],
   exports: [CatalogueChanges, WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, RunStore, PublishedWorkflows, AccountTools],
 })
 export class WorkflowsModule {}

@@ -8,6 +8,7 @@ import { newExecutionId } from '../../common/ids';
 import { credentialInputNames, redactStoredInput, ToolError, ToolLogger, Workspace, type InputRequest } from '../../tools/sdk';
 import { ToolThreads } from '../../tools/isolation/tool-threads';
 import { RegisteredTool, ToolCatalogue } from '../../tools/tool-catalogue';
+import { RuntimeTools } from '../../tools/runtime-tools';
 import { WORKSPACE } from '../../tools/tools.module';
 import { createWorkspace } from '../../tools/workspace';
 import { WorkspacesService } from '../../workspaces/workspaces.service';
@@ -153,6 +154,7 @@ export class ExecutionRunner implements OnModuleInit {
     private readonly secrets: SecretsService,
     private readonly workspaces: WorkspacesService,
     private readonly egresses: EgressPool,
+    private readonly runtimeTools: RuntimeTools,
     appConfig: AppConfig,
   ) {
     this.egress = egressSettingsOf(appConfig);
@@ -299,7 +301,9 @@ export class ExecutionRunner implements OnModuleInit {
 
   /** A started job's outcome: the tool's, or the error that kept it from running here. */
   private async runStarted(job: ExecutionJob, started: Execution): Promise<TerminalFields | InputStop> {
-    if (!this.registry.has(job.toolId)) {
+    // An account's tool added at run time (an upstream's, docs/upstreams.md) is looked up as the job starts.
+    const tool = this.registry.has(job.toolId) ? this.registry.get(job.toolId) : await this.runtimeTools.find(started.account_id, job.toolId);
+    if (!tool) {
       return terminal('error', null, { code: 'TOOL_ERROR', message: `Tool '${job.toolId}' is not installed on this worker`, retryable: true });
     }
     let input = job.input;
@@ -308,7 +312,6 @@ export class ExecutionRunner implements OnModuleInit {
     } catch {
       return terminal('error', null, { code: 'INTERNAL_ERROR', message: "The call's secret inputs were sealed with a key this worker does not hold (SECRETS_KEY); submit it again", retryable: true });
     }
-    const tool = this.registry.get(job.toolId);
     // A re-run after answers reads its input from the row, where credentials are never kept: a call
     // holding any (redactStoredInput) cannot be asked (the tool is told it cannot, and fails saying so).
     const asking = job.unaskable || credentialInputNames(tool.definition.input.properties, input).length > 0 ? undefined : { answers: started.input_responses ?? {} };

@@ -2,7 +2,7 @@ import { Body, Controller, Headers, HttpCode, Optional, Param, Post, Query, Req,
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal, RequireScopes } from '../../identity/auth.decorators';
 import type { Principal } from '../../identity/principal';
-import { ToolCatalogue } from '../../tools/tool-catalogue';
+import { ToolCatalogue, type RegisteredTool } from '../../tools/tool-catalogue';
 import { AccountTools } from '../../tools/account-tools';
 import { callerGone } from '../../common/caller-gone';
 import { countedIn } from '../../common/rate-limit-headers';
@@ -35,6 +35,7 @@ export class InvokeController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<InvokeAnswer> {
+    let runnable: RegisteredTool | undefined;
     if (!this.registry.has(toolId) && this.accountTools) {
       // The account's own tool (a published workflow, docs/workflows.md#publishing): a run of it.
       const own = await this.accountTools.invoke(principal, toolId, body, query, request.id);
@@ -43,8 +44,10 @@ export class InvokeController {
         if (own.status === 202) reply.header('location', own.body.status_url as string);
         return new InvokeAnswer(own.body);
       }
+      // An upstream server's tool (docs/upstreams.md) runs below as a built-in one does.
+      runnable = await this.accountTools.runnable(principal, toolId);
     }
-    const tool = this.registry.get(toolId);
+    const tool = runnable ?? this.registry.get(toolId);
     const { input, options, answering } = parseInvokeRequest(toolId, body, query, cacheControl);
     const validated = tool.validateInput(input);
     const run = { principal, tool, input: validated, options, requestId: request.id };

@@ -55,7 +55,7 @@ export function networkError(err: unknown, target: string, parameter: string, si
 }
 
 /** The refusal behind an error, through `cause` chains and the `original` that client libraries (Slack's) wrap. */
-function findRefusal(err: unknown): EgressRefusedError | null {
+export function findRefusal(err: unknown): EgressRefusedError | null {
   for (let current = err, depth = 0; current && depth < 6; depth++) {
     if (current instanceof EgressRefusedError) return current;
     const next = current as { cause?: unknown; original?: unknown };

@@ -1,0 +1,56 @@
+import { AppException } from '../common/errors';
+import { EgressRefusedError } from '../tools/sdk/network-errors';
+import { ToolError } from '../tools/sdk';
+import { registeredUpstreamTool, resultOf, unreachable } from './upstream-tool';
+import type { DiscoveredTool, Upstream } from './upstream.entity';
+
+const upstream = { id: 'up_1', name: 'calc', url: 'http://127.0.0.1:1/mcp', auth: { none: true }, timeout_seconds: 20 } as Upstream;
+const sum: DiscoveredTool = {
+  name: 'sum',
+  description: 'Adds',
+  inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+  outputSchema: { type: 'object', properties: { total: { type: 'number' } }, required: ['total'] },
+  annotations: { readOnlyHint: true, idempotentHint: true },
+};
+
+describe('an upstream tool as the runner runs it', () => {
+  const tool = registeredUpstreamTool(upstream, sum);
+
+  it('is named <upstream>.<tool>, with the upstream timeout and its annotations as effects', () => {
+    expect(tool.definition).toMatchObject({ id: 'calc.sum', timeout: 20, effects: 'read', idempotent: true, cacheable: false });
+    expect(tool.detail).toMatchObject({ kind: 'upstream', upstream: 'calc', input_schema: sum.inputSchema, output_schema: sum.outputSchema });
+  });
+
+  it('refuses input its inputSchema refuses, naming the parameter', () => {
+    expect(tool.validateInput({ a: 1, b: 2 })).toEqual({ a: 1, b: 2 });
+    const wrong = (() => {
+      try {
+        tool.validateInput({ a: 'one', b: 2 });
+      } catch (err) {
+        return err as AppException;
+      }
+    })();
+    expect(wrong?.body).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'a' } });
+    expect(() => tool.validateInput({ a: 1 })).toThrow(/Missing required parameter: b/);
+  });
+
+  it('checks structuredContent against the outputSchema', () => {
+    expect(tool.outputProblem({ total: 3 })).toBeNull();
+    expect(tool.outputProblem({ total: 'three' })).toMatch(/total/);
+  });
+
+  it('answers structuredContent with an outputSchema, content without, and isError as a ToolError', () => {
+    expect(resultOf(upstream, sum, { content: [{ type: 'text', text: '3' }], structuredContent: { total: 3 } })).toEqual({ total: 3 });
+    const plain = { ...sum, outputSchema: undefined };
+    expect(resultOf(upstream, plain, { content: [{ type: 'text', text: '3' }] })).toEqual({ content: [{ type: 'text', text: '3' }] });
+    expect(() => resultOf(upstream, sum, { isError: true, content: [{ type: 'text', text: 'division by zero' }] })).toThrow(/calc.*sum.*division by zero/);
+  });
+
+  it('names an egress refusal as the registration’s fault and other failures as retryable', () => {
+    const refused = unreachable(upstream, new TypeError('fetch failed', { cause: new EgressRefusedError('10.0.0.1', '10.0.0.1', 'private') }));
+    expect(refused).toBeInstanceOf(ToolError);
+    expect(refused).toMatchObject({ retryable: false, message: expect.stringContaining('egress policy refuses') });
+    const down = unreachable(upstream, Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }));
+    expect(down).toMatchObject({ retryable: true, message: expect.stringContaining('ECONNREFUSED') });
+  });
+});

@@ -1,0 +1,142 @@
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
+import { inputErrorToException } from '../tools/input-errors';
+import { findRefusal } from '../tools/sdk/network-errors';
+import { ToolError, type ToolContext, type ToolInputProperty } from '../tools/sdk';
+import type { RegisteredTool, ResolvedDefinition } from '../tools/tool-catalogue';
+import type { AccountTool } from '../tools/account-tools';
+import { callUpstreamTool } from './upstream-client';
+import type { DiscoveredTool, Upstream } from './upstream.entity';
+
+/** Calls per minute per key of one upstream tool: the default of built-in tools (docs/writing-a-tool.md). */
+const UPSTREAM_RATE_LIMIT = 60;
+
+/**
+ * Upstream schemas are other people's: any draft's keywords may appear, so unknown ones are
+ * annotations (strict off), as an MCP client would read them; inputs are checked, never rewritten.
+ */
+const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true, coerceTypes: false, validateSchema: false }));
+
+/** `<upstream>.<tool>`: the id REST and MCP know an upstream tool by. */
+export function upstreamToolId(upstream: Pick<Upstream, 'name'>, toolName: string): string {
+  return `${upstream.name}.${toolName}`;
+}
+
+/** The upstream's tools the account has on: the upstream enabled, the tool not switched off. */
+export function enabledTools(upstream: Upstream): DiscoveredTool[] {
+  if (!upstream.enabled) return [];
+  const off = new Set(upstream.disabled_tools);
+  return upstream.tools.filter((tool) => !off.has(tool.name));
+}
+
+function compiled(schema: Record<string, unknown> | undefined): ValidateFunction | null {
+  if (!schema) return null;
+  try {
+    return ajv.compile(schema);
+  } catch {
+    return null;
+  }
+}
+
+/** What an upstream's tools/call answered, as our result (or the ToolError our envelope shows). */
+export function resultOf(upstream: Upstream, tool: DiscoveredTool, answer: CallToolResult): Record<string, unknown> {
+  if (answer.isError) {
+    const text = answer.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n').slice(0, 2_000);
+    throw new ToolError(`Upstream '${upstream.name}' tool '${tool.name}' failed: ${text || 'no message'}`, { details: { upstream: upstream.name, tool: tool.name } });
+  }
+  if (tool.outputSchema) return (answer.structuredContent ?? {}) as Record<string, unknown>;
+  return { content: answer.content, ...(answer.structuredContent && { structured_content: answer.structuredContent }) };
+}
+
+/**
+ * An upstream failing to answer as a ToolError: refused by the egress policy (the registration's
+ * fault, not retryable), else unreachable or a protocol error (retryable).
+ */
+export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): ToolError {
+  if (err instanceof ToolError) return err;
+  const details = { upstream: upstream.name };
+  const refusal = findRefusal(err);
+  if (refusal) {
+    return new ToolError(`Upstream '${upstream.name}' is at a ${refusal.label} address (${refusal.address}), which the egress policy refuses`, {
+      details,
+      suggestion: 'Register the upstream at an address the service may reach, or ask the operator to add it to EGRESS_ALLOW',
+    });
+  }
+  const cause = (err as { cause?: { code?: string } })?.cause?.code;
+  return new ToolError(`Upstream '${upstream.name}' could not be called: ${(err as Error).message}${cause ? ` (${cause})` : ''}`, { retryable: true, details });
+}
+
+/**
+ * One upstream tool as the runner runs it (src/executions/engine/execution-runner.ts): its input
+ * checked against the upstream's inputSchema, the call made inside the execution with its signal
+ * (cancel and timeout abort the request) and its egress-bound fetch, the bearer token read from
+ * the account's secrets at call time, the structured result checked against the outputSchema.
+ */
+export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool): RegisteredTool {
+  const id = upstreamToolId(upstream, tool.name);
+  const description = tool.description ?? `Tool '${tool.name}' of the upstream MCP server '${upstream.name}'`;
+  const readOnly = tool.annotations?.readOnlyHint === true;
+  const definition: ResolvedDefinition = {
+    id,
+    name: tool.title ?? tool.name,
+    category: 'integration',
+    description,
+    status: 'ready',
+    version: '1',
+    input: { type: 'object', properties: {} },
+    output: { type: 'object', properties: {} },
+    rate_limit: UPSTREAM_RATE_LIMIT,
+    timeout: upstream.timeout_seconds,
+    cacheable: false,
+    cache_ttl: 0,
+    effects: readOnly ? 'read' : 'write',
+    idempotent: tool.annotations?.idempotentHint === true,
+    open_world: true,
+    examples: [],
+    config: {},
+    isolated: false,
+  } as ResolvedDefinition;
+  const validateIn = compiled(tool.inputSchema);
+  const validateOut = compiled(tool.outputSchema);
+  const properties = ((tool.inputSchema.properties ?? {}) as Record<string, ToolInputProperty>);
+  const summary = { id, name: definition.name, category: 'integration', description, status: 'ready', kind: 'upstream', upstream_id: upstream.id, upstream: upstream.name, timeout: `${upstream.timeout_seconds}s`, cacheable: false };
+  return {
+    definition,
+    handler: {
+      execute: async (input: Record<string, unknown>, ctx: ToolContext) => {
+        const bearer = 'bearer_secret_name' in upstream.auth ? await ctx.secrets.get(upstream.auth.bearer_secret_name) : undefined;
+        let answer: CallToolResult;
+        try {
+          answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: ctx.http.fetch, signal: ctx.signal }, tool.name, input, upstream.timeout_seconds * 1000);
+        } catch (err) {
+          if (ctx.signal.aborted) throw err;
+          throw unreachable(upstream, err);
+        }
+        return resultOf(upstream, tool, answer);
+      },
+    },
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema ?? { type: 'object' },
+    config: {},
+    secretSettings: [],
+    summary,
+    compact: summary,
+    detail: { ...summary, input_schema: tool.inputSchema, ...(tool.outputSchema && { output_schema: tool.outputSchema }), ...(tool.annotations && { annotations: tool.annotations }) },
+    validateInput: (input) => {
+      if (validateIn && !validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, properties);
+      return input;
+    },
+    outputProblem: (result) => {
+      const unstorable = unstorableProblem(result, MAX_OUTPUT_DEPTH);
+      if (unstorable) return `result cannot be stored: ${unstorable}`;
+      return validateOut && !validateOut(result) ? ajv.errorsText(validateOut.errors, { dataVar: 'structuredContent' }) : null;
+    },
+  };
+}
+
+/** The tool among the account's own (GET /v1/tools, MCP tools/list), run as a built-in one is. */
+export function accountToolOf(tool: RegisteredTool): AccountTool {
+  return { id: tool.definition.id, name: tool.definition.name, description: tool.definition.description, summary: tool.summary, compact: tool.compact, detail: tool.detail, runnable: tool };
+}

@@ -1,0 +1,82 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { Account } from '../keys/account.entity';
+
+/** How the service authenticates to an upstream: a bearer token read from the account's secrets by name at call time, or nothing. */
+export type UpstreamAuth = { bearer_secret_name: string } | { none: true };
+
+/** Which of the upstream's tools the account takes (names as the upstream lists them). */
+export interface UpstreamToolFilter {
+  include?: string[];
+  exclude?: string[];
+}
+
+/** One tool as the upstream's tools/list gave it, kept as discovered. */
+export interface DiscoveredTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
+/** An MCP server an account registered (docs/upstreams.md): its tools join that account's catalogue as `<name>.<tool>`. */
+@Entity('upstreams')
+@Index('idx_upstreams_account_name', ['account_id', 'name'], { unique: true })
+export class Upstream {
+  /** `up_` + 24 base62, time-ordered. */
+  @PrimaryColumn('text', { primaryKeyConstraintName: 'pk_upstreams' })
+  id: string;
+
+  @Column('text')
+  account_id: string;
+
+  @ManyToOne(() => Account, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'account_id', foreignKeyConstraintName: 'fk_upstreams_account' })
+  account?: Account;
+
+  @Column('text')
+  name: string;
+
+  @Column('text')
+  transport: 'streamable-http';
+
+  @Column('text')
+  url: string;
+
+  /** Names a secret, never holds one. */
+  @Column('jsonb')
+  auth: UpstreamAuth;
+
+  @Column('jsonb')
+  tool_filter: UpstreamToolFilter;
+
+  @Column('integer')
+  timeout_seconds: number;
+
+  @Column('boolean')
+  enabled: boolean;
+
+  /** Upstream tool names switched off by the account. */
+  @Column('jsonb')
+  disabled_tools: string[];
+
+  /** The last discovery's tools, after the filter. */
+  @Column('jsonb')
+  tools: DiscoveredTool[];
+
+  @Column('timestamptz', { nullable: true })
+  last_contact_at: Date | null;
+
+  @Column('text', { nullable: true })
+  last_error: string | null;
+
+  @Column('integer', { nullable: true })
+  latency_ms: number | null;
+
+  @Column('timestamptz')
+  created_at: Date;
+
+  @Column('timestamptz')
+  updated_at: Date;
+}

@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { SecretsModule } from '../secrets/secrets.module';
+import { ToolsModule } from '../tools/tools.module';
+import { Upstream } from './upstream.entity';
+import { UpstreamsService } from './upstreams.service';
+
+/**
+ * Upstream MCP servers (docs/upstreams.md), in every role: the API registers them and lists their
+ * tools; whichever process runs a call finds the tool through RuntimeTools. The controller is the
+ * ApiModule's.
+ */
+@Module({
+  imports: [TypeOrmModule.forFeature([Upstream]), ToolsModule, SecretsModule],
+  providers: [UpstreamsService],
+  exports: [UpstreamsService],
+})
+export class UpstreamsModule {}

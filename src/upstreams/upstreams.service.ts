@@ -1,0 +1,207 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { AppException } from '../common/errors';
+import { randomBase62 } from '../common/ids';
+import { underAccountCap } from '../database/account-cap';
+import { AppConfig } from '../config/app-config';
+import { canUseTool, type Principal } from '../identity/principal';
+import { SecretsService } from '../secrets/secrets.service';
+import { EgressPool, egressSettingsOf, type Egress } from '../tools/egress/egress';
+import { checkedRegisteredUrl } from '../tools/egress/registered-url';
+import { createToolHttp } from '../tools/egress/tool-network';
+import { RuntimeTools } from '../tools/runtime-tools';
+import type { RegisteredTool } from '../tools/tool-catalogue';
+import { discoverTools } from './upstream-client';
+import { enabledTools, registeredUpstreamTool, unreachable, upstreamToolId } from './upstream-tool';
+import { Upstream, type DiscoveredTool, type UpstreamAuth, type UpstreamToolFilter } from './upstream.entity';
+
+export const MAX_UPSTREAMS_PER_ACCOUNT = 20;
+/** How long discovery (initialize + tools/list) may take at registration and refresh. */
+const DISCOVERY_TIMEOUT_MS = 15_000;
+/** How long an account's upstreams are reused between catalogue reads (a change shows within this, in every process). */
+const FRESH_MS = 1_000;
+
+export interface UpstreamFields {
+  name: string;
+  url: string;
+  auth: UpstreamAuth;
+  tools?: UpstreamToolFilter;
+  timeout?: number;
+}
+
+export interface UpstreamChange {
+  enabled?: boolean;
+  /** Per upstream tool name: false switches it off, true on again. */
+  tools_enabled?: Record<string, boolean>;
+}
+
+/** An upstream as the API shows it: where, how authenticated (the secret's name only), its tools and its health. */
+export function upstreamView(row: Upstream): Record<string, unknown> {
+  const off = new Set(row.disabled_tools);
+  return {
+    id: row.id,
+    name: row.name,
+    transport: row.transport,
+    url: row.url,
+    auth: row.auth,
+    tools_filter: row.tool_filter,
+    timeout: row.timeout_seconds,
+    enabled: row.enabled,
+    tools: row.tools.map((tool) => ({ name: tool.name, id: upstreamToolId(row, tool.name), enabled: !off.has(tool.name), ...(tool.description && { description: tool.description }) })),
+    status: {
+      tool_count: row.tools.length,
+      last_contact_at: row.last_contact_at?.toISOString() ?? null,
+      last_error: row.last_error,
+      latency_ms: row.latency_ms,
+    },
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** Whether the filter keeps an upstream tool: in `include` when there is one, and not in `exclude`. */
+function kept(filter: UpstreamToolFilter, name: string): boolean {
+  return (!filter.include || filter.include.includes(name)) && !filter.exclude?.includes(name);
+}
+
+/**
+ * Upstream MCP servers of an account (docs/upstreams.md): registration with discovery, the
+ * switches, refresh, and their tools as the account's catalogue sees them.
+ */
+@Injectable()
+export class UpstreamsService implements OnModuleInit {
+  private readonly egress: Egress;
+  private readonly recent = new Map<string, { at: number; upstreams: Upstream[] }>();
+
+  constructor(
+    @InjectRepository(Upstream) private readonly upstreams: Repository<Upstream>,
+    private readonly secrets: SecretsService,
+    private readonly runtimeTools: RuntimeTools,
+    config: AppConfig,
+    egresses: EgressPool,
+  ) {
+    this.egress = egresses.for(egressSettingsOf(config));
+  }
+
+  /** A queued call of an upstream tool finds it here, on whichever process runs it. */
+  onModuleInit(): void {
+    this.runtimeTools.provide((accountId, toolId) => this.toolOfAccount(accountId, toolId));
+  }
+
+  /** Registers the upstream and discovers its tools; an unreachable one is kept with its error (fix it, then refresh). */
+  async create(principal: Principal, fields: UpstreamFields, now = new Date()): Promise<Record<string, unknown>> {
+    const url = checkedRegisteredUrl(fields.url, this.egress.policy, 'name a secret in auth.bearer_secret_name instead');
+    const row = this.upstreams.create({
+      id: `up_${randomBase62(24)}`,
+      account_id: principal.accountId,
+      name: fields.name,
+      transport: 'streamable-http',
+      url,
+      auth: fields.auth,
+      tool_filter: fields.tools ?? {},
+      timeout_seconds: fields.timeout ?? 30,
+      enabled: true,
+      disabled_tools: [],
+      tools: [],
+      last_contact_at: null,
+      last_error: null,
+      latency_ms: null,
+      created_at: now,
+      updated_at: now,
+    });
+    await underAccountCap(this.upstreams.manager, principal.accountId, Upstream, MAX_UPSTREAMS_PER_ACCOUNT, 'upstreams', async (manager) => {
+      if (await manager.exists(Upstream, { where: { account_id: principal.accountId, name: fields.name } })) {
+        throw new AppException('CONFLICT', `An upstream named '${fields.name}' exists: pick another name or delete it first`, { details: { parameter: 'name' } });
+      }
+      await manager.insert(Upstream, row as QueryDeepPartialEntity<Upstream>); // jsonb columns: stored as they are
+    });
+    await this.discover(row);
+    return upstreamView(row);
+  }
+
+  async list(principal: Principal): Promise<Record<string, unknown>[]> {
+    return (await this.upstreams.find({ where: { account_id: principal.accountId }, order: { id: 'ASC' } })).map(upstreamView);
+  }
+
+  async get(principal: Principal, id: string): Promise<Record<string, unknown>> {
+    return upstreamView(await this.find(principal, id));
+  }
+
+  async update(principal: Principal, id: string, change: UpstreamChange, now = new Date()): Promise<Record<string, unknown>> {
+    const row = await this.find(principal, id);
+    const off = new Set(row.disabled_tools);
+    for (const [name, on] of Object.entries(change.tools_enabled ?? {})) {
+      if (!row.tools.some((tool) => tool.name === name)) throw AppException.invalidRequest(`Upstream '${row.name}' has no tool '${name}'`, { parameter: `tools_enabled.${name}` });
+      if (on) off.delete(name);
+      else off.add(name);
+    }
+    Object.assign(row, { enabled: change.enabled ?? row.enabled, disabled_tools: [...off].sort(), updated_at: now });
+    await this.upstreams.update({ id: row.id }, { enabled: row.enabled, disabled_tools: row.disabled_tools, updated_at: now });
+    this.recent.delete(principal.accountId);
+    return upstreamView(row);
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    await this.upstreams.delete({ id: (await this.find(principal, id)).id });
+    this.recent.delete(principal.accountId);
+  }
+
+  /** Lists the upstream's tools again (initialize + tools/list) and records how that went. */
+  async refresh(principal: Principal, id: string): Promise<Record<string, unknown>> {
+    const row = await this.find(principal, id);
+    await this.discover(row);
+    return upstreamView(row);
+  }
+
+  /** The account's enabled upstream tools that the key may use, as the runner runs them. */
+  async toolsOf(principal: Principal): Promise<RegisteredTool[]> {
+    const now = Date.now();
+    let entry = this.recent.get(principal.accountId);
+    if (!entry || now - entry.at > FRESH_MS) {
+      if (this.recent.size > 10_000) this.recent.clear();
+      entry = { at: now, upstreams: await this.upstreams.find({ where: { account_id: principal.accountId, enabled: true }, order: { name: 'ASC' } }) };
+      this.recent.set(principal.accountId, entry);
+    }
+    return entry.upstreams.flatMap((upstream) => enabledTools(upstream).map((tool) => registeredUpstreamTool(upstream, tool))).filter((tool) => canUseTool(principal, tool.definition.id));
+  }
+
+  /** One upstream tool by its id (`<upstream>.<tool>`), or undefined when the account has none such the key may use. */
+  async toolById(principal: Principal, toolId: string): Promise<RegisteredTool | undefined> {
+    return canUseTool(principal, toolId) ? this.toolOfAccount(principal.accountId, toolId) : undefined;
+  }
+
+  private async toolOfAccount(accountId: string, toolId: string): Promise<RegisteredTool | undefined> {
+    const dot = toolId.indexOf('.');
+    if (dot <= 0) return undefined;
+    const upstream = await this.upstreams.findOne({ where: { account_id: accountId, name: toolId.slice(0, dot), enabled: true } });
+    const tool = upstream && enabledTools(upstream).find(({ name }) => name === toolId.slice(dot + 1));
+    return tool ? registeredUpstreamTool(upstream, tool) : undefined;
+  }
+
+  private async find(principal: Principal, id: string): Promise<Upstream> {
+    const row = await this.upstreams.findOne({ where: { id, account_id: principal.accountId } });
+    if (!row) throw AppException.notFound('Upstream', id);
+    return row;
+  }
+
+  private async discover(row: Upstream): Promise<void> {
+    const started = Date.now();
+    const signal = AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
+    let tools: DiscoveredTool[] | null = null;
+    let error: string | null = null;
+    try {
+      const bearer = 'bearer_secret_name' in row.auth ? await this.secrets.find(row.account_id, row.auth.bearer_secret_name) : undefined;
+      if ('bearer_secret_name' in row.auth && bearer === undefined) throw new Error(`secret '${row.auth.bearer_secret_name}' is not set (PUT /v1/secrets/${row.auth.bearer_secret_name})`);
+      tools = (await discoverTools({ url: row.url, bearer, fetch: createToolHttp(this.egress, signal).fetch, signal })).filter((tool) => kept(row.tool_filter, tool.name));
+    } catch (err) {
+      error = unreachable(row, err).message.slice(0, 500);
+    }
+    const now = new Date();
+    const fields = tools ? { tools, last_contact_at: now, last_error: null, latency_ms: now.getTime() - started } : { last_error: error };
+    Object.assign(row, fields, { updated_at: now });
+    await this.upstreams.update({ id: row.id }, { ...fields, updated_at: now } as QueryDeepPartialEntity<Upstream>);
+    this.recent.delete(row.account_id);
+  }
+}
