@@ -8,7 +8,8 @@ import { ConsoleLink } from './sessions/console-link.entity';
 import { ConsoleSession } from './sessions/console-session.entity';
 import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
 import { WebhookSubscription } from './webhooks/webhook-subscription.entity';
+import { OAuthRecord } from './oauth/oauth-record.entity';
 import { Workflow, WorkflowRun, WorkflowVersion } from './workflows/workflow.entity';
 
 /** Every entity of the service, for the TypeORM CLI (ormconfig.ts); the migrations create exactly these tables. */
-export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, WorkspaceChunk, ConsoleLink, ConsoleSession, WebhookSubscription, WebhookDelivery, Workflow, WorkflowVersion, WorkflowRun];
+export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, WorkspaceChunk, ConsoleLink, ConsoleSession, WebhookSubscription, WebhookDelivery, Workflow, WorkflowVersion, WorkflowRun, OAuthRecord];
