@@ -16,6 +16,7 @@ import { IdempotencyModule } from './idempotency/idempotency.module';
 import { KeysController } from './keys/keys.controller';
 import { KeysModule } from './keys/keys.module';
 import { McpModule } from './mcp/mcp.module';
+import { OAuthModule } from './oauth/oauth.module';
 import { OpenApiModule } from './openapi/openapi.module';
 import { SecretsController } from './secrets/secrets.controller';
 import { SecretsModule } from './secrets/secrets.module';
@@ -47,6 +48,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
     WorkflowsModule,
     HealthModule,
     McpModule,
+    OAuthModule,
     OpenApiModule,
     ConsoleModule,
   ],

@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['executions/request'],
   ['executions', 'executions/live'],
   ['workflows'],
-  ['mcp', 'openapi', 'observability', 'console', 'operator'],
+  ['mcp', 'openapi', 'observability', 'console', 'operator', 'oauth'],
   ['health'],
   ['api.module', 'worker.module'],
   ['app.module', 'entities', 'cli'],
