@@ -14,6 +14,7 @@ import { EgressPool, egressSettingsOf } from '../tools/egress/egress';
 import { importEsm } from '../tools/sdk/import-esm';
 import { resourceIdentifier } from '../auth/protected-resource';
 import { ConsentPage } from './consent-page';
+import { inMainRealm } from './main-realm';
 import { OAuthRecord } from './oauth-record.entity';
 import { GRANT_TOOLS_MODEL, OAuthStore, purgeExpiredOAuthRecords } from './oauth-store';
 import { loadServerKeys } from './signing-keys';
@@ -36,6 +37,7 @@ export interface OidcProvider {
   Grant: new (init: { accountId: string; clientId: string }) => OidcGrant;
   Client: { find(id: string): Promise<{ clientId: string; clientName?: string; metadata(): Record<string, unknown> } | undefined> };
   proxy: boolean;
+  on(event: 'server_error', listener: (ctx: unknown, err: Error) => void): void;
 }
 export interface InteractionDetails {
   uid: string;
@@ -45,6 +47,8 @@ export interface InteractionDetails {
 interface OidcGrant {
   addOIDCScope(scope: string): void;
   addResourceScope(resource: string, scope: string): void;
+  rejectResourceScope(resource: string, scope: string): void;
+  rejectOIDCScope(scope: string): void;
   save(): Promise<string>;
 }
 
@@ -88,7 +92,9 @@ export class AuthorizationServer implements OnModuleInit {
     const jose = await importEsm<typeof Jose>('jose');
     const keys = await loadServerKeys(this.records, this.secrets, jose);
     const { default: Provider, errors } = await importEsm<{ default: new (issuer: string, configuration: object) => OidcProvider; errors: Record<string, new (message?: string) => Error> }>('oidc-provider');
-    const provider = new Provider(this.config.OAUTH_ISSUER!, this.configuration(keys, errors));
+    const provider = new Provider(this.config.OAUTH_ISSUER!, inMainRealm(this.configuration(keys, errors)));
+    // Its own 500s say only "oops": the cause goes to the log (never a token: oidc-provider's errors carry none).
+    provider.on('server_error', (_ctx: unknown, err: Error) => this.logger.error(`Authorization server error: ${err.message}`, err.stack));
     provider.proxy = true; // PUBLIC_URL is what clients use; behind a proxy X-Forwarded-* say so
     this.provider = provider;
     this.handle = provider.callback();
@@ -144,12 +150,12 @@ export class AuthorizationServer implements OnModuleInit {
       },
       rotateRefreshToken: true,
       issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token'),
-      findAccount: async (_ctx: unknown, id: string) => ((await this.accounts.existsBy({ id })) ? { accountId: id, claims: async () => ({ sub: id }) } : undefined),
+      findAccount: async (_ctx: unknown, id: string) => ((await this.accounts.existsBy({ id })) ? { accountId: id, claims: async () => inMainRealm({ sub: id }) } : undefined),
       extraTokenClaims: async (_ctx: unknown, token: { kind: string; grantId?: string }) => {
         if (token.kind !== 'AccessToken' || !token.grantId) return undefined;
         const row = await this.records.findOne({ where: { model: GRANT_TOOLS_MODEL, id: token.grantId } });
         const tools = row?.payload.tools;
-        return Array.isArray(tools) ? { tools } : undefined;
+        return Array.isArray(tools) ? inMainRealm({ tools }) : undefined;
       },
       interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `${INTERACTION_PATH}${interaction.uid}` },
       features: {
@@ -163,7 +169,7 @@ export class AuthorizationServer implements OnModuleInit {
           useGrantedResource: () => true,
           getResourceServerInfo: (_ctx: unknown, resource: string) => {
             if (!resources.includes(resource)) throw new errors.InvalidTarget(`this server issues tokens only for ${resources.join(' and ')}`);
-            return { scope: SCOPES.join(' '), audience: resource, accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+            return inMainRealm({ scope: SCOPES.join(' '), audience: resource, accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } });
           },
         },
       },

@@ -21,6 +21,7 @@ interface Consent {
   client: { id: string; name: string; uri?: string };
   resource: string;
   scopes: Scope[];
+  refused: string[];
   oidcScopes: string[];
   tools: { id: string; name: string }[];
   redirectOrigin: string | null;
@@ -71,8 +72,15 @@ export class ConsentPage {
   /** A grant holds what was approved; the ticked tools (unless all of an unrestricted account's) become the tokens' `tools`. */
   private async grant(provider: OidcProvider, consent: Consent, principal: Principal, tools: string[]): Promise<string> {
     const grant = new provider.Grant({ accountId: principal.accountId, clientId: consent.client.id });
-    if (consent.oidcScopes.length > 0) grant.addOIDCScope(consent.oidcScopes.join(' '));
+    // The API's scopes are the server's too (clients register and discover them), so they are granted on both sides.
+    const approved = [...consent.oidcScopes, ...consent.scopes].join(' ');
+    if (approved) grant.addOIDCScope(approved);
     grant.addResourceScope(consent.resource, consent.scopes.join(' '));
+    // Asked for but beyond what this session may give: refused, so the client gets the rest rather than another prompt.
+    if (consent.refused.length > 0) {
+      grant.rejectOIDCScope(consent.refused.join(' '));
+      grant.rejectResourceScope(consent.resource, consent.refused.join(' '));
+    }
     const grantId = await grant.save();
     const everyTool = principal.toolIds === null && tools.length === this.catalogue.all().length;
     await this.records.save({ model: GRANT_TOOLS_MODEL, id: grantId, payload: { tools: everyTool ? null : tools }, grant_id: grantId, uid: null, account_id: principal.accountId, expires_at: null, consumed_at: null });
@@ -97,6 +105,7 @@ export class ConsentPage {
       client: { id: clientId, name: typeof metadata.client_name === 'string' ? metadata.client_name : clientId, uri: typeof metadata.client_uri === 'string' ? metadata.client_uri : undefined },
       resource,
       scopes: SCOPES.filter((scope) => requested.includes(scope) && held.has(scope)),
+      refused: requested.filter((scope) => !OIDC_SCOPES.has(scope) && !held.has(scope as Scope)),
       oidcScopes: requested.filter((scope) => OIDC_SCOPES.has(scope)),
       tools: this.catalogue
         .all()
