@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { FastifyInstance } from 'fastify';
@@ -58,10 +58,11 @@ interface OidcGrant {
  * signing JWT access tokens for the two resources of src/auth/protected-resource.ts.
  */
 @Injectable()
-export class AuthorizationServer implements OnModuleInit {
+export class AuthorizationServer implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(AuthorizationServer.name);
   private provider?: OidcProvider;
   private handle?: (req: IncomingMessage, res: ServerResponse) => void;
+  private purge?: NodeJS.Timeout;
 
   constructor(
     private readonly config: AppConfig,
@@ -99,8 +100,12 @@ export class AuthorizationServer implements OnModuleInit {
     this.provider = provider;
     this.handle = provider.callback();
     this.mount(this.adapterHost.httpAdapter.getInstance<FastifyInstance>());
-    setInterval(() => void purgeExpiredOAuthRecords(this.records).catch((err: Error) => this.logger.warn(`Cannot purge expired OAuth records: ${err.message}`)), PURGE_EVERY_MS).unref();
+    this.purge = setInterval(() => void purgeExpiredOAuthRecords(this.records).catch((err: Error) => this.logger.warn(`Cannot purge expired OAuth records: ${err.message}`)), PURGE_EVERY_MS).unref();
     this.logger.log(`Built-in authorization server at ${this.config.OAUTH_ISSUER}`);
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.purge);
   }
 
   /**

@@ -33,7 +33,8 @@ export class OAuthStore {
         model: this.model,
         id,
         payload: payload as never,
-        grant_id: payload.grantId ?? null,
+        // A grant is its own: revoking it by id deletes it with its codes and tokens.
+        grant_id: payload.grantId ?? (this.model === 'Grant' ? id : null),
         uid: payload.uid ?? null,
         account_id: typeof payload.accountId === 'string' ? payload.accountId : null,
         expires_at: expiresInSeconds ? new Date(Date.now() + expiresInSeconds * 1000) : null,
