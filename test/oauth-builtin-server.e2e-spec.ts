@@ -155,7 +155,7 @@ describeEachEngine('OAuth built-in authorization server', (mode) => {
     for (const path of ['/.well-known/oauth-authorization-server/oauth', '/oauth/.well-known/openid-configuration']) {
       const res = await fetch(`${base}${path}`);
       expect(res.status).toBe(200);
-      expect((await res.json()).issuer).toBe(issuer());
+      expect(((await res.json()) as { issuer: string }).issuer).toBe(issuer());
     }
   });
 
@@ -226,7 +226,7 @@ describeEachEngine('OAuth built-in authorization server', (mode) => {
     expect((await fetch(`${base}/v1/tools`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status).toBe(200);
     const onMcp = await fetch(mcp(), { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(onMcp.status).toBe(401);
-    expect((await onMcp.json()).error.message).toMatch(/not for this resource/);
+    expect(((await onMcp.json()) as { error: { message: string } }).error.message).toMatch(/not for this resource/);
   });
 
   it('sends the client back with access_denied when the person denies', async () => {
