@@ -16,6 +16,7 @@ import { ConsoleSessions } from '../src/sessions/console-sessions.service';
 import { importEsm } from '../src/tools/sdk/import-esm';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine } from './support/engines';
+import { ensureConformanceSuite, runAuthorizationConformance } from './support/conformance';
 import { freePort } from './support/free-port';
 import { TestToolsModule } from './support/test-tools.module';
 
@@ -71,6 +72,7 @@ describeEachEngine('OAuth built-in authorization server', (mode) => {
     base = `http://127.0.0.1:${await freePort()}`;
     ENV.PUBLIC_URL = base;
   });
+  beforeAll(() => ensureConformanceSuite(), 600_000);
   const suite = useTestApp(mode, { env: ENV, extensions: [TestToolsModule] });
   const clients: Client[] = [];
   let other: TestAccount;
@@ -97,7 +99,7 @@ describeEachEngine('OAuth built-in authorization server', (mode) => {
    * The browser's part: open the authorization URL, land on our consent page, post it (the tools
    * left ticked, or deny), follow the redirects back to the client's redirect URI; returns its query.
    */
-  const consent = async (authorizationUrl: URL, session: string, choice: { tools?: string[]; deny?: boolean } = {}) => {
+  const consent = async (authorizationUrl: URL, session: string, choice: { tools?: string[]; deny?: boolean } = {}, redirect = REDIRECT) => {
     const browser = new Browser(session);
     let response = await browser.go(authorizationUrl.href);
     expect(response.status).toBe(303);
@@ -106,14 +108,14 @@ describeEachEngine('OAuth built-in authorization server', (mode) => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
     const html = await response.text();
-    expect(html).toContain('E2E Agent');
+    expect(html).toMatch(/<strong>(E2E Agent|Conformance)<\/strong> asks to act for your account/); // the client by its registered name
     const offered = [...html.matchAll(/name="tools" value="([^"]+)"/g)].map((match) => match[1]);
     const form = new URLSearchParams({ decision: choice.deny ? 'deny' : 'approve' });
     for (const tool of choice.tools ?? offered) form.append('tools', tool);
     response = await browser.go(page, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base }, body: form.toString() });
     while (response.status >= 300 && response.status < 400) {
       const next = new URL(response.headers.get('location')!, base);
-      if (next.href.startsWith(REDIRECT)) return { query: next.searchParams, offered, html };
+      if (next.href.startsWith(redirect)) return { query: next.searchParams, offered, html };
       response = await browser.go(next.href);
     }
     throw new Error(`The flow ended at ${response.status}: ${await response.text()}`);
@@ -228,6 +230,34 @@ describeEachEngine('OAuth built-in authorization server', (mode) => {
     expect(onMcp.status).toBe(401);
     expect(((await onMcp.json()) as { error: { message: string } }).error.message).toMatch(/not for this resource/);
   });
+
+  it("passes the MCP conformance suite's authorization-server scenarios (metadata endpoint, authorization code grant)", async () => {
+    const port = await freePort();
+    const callback = `http://127.0.0.1:${port}/callback`;
+    const registered = await fetch(`${issuer()}/reg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Conformance', redirect_uris: [callback], token_endpoint_auth_method: 'none', application_type: 'native' }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id: clientId } = (await registered.json()) as { client_id: string };
+    const session = await consoleSession(suite.acme);
+    const run = await runAuthorizationConformance({
+      issuer: issuer(),
+      clientId,
+      resource: mcp(),
+      port,
+      // The person: approves on the consent page, and the browser lands on the suite's callback.
+      onAuthorizationUrl: async (url) => {
+        const { query } = await consent(new URL(url), session, {}, callback);
+        await fetch(`${callback}?${query.toString()}`);
+      },
+    });
+    const checks = run.scenarios;
+    expect({ code: run.code, checks }).toMatchObject({ code: 0 });
+    expect(checks.length).toBeGreaterThanOrEqual(2);
+    for (const scenario of checks) expect({ name: scenario.name, failed: scenario.failed }).toEqual({ name: scenario.name, failed: 0 });
+  }, 120_000);
 
   it('sends the client back with access_denied when the person denies', async () => {
     const provider = new MemoryClientProvider();

@@ -12,7 +12,7 @@ import { Account } from '../keys/account.entity';
 import { SecretsService } from '../secrets/secrets.service';
 import { EgressPool, egressSettingsOf } from '../tools/egress/egress';
 import { importEsm } from '../tools/sdk/import-esm';
-import { resourceIdentifier } from '../auth/protected-resource';
+import { FIRST_SCOPES, resourceIdentifier } from '../auth/protected-resource';
 import { ConsentPage } from './consent-page';
 import { inMainRealm } from './main-realm';
 import { OAuthRecord } from './oauth-record.entity';
@@ -37,6 +37,7 @@ export interface OidcProvider {
   Grant: new (init: { accountId: string; clientId: string }) => OidcGrant;
   Client: { find(id: string): Promise<{ clientId: string; clientName?: string; metadata(): Record<string, unknown> } | undefined> };
   proxy: boolean;
+  use(middleware: (ctx: { path: string; method: string; query: Record<string, unknown> }, next: () => Promise<void>) => Promise<void>): void;
   on(event: 'server_error', listener: (ctx: unknown, err: Error) => void): void;
 }
 export interface InteractionDetails {
@@ -96,6 +97,11 @@ export class AuthorizationServer implements OnModuleInit, OnModuleDestroy {
     const provider = new Provider(this.config.OAUTH_ISSUER!, inMainRealm(this.configuration(keys, errors)));
     // Its own 500s say only "oops": the cause goes to the log (never a token: oidc-provider's errors carry none).
     provider.on('server_error', (_ctx: unknown, err: Error) => this.logger.error(`Authorization server error: ${err.message}`, err.stack));
+    // An authorization request naming no scope gets what a 401 challenges for: oidc-provider has no default and would refuse it.
+    provider.use(async (ctx, next) => {
+      if (ctx.path === '/auth' && ctx.method === 'GET' && !ctx.query.scope) ctx.query = { ...ctx.query, scope: FIRST_SCOPES['/v1/mcp'].join(' ') };
+      await next();
+    });
     provider.proxy = true; // PUBLIC_URL is what clients use; behind a proxy X-Forwarded-* say so
     this.provider = provider;
     this.handle = provider.callback();
