@@ -37,7 +37,6 @@ export interface OidcProvider {
   Grant: new (init: { accountId: string; clientId: string }) => OidcGrant;
   Client: { find(id: string): Promise<{ clientId: string; clientName?: string; metadata(): Record<string, unknown> } | undefined> };
   proxy: boolean;
-  use(middleware: (ctx: { path: string; method: string; query: Record<string, unknown> }, next: () => Promise<void>) => Promise<void>): void;
   on(event: 'server_error', listener: (ctx: unknown, err: Error) => void): void;
 }
 export interface InteractionDetails {
@@ -97,11 +96,6 @@ export class AuthorizationServer implements OnModuleInit, OnModuleDestroy {
     const provider = new Provider(this.config.OAUTH_ISSUER!, inMainRealm(this.configuration(keys, errors)));
     // Its own 500s say only "oops": the cause goes to the log (never a token: oidc-provider's errors carry none).
     provider.on('server_error', (_ctx: unknown, err: Error) => this.logger.error(`Authorization server error: ${err.message}`, err.stack));
-    // An authorization request naming no scope gets what a 401 challenges for: oidc-provider has no default and would refuse it.
-    provider.use(async (ctx, next) => {
-      if (ctx.path === '/auth' && ctx.method === 'GET' && !ctx.query.scope) ctx.query = { ...ctx.query, scope: FIRST_SCOPES['/v1/mcp'].join(' ') };
-      await next();
-    });
     provider.proxy = true; // PUBLIC_URL is what clients use; behind a proxy X-Forwarded-* say so
     this.provider = provider;
     this.handle = provider.callback();
@@ -121,7 +115,7 @@ export class AuthorizationServer implements OnModuleInit, OnModuleDestroy {
   private mount(fastify: FastifyInstance): void {
     const discovery = new Set([`/.well-known/oauth-authorization-server${BUILTIN_ISSUER_PATH}`, `/.well-known/openid-configuration${BUILTIN_ISSUER_PATH}`]);
     fastify.addHook('onRequest', async (request, reply) => {
-      const url = request.raw.url ?? '/';
+      const url = withDefaultScope(request.raw.url ?? '/', request.method);
       const path = url.split('?')[0];
       if (path.startsWith(INTERACTION_PATH)) {
         reply.hijack();
@@ -192,4 +186,14 @@ export class AuthorizationServer implements OnModuleInit, OnModuleDestroy {
       },
     };
   }
+}
+
+/** An authorization request naming no scope gets what a 401 challenges for: oidc-provider has no default and would refuse it. */
+function withDefaultScope(url: string, method: string): string {
+  const [path, query = ''] = url.split('?', 2);
+  if (method !== 'GET' || path !== `${BUILTIN_ISSUER_PATH}/auth`) return url;
+  const params = new URLSearchParams(query);
+  if (params.get('scope')) return url;
+  params.set('scope', FIRST_SCOPES['/v1/mcp'].join(' '));
+  return `${path}?${params.toString()}`;
 }
