@@ -16,6 +16,7 @@ import { IdempotencyModule } from './idempotency/idempotency.module';
 import { KeysController } from './keys/keys.controller';
 import { KeysModule } from './keys/keys.module';
 import { McpModule } from './mcp/mcp.module';
+import { OAuthModule } from './oauth/oauth.module';
 import { OpenApiModule } from './openapi/openapi.module';
 import { SecretsController } from './secrets/secrets.controller';
 import { SecretsModule } from './secrets/secrets.module';
@@ -55,6 +56,7 @@ import { UpstreamsModule } from './upstreams/upstreams.module';
     UpstreamsModule,
     HealthModule,
     McpModule,
+    OAuthModule,
     OpenApiModule,
     ConsoleModule,
   ],

@@ -25,7 +25,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['executions', 'executions/live'],
   ['upstreams'],
   ['workflows'],
-  ['mcp', 'openapi', 'observability', 'console', 'operator', 'orchestration'],
+  ['mcp', 'openapi', 'observability', 'console', 'operator', 'orchestration', 'oauth'],
   ['health'],
   ['api.module', 'worker.module'],
   ['app.module', 'entities', 'cli'],

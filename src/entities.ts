@@ -10,8 +10,9 @@ import { Schedule, ScheduleRun } from './orchestration/schedule.entity';
 import { Trigger, TriggerEvent } from './orchestration/trigger.entity';
 import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
 import { WebhookSubscription } from './webhooks/webhook-subscription.entity';
+import { OAuthRecord } from './oauth/oauth-record.entity';
 import { Upstream } from './upstreams/upstream.entity';
 import { Workflow, WorkflowRun, WorkflowVersion } from './workflows/workflow.entity';
 
 /** Every entity of the service, for the TypeORM CLI (ormconfig.ts); the migrations create exactly these tables. */
-export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, WorkspaceChunk, ConsoleLink, ConsoleSession, WebhookSubscription, WebhookDelivery, Workflow, WorkflowVersion, WorkflowRun, Schedule, ScheduleRun, Trigger, TriggerEvent, Upstream];
+export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, WorkspaceChunk, ConsoleLink, ConsoleSession, WebhookSubscription, WebhookDelivery, Workflow, WorkflowVersion, WorkflowRun, Schedule, ScheduleRun, Trigger, TriggerEvent, Upstream, OAuthRecord];

@@ -42,7 +42,7 @@ export function protectedResourceMetadata(config: AppConfig, resource: ResourceP
 }
 
 /** Scopes a client asks for when it has none yet: what listing and calling tools over MCP take. */
-const FIRST_SCOPES: Readonly<Record<ResourcePath, readonly Scope[]>> = {
+export const FIRST_SCOPES: Readonly<Record<ResourcePath, readonly Scope[]>> = {
   '/v1/mcp': ['tools:read', 'tools:invoke', 'executions:read'],
   '/v1': ['tools:read', 'tools:invoke', 'executions:read'],
 };

@@ -57,6 +57,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value, PUBLIC_URL: 'https://tos.example.com' })).toThrow(new RegExp(`${name}=`));
   });
 
+  it('points OAUTH_ISSUER at the built-in authorization server when OAUTH_BUILTIN is on, and needs PUBLIC_URL for it', () => {
+    expect(loadConfig({ OAUTH_BUILTIN: 'true', PUBLIC_URL: 'https://tos.example.com/' }).OAUTH_ISSUER).toBe('https://tos.example.com/oauth');
+    expect(loadConfig({ OAUTH_BUILTIN: 'true', PUBLIC_URL: 'https://tos.example.com', OAUTH_ISSUER: 'https://login.example.com' }).OAUTH_ISSUER).toBe('https://login.example.com');
+    expect(loadConfig({ PUBLIC_URL: 'https://tos.example.com' }).OAUTH_ISSUER).toBeUndefined();
+    expect(() => loadConfig({ OAUTH_BUILTIN: 'true' })).toThrow(/OAUTH_BUILTIN: set PUBLIC_URL too/);
+    expect(() => loadConfig({ OAUTH_BUILTIN: 'yes' })).toThrow(/OAUTH_BUILTIN must be true or false/);
+  });
+
   it('takes OAUTH_ISSUER only with PUBLIC_URL, the base of the token audiences', () => {
     expect(() => loadConfig({ OAUTH_ISSUER: 'https://login.example.com' })).toThrow(/OAUTH_ISSUER: set PUBLIC_URL too/);
     expect(loadConfig({ OAUTH_ISSUER: 'https://login.example.com', PUBLIC_URL: 'https://tos.example.com' }).OAUTH_ISSUER).toBe('https://login.example.com');

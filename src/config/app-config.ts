@@ -265,6 +265,13 @@ export class AppConfig {
   @MaxLength(2048)
   OAUTH_ISSUER?: string;
 
+  /**
+   * Runs the built-in authorization server at PUBLIC_URL/oauth (docs/authorization.md#the-built-in-authorization-server);
+   * OAUTH_ISSUER then defaults to it.
+   */
+  @IsIn(['true', 'false'], { message: 'OAUTH_BUILTIN must be true or false' })
+  OAUTH_BUILTIN: 'true' | 'false' = 'false';
+
   /** The issuer's JWKS; read from its RFC 8414 (or OpenID) metadata when unset. */
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)
@@ -306,6 +313,9 @@ export class AppConfig {
   }
 }
 
+/** Where the built-in authorization server is mounted: its issuer is PUBLIC_URL + this. */
+export const BUILTIN_ISSUER_PATH = '/oauth';
+
 /** Variables holding credentials: a start-up error names them but never shows their value. */
 const CREDENTIAL_VARIABLES: ReadonlySet<string> = new Set(['BOOTSTRAP_API_KEY', 'METRICS_TOKEN', 'SECRETS_KEY', 'SECRETS_PREVIOUS_KEYS']);
 
@@ -328,9 +338,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (errors.length === 0 && config.ROLE !== 'all' && !config.REDIS_URL) {
     lines.push(`  ROLE=${JSON.stringify(config.ROLE)}: separate api and worker processes share work through Redis; set REDIS_URL or use ROLE=all`);
   }
-  if (errors.length === 0 && config.OAUTH_ISSUER && !config.PUBLIC_URL) {
+  if (errors.length === 0 && config.OAUTH_BUILTIN === 'true' && !config.PUBLIC_URL) {
+    lines.push(`  OAUTH_BUILTIN: set PUBLIC_URL too, the URL clients reach the service at: it is the authorization server's issuer (docs/authorization.md#the-built-in-authorization-server)`);
+  } else if (errors.length === 0 && config.OAUTH_ISSUER && !config.PUBLIC_URL) {
     lines.push(`  OAUTH_ISSUER: set PUBLIC_URL too, the URL clients reach the service at: access tokens are accepted only for the resources under it (docs/authorization.md#access-tokens)`);
   }
   if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  if (config.OAUTH_BUILTIN === 'true') config.OAUTH_ISSUER ??= `${config.publicUrl}${BUILTIN_ISSUER_PATH}`;
   return Object.defineProperty(config, 'environment', { value: Object.freeze({ ...env }), enumerable: false });
 }

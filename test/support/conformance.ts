@@ -116,15 +116,39 @@ export async function authorizingProxy(target: string, key: string): Promise<{ u
 export async function runConformance(url: string, selection: string[], baseline: string): Promise<ConformanceRun> {
   const outputDir = mkdtempSync(path.join(tmpdir(), 'tos-conformance-'));
   try {
-    const child = spawn(NODE_22, [SUITE, 'server', '--url', url, ...selection, '--expected-failures', baseline, '--output-dir', outputDir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    return { code, output, scenarios: readScenarios(outputDir) };
+    return await runSuite(['server', '--url', url, ...selection, '--expected-failures', baseline, '--output-dir', outputDir], outputDir);
   } finally {
     rmSync(outputDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Runs the authorization-server scenarios against `issuer` for a registered client. The
+ * authorization-code-grant scenario prints the URL a person would open and waits for its callback:
+ * `onAuthorizationUrl` plays that person.
+ */
+export async function runAuthorizationConformance(options: { issuer: string; clientId: string; resource: string; port: number; onAuthorizationUrl(url: string): Promise<void> }): Promise<ConformanceRun> {
+  const outputDir = mkdtempSync(path.join(tmpdir(), 'tos-conformance-as-'));
+  try {
+    const args = ['authorization', '--url', options.issuer, '--client-id', options.clientId, '--resource', options.resource, '--port', String(options.port), '--output-dir', outputDir];
+    return await runSuite(args, outputDir, (line) => {
+      if (line.startsWith(options.issuer)) void options.onAuthorizationUrl(line.trim());
+    });
+  } finally {
+    rmSync(outputDir, { recursive: true, force: true });
+  }
+}
+
+async function runSuite(args: string[], outputDir: string, onLine?: (line: string) => void): Promise<ConformanceRun> {
+  const child = spawn(NODE_22, [SUITE, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    if (onLine) for (const line of chunk.toString().split('\n')) onLine(line);
+  });
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, output, scenarios: readScenarios(outputDir) };
 }
 
 function readScenarios(outputDir: string): ConformanceRun['scenarios'] {
