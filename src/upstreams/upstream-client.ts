@@ -1,5 +1,4 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { SERVICE_VERSION } from '../common/service-version';
 import type { DiscoveredTool } from './upstream.entity';
@@ -21,6 +20,11 @@ export interface UpstreamConnection {
 
 /** A connected SDK client (initialize done); every request it makes ends when `signal` aborts. */
 async function connected(connection: UpstreamConnection, signal: AbortSignal): Promise<Client> {
+  // Loaded on the first upstream call, not at start: a worker process loads no MCP SDK until it calls an upstream.
+  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+  ]);
   const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION });
   const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
     fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }),
