@@ -19,7 +19,7 @@ const instanceBytes = (text: string) => 17_000 + 64 * text.length;
 
 /**
  * A step starts only while the evaluation has added at most this much to the service's heap
- * (counted from the least the heap stood at since it began). One step may allocate several times that at
+ * (counted from where the heap stood when it began). One step may allocate several times that at
  * once (`$append` doubling an array, `$pad` making a string of up to 2^29 characters), and V8 ends
  * the whole process when one allocation overshoots the heap limit: the budget stays far below it.
  */
@@ -140,16 +140,12 @@ interface Timebox {
   deadline: number;
   /** When the current evaluation step began: its regular expressions' budget counts from there. */
   stepStarted: number;
-  /**
-   * The least heap in use seen since the evaluation began (its start, then every step). Growth is
-   * counted from here, not from the start: the start may include others' garbage that a collection
-   * during the evaluation frees, which would otherwise become room for this evaluation to fill.
-   */
-  heapFloor: number;
+  /** Heap in use when the evaluation began. */
+  heapAtStart: number;
 }
 
 function compile(expression: string): Compiled {
-  const timebox: Timebox = { deadline: 0, stepStarted: 0, heapFloor: 0 };
+  const timebox: Timebox = { deadline: 0, stepStarted: 0, heapAtStart: 0 };
   try {
     // Typed as a full RegExpConstructor; jsonata only constructs it, calls `exec` and moves `lastIndex`.
     const RegexEngine = linearRegexEngine(timebox) as unknown as RegExpConstructor;
@@ -174,7 +170,7 @@ const tooExpensive = (reason: string) =>
  */
 function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimitMs: number): void {
   const started = Date.now();
-  Object.assign(timebox, { deadline: started + timeLimitMs, stepStarted: started, heapFloor: getHeapStatistics().used_heap_size });
+  Object.assign(timebox, { deadline: started + timeLimitMs, stepStarted: started, heapAtStart: getHeapStatistics().used_heap_size });
   let depth = 0;
 
   // `assign` is typed for string names only; the hooks are symbols.
@@ -184,8 +180,7 @@ function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimit
       throw tooExpensive(`nesting deeper than ${MAX_DEPTH} evaluation steps (non-terminating recursion?)`);
     }
     const heap = getHeapStatistics();
-    timebox.heapFloor = Math.min(timebox.heapFloor, heap.used_heap_size);
-    if (heap.used_heap_size - timebox.heapFloor > HEAP_BUDGET_BYTES) throw tooExpensive(`it took more than ${HEAP_BUDGET_BYTES / 2 ** 20} MB of memory`);
+    if (heap.used_heap_size - timebox.heapAtStart > HEAP_BUDGET_BYTES) throw tooExpensive(`it took more than ${HEAP_BUDGET_BYTES / 2 ** 20} MB of memory`);
     if (heap.used_heap_size > heap.heap_size_limit * HEAP_SHARE) {
       throw new ToolError('The service is short of memory for a JSONata evaluation right now; retry shortly', { retryable: true, retryAfter: HEAP_RETRY_AFTER_SECONDS });
     }
