@@ -84,6 +84,7 @@ export class BoundedJsonata {
   async evaluate(text: string, data: unknown, bindings: Record<string, unknown> | undefined, { signal, timeLimitMs }: EvaluationBounds): Promise<unknown> {
     const compiled = this.compiled.take(text);
     guard(compiled, signal, timeLimitMs);
+    evaluating += 1;
     let value: unknown;
     try {
       value = await compiled.expression.evaluate(data, bindings);
@@ -98,6 +99,7 @@ export class BoundedJsonata {
         `JSONata evaluation failed: ${describeFailure(error)}`,
       );
     } finally {
+      evaluating -= 1;
       this.compiled.giveBack(text, compiled);
     }
     return toJson(value);
@@ -142,10 +144,19 @@ interface Timebox {
   stepStarted: number;
   /** Heap in use when the evaluation began. */
   heapAtStart: number;
+  /**
+   * The least heap in use seen since it began, while no other evaluation ran beside it (else
+   * Infinity). Alone, growth counts from here too: garbage present at its start that a collection
+   * frees is no room to fill. Beside others it cannot be told from their freed memory: not used.
+   */
+  heapFloor: number;
 }
 
+/** Evaluations under way in this thread. */
+let evaluating = 0;
+
 function compile(expression: string): Compiled {
-  const timebox: Timebox = { deadline: 0, stepStarted: 0, heapAtStart: 0 };
+  const timebox: Timebox = { deadline: 0, stepStarted: 0, heapAtStart: 0, heapFloor: Infinity };
   try {
     // Typed as a full RegExpConstructor; jsonata only constructs it, calls `exec` and moves `lastIndex`.
     const RegexEngine = linearRegexEngine(timebox) as unknown as RegExpConstructor;
@@ -170,7 +181,7 @@ const tooExpensive = (reason: string) =>
  */
 function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimitMs: number): void {
   const started = Date.now();
-  Object.assign(timebox, { deadline: started + timeLimitMs, stepStarted: started, heapAtStart: getHeapStatistics().used_heap_size });
+  Object.assign(timebox, { deadline: started + timeLimitMs, stepStarted: started, heapAtStart: getHeapStatistics().used_heap_size, heapFloor: Infinity });
   let depth = 0;
 
   // `assign` is typed for string names only; the hooks are symbols.
@@ -180,7 +191,9 @@ function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimit
       throw tooExpensive(`nesting deeper than ${MAX_DEPTH} evaluation steps (non-terminating recursion?)`);
     }
     const heap = getHeapStatistics();
-    if (heap.used_heap_size - timebox.heapAtStart > HEAP_BUDGET_BYTES) throw tooExpensive(`it took more than ${HEAP_BUDGET_BYTES / 2 ** 20} MB of memory`);
+    timebox.heapFloor = evaluating > 1 ? Infinity : Math.min(timebox.heapFloor, heap.used_heap_size);
+    const grown = heap.used_heap_size - Math.min(timebox.heapAtStart, timebox.heapFloor);
+    if (grown > HEAP_BUDGET_BYTES) throw tooExpensive(`it took more than ${HEAP_BUDGET_BYTES / 2 ** 20} MB of memory`);
     if (heap.used_heap_size > heap.heap_size_limit * HEAP_SHARE) {
       throw new ToolError('The service is short of memory for a JSONata evaluation right now; retry shortly', { retryable: true, retryAfter: HEAP_RETRY_AFTER_SECONDS });
     }
