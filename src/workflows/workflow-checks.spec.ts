@@ -46,12 +46,12 @@ describe('readDocument', () => {
     ]);
   });
 
-  it('reads YAML text, a `document` string, or the object itself', () => {
-    expect(documentSource('name: w\nsteps: []\n')).toEqual({ name: 'w', steps: [] });
-    expect(documentSource({ document: 'name: w' })).toEqual({ name: 'w' });
-    expect(documentSource({ name: 'w' })).toEqual({ name: 'w' });
-    expect(() => documentSource('name: [')).toThrow(/not valid YAML/);
-    expect(() => documentSource('- a list')).toThrow(/must be a mapping/);
+  it('reads YAML text, a `document` string, or the object itself', async () => {
+    await expect(documentSource('name: w\nsteps: []\n')).resolves.toEqual({ name: 'w', steps: [] });
+    await expect(documentSource({ document: 'name: w' })).resolves.toEqual({ name: 'w' });
+    await expect(documentSource({ name: 'w' })).resolves.toEqual({ name: 'w' });
+    await expect(documentSource('name: [')).rejects.toThrow(/not valid YAML/);
+    await expect(documentSource('- a list')).rejects.toThrow(/must be a mapping/);
   });
 
   it('publishes its inputs as a JSON schema (required unless defaulted)', () => {

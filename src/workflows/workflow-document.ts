@@ -1,4 +1,3 @@
-import { parse as parseYaml } from 'yaml';
 import { AppException } from '../common/errors';
 
 /** A workflow's name: its tool id is `workflow.<name>`. */
@@ -72,7 +71,7 @@ export function expressionOf(value: unknown): string | undefined {
 }
 
 /** The source a client sent: a JSON object, or YAML text (a request body of type application/yaml, or a `document` string). */
-export function documentSource(body: unknown): Record<string, unknown> {
+export async function documentSource(body: unknown): Promise<Record<string, unknown>> {
   if (typeof body === 'string') return parseYamlDocument(body);
   if (body && typeof body === 'object' && !Array.isArray(body)) {
     const { document } = body as { document?: unknown };
@@ -83,7 +82,9 @@ export function documentSource(body: unknown): Record<string, unknown> {
   throw AppException.invalidRequest('A workflow document is a JSON object or YAML text', { parameter: 'body' });
 }
 
-function parseYamlDocument(text: string): Record<string, unknown> {
+/** `yaml` loads on the first YAML document, not at start-up (test/lazy-tool-libraries.e2e-spec.ts: tools use it too). */
+async function parseYamlDocument(text: string): Promise<Record<string, unknown>> {
+  const { parse: parseYaml } = await import('yaml');
   let parsed: unknown;
   try {
     parsed = parseYaml(text, { maxAliasCount: 100 });

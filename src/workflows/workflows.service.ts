@@ -31,8 +31,8 @@ export class WorkflowsService {
   ) {}
 
   /** A valid document from a request body (JSON, YAML text, or `{ document }`), or a 400 listing its problems. */
-  parse(body: unknown): WorkflowDocument {
-    const { document, problems } = readDocument(documentSource(body));
+  async parse(body: unknown): Promise<WorkflowDocument> {
+    const { document, problems } = readDocument(await documentSource(body));
     const all: DocumentProblem[] = document ? checkDocument(document, this.catalogue) : problems;
     if (!document || all.length > 0) {
       const [first] = all;
@@ -45,7 +45,7 @@ export class WorkflowsService {
   }
 
   async create(accountId: string, body: unknown): Promise<Workflow> {
-    const document = this.parse(body);
+    const document = await this.parse(body);
     if ((await this.workflows.countBy({ account_id: accountId })) >= MAX_WORKFLOWS_PER_ACCOUNT) {
       throw new AppException('CONFLICT', `An account keeps at most ${MAX_WORKFLOWS_PER_ACCOUNT} workflows; delete one first`);
     }
@@ -57,7 +57,7 @@ export class WorkflowsService {
   }
 
   async update(accountId: string, id: string, body: unknown): Promise<Workflow> {
-    const document = this.parse(body);
+    const document = await this.parse(body);
     const current = await this.get(accountId, id);
     const before = { name: current.name, publish: current.publish };
     const next = Object.assign(current, { name: document.name, version: current.version + 1, document, publish: document.publish, updated_at: new Date() });
