@@ -20,6 +20,7 @@ import {
 import { ProviderExplorer } from '../tools/provider-explorer';
 import { toolDocumentation } from '../tools/tool-docs';
 import { ToolCatalogue } from '../tools/tool-catalogue';
+import { executionIdOfUri } from './mcp-execution-uri';
 import { FINDINGS_VIEW, FINDINGS_VIEW_URI, viewVisibleTo } from './mcp-apps';
 import { pageAfter } from './mcp-paging';
 import { askingRound, type Answering, type InputRequiredResult } from './mcp-questions';
@@ -35,7 +36,6 @@ const READ_HINT = { ttlMs: 0, cacheScope: 'private' } as const;
 export const LIBRARY_CAPABILITIES = { resources: { listChanged: false }, prompts: { listChanged: false }, completions: {} };
 
 const TOOL_DOCS = /^tos:\/\/tools\/([a-z0-9-]{1,64})\/docs$/;
-const EXECUTION = /^tos:\/\/executions\/([A-Za-z0-9_-]{1,64})$/;
 const MAX_ARGUMENT_CHARS = 4096;
 const MAX_COMPLETIONS = 100;
 
@@ -171,7 +171,7 @@ export class McpLibrary implements OnApplicationBootstrap {
   }
 
   private async readExecution(principal: Principal, uri: string, id: string): Promise<ResourceContents[]> {
-    if (!EXECUTION.test(uri)) throw resourceNotFound(uri);
+    if (executionIdOfUri(uri) === undefined) throw resourceNotFound(uri);
     try {
       return [{ uri, mimeType: 'application/json', text: JSON.stringify(executionView(await this.executions.get(principal, id))) }];
     } catch (err) {
