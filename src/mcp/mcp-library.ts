@@ -21,7 +21,7 @@ import { ProviderExplorer } from '../tools/provider-explorer';
 import { toolDocumentation } from '../tools/tool-docs';
 import { ToolCatalogue } from '../tools/tool-catalogue';
 import { executionIdOfUri } from './mcp-execution-uri';
-import { FINDINGS_VIEW, FINDINGS_VIEW_URI, viewVisibleTo } from './mcp-apps';
+import { APP_VIEWS, viewVisibleTo } from './mcp-apps';
 import { pageAfter } from './mcp-paging';
 import { askingRound, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, requireScope, type RequestFacts } from './mcp-replies';
@@ -72,7 +72,7 @@ export class McpLibrary implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     const { resources, prompts } = this.explorer.providers();
-    this.fixed.set(FINDINGS_VIEW_URI, FINDINGS_VIEW);
+    for (const view of APP_VIEWS) this.fixed.set(view.uri, view.resource);
     for (const { definition, handler } of resources) {
       if (definition.uri) this.fixed.set(definition.uri, { definition, handler });
       else this.templates.push(template(definition, (_, uri, variables) => handler.read(uri, variables)));
