@@ -7,6 +7,7 @@ import { findRefusal } from '../tools/sdk/network-errors';
 import { ToolError, type ToolContext, type ToolInputProperty } from '../tools/sdk';
 import type { RegisteredTool, ResolvedDefinition } from '../tools/tool-catalogue';
 import type { AccountTool } from '../tools/account-tools';
+import { callOperation } from './openapi-call';
 import { callUpstreamTool } from './upstream-client';
 import type { DiscoveredTool, Upstream } from './upstream.entity';
 
@@ -68,15 +69,23 @@ export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): Too
   return new ToolError(`Upstream '${upstream.name}' could not be called: ${(err as Error).message}${cause ? ` (${cause})` : ''}`, { retryable: true, details });
 }
 
+/** One call: an OpenAPI operation's HTTP request, or an MCP tools/call with the bearer token read at call time. */
+async function callOf(upstream: Upstream, tool: DiscoveredTool, input: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
+  if (tool.operation) return callOperation({ upstream: upstream.name, baseUrl: upstream.url, auth: upstream.auth, timeoutMs: upstream.timeout_seconds * 1000 }, tool.operation, input, ctx);
+  const bearer = 'bearer_secret_name' in upstream.auth ? await ctx.secrets.get(upstream.auth.bearer_secret_name) : undefined;
+  const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: ctx.http.fetch, signal: ctx.signal }, tool.name, input, upstream.timeout_seconds * 1000);
+  return resultOf(upstream, tool, answer);
+}
+
 /**
  * One upstream tool as the runner runs it (src/executions/engine/execution-runner.ts): its input
- * checked against the upstream's inputSchema, the call made inside the execution with its signal
+ * checked against the upstream's inputSchema (an operation's: its parameters and body), the call made inside the execution with its signal
  * (cancel and timeout abort the request) and its egress-bound fetch, the bearer token read from
  * the account's secrets at call time, the structured result checked against the outputSchema.
  */
 export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool): RegisteredTool {
   const id = upstreamToolId(upstream, tool.name);
-  const description = tool.description ?? `Tool '${tool.name}' of the upstream MCP server '${upstream.name}'`;
+  const description = tool.description ?? `Tool '${tool.name}' of the upstream '${upstream.name}'`;
   const readOnly = tool.annotations?.readOnlyHint === true;
   const definition: ResolvedDefinition = {
     id,
@@ -106,15 +115,12 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool)
     definition,
     handler: {
       execute: async (input: Record<string, unknown>, ctx: ToolContext) => {
-        const bearer = 'bearer_secret_name' in upstream.auth ? await ctx.secrets.get(upstream.auth.bearer_secret_name) : undefined;
-        let answer: CallToolResult;
         try {
-          answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: ctx.http.fetch, signal: ctx.signal }, tool.name, input, upstream.timeout_seconds * 1000);
+          return await callOf(upstream, tool, input, ctx);
         } catch (err) {
           if (ctx.signal.aborted) throw err;
           throw unreachable(upstream, err);
         }
-        return resultOf(upstream, tool, answer);
       },
     },
     inputSchema: tool.inputSchema,
@@ -123,7 +129,7 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool)
     secretSettings: [],
     summary,
     compact: summary,
-    detail: { ...summary, input_schema: tool.inputSchema, ...(tool.outputSchema && { output_schema: tool.outputSchema }), ...(tool.annotations && { annotations: tool.annotations }) },
+    detail: { ...summary, ...(tool.operation && { operation: `${tool.operation.method} ${tool.operation.path}` }), input_schema: tool.inputSchema, ...(tool.outputSchema && { output_schema: tool.outputSchema }), ...(tool.annotations && { annotations: tool.annotations }) },
     validateInput: (input) => {
       if (validateIn && !validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, properties);
       return input;
