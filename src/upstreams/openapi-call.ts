@@ -14,8 +14,8 @@ export interface OperationTarget {
   timeoutMs: number;
 }
 
-/** `.` and `..` are path segments whatever their encoding (the URL standard reads `%2e` as `.`), so they cannot be values. */
-const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i;
+/** `.` and `..` stay dot segments after encodeURIComponent (it leaves `.` as it is), so they cannot be values. */
+const DOT_SEGMENT = /^\.{1,2}$/;
 
 function inputError(parameter: string, expected: string, message: string): ToolError {
   return new ToolError(message, { code: 'INVALID_INPUT', details: { parameter, expected } });
