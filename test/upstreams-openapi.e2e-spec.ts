@@ -8,6 +8,7 @@
  * secrets, async and cancelled calls, another account, and egress refusals at the address check.
  */
 import { randomBytes } from 'node:crypto';
+import Ajv2020 from 'ajv/dist/2020';
 import { DataSource } from 'typeorm';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine } from './support/engines';
@@ -161,9 +162,22 @@ describeEachEngine('OpenAPI upstreams', (mode) => {
     await until('the API sees the hang-up', async () => (api.hungUp.length > hungUp ? true : undefined), 10_000);
   });
 
+  it('describes the registration shape in the service’s own OpenAPI document', async () => {
+    const document = (await suite.t.request({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const shape = document.components.schemas.CreateUpstreamDto;
+    expect(Object.keys(shape.properties)).toEqual(expect.arrayContaining(['type', 'spec_url', 'spec', 'base_url', 'operations', 'auth']));
+    expect(shape.properties.type.enum).toEqual(['mcp', 'openapi']);
+    expect(shape.required).toEqual(['name', 'auth']);
+    expect(document.paths['/v1/upstreams'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/CreateUpstreamDto');
+    expect(document.paths['/v1/upstreams'].post.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/Upstream');
+    const answers = new Ajv2020({ strict: false }).addFormat('uri', true).addFormat('date-time', true).compile(document.components.schemas.Upstream);
+    const upstream = await registered(await account());
+    expect({ valid: answers(upstream), errors: answers.errors ?? null }).toEqual({ valid: true, errors: null });
+  });
+
   it('refuses bad registrations by name: unknown operations, unsupported content types, outside $refs, refused addresses', async () => {
     const owner = await account();
-    const document = await (await fetch(`${api.origin}/openapi.json`)).json();
+    const document = (await (await fetch(`${api.origin}/openapi.json`)).json()) as Record<string, unknown>;
     const cases: [object, string, string][] = [
       [{ spec_url: `${api.origin}/openapi.json`, operations: ['listPets', 'nope', 'DELETE /pets'] }, 'operations', "'nope', 'DELETE /pets'"],
       [{ spec_url: `${api.origin}/openapi.json`, operations: ['submitForm'] }, 'spec', 'application/x-www-form-urlencoded'],

@@ -74,10 +74,10 @@ export async function startPetsApi(): Promise<PetsApi> {
     return reply.code(201).send(pet);
   });
 
-  app.get('/api/busy', { schema: { operationId: 'busy', response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } } } } }, async (_request, reply) =>
+  app.get('/api/busy', { schema: { operationId: 'busy', response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } }, 429: { type: 'object', properties: { message: { type: 'string' } } } } } }, async (_request, reply) =>
     reply.code(429).header('retry-after', '7').send({ message: 'slow down' }));
 
-  app.get('/api/secure', { schema: { operationId: 'secure', response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } } } } }, async (request, reply) =>
+  app.get('/api/secure', { schema: { operationId: 'secure', response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } }, 401: { type: 'object', properties: { title: { type: 'string' }, detail: { type: 'string' } } } } } }, async (request, reply) =>
     request.headers['x-api-key'] === 'k-123' ? { ok: true } : reply.code(401).send({ title: 'Unauthorized', detail: 'bad or missing API key' }));
 
   app.get('/api/moved', { schema: { operationId: 'moved', response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } } } } }, async (_request, reply) =>
