@@ -53,10 +53,10 @@ async function requestHeaders(operation: HttpOperation, input: Record<string, un
   for (const { name, in: place } of operation.parameters) {
     if (place !== 'header' || input[name] === undefined || input[name] === null) continue;
     const value = text(input[name]);
-    if (/[\r\n\0]/.test(value)) throw inputError(name, 'a header value without line breaks', `Parameter '${name}' cannot hold a line break (it is sent as a header)`);
+    if (/[^\t\x20-\x7e]/.test(value)) throw inputError(name, 'printable ASCII (it is sent as a header)', `Parameter '${name}' can hold only printable ASCII: it is sent as a header`);
     headers[name.toLowerCase()] = value;
   }
-  if (operation.body) headers['content-type'] = 'application/json';
+  if (operation.body && input.body !== undefined) headers['content-type'] = 'application/json';
   if ('bearer_secret_name' in auth) headers.authorization = `Bearer ${await ctx.secrets.get(auth.bearer_secret_name)}`;
   if ('api_key_header' in auth) headers[auth.api_key_header.toLowerCase()] = await ctx.secrets.get(auth.api_key_secret_name);
   return headers;

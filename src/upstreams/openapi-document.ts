@@ -9,6 +9,8 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'tr
 /** `application/json` and the `+json` media types (RFC 6839), parameters ignored. */
 const JSON_MEDIA = /^application\/(?:[\w.-]+\+)?json(?:\s*;.*)?$/i;
 /** Headers the caller may not set through a parameter: OpenAPI ignores these as parameters, and the call sets them. */
+/** What a header name may be (RFC 9110 token). */
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/;
 const RESERVED_HEADERS = new Set(['accept', 'content-type', 'authorization', 'host', 'content-length', 'cookie', 'connection', 'transfer-encoding']);
 
 type Schema = Record<string, unknown>;
@@ -51,14 +53,18 @@ export async function dereferencedDocument(raw: unknown): Promise<Document> {
   // Loaded on the first registration: a process that never registers an OpenAPI upstream loads no parser.
   const parser = await import('@readme/openapi-parser');
   const options = { resolve: { external: false, file: false }, dereference: { circular: false }, timeoutMs: 5_000 } as const;
-  const checked = await parser.validate(structuredClone(raw) as never, options);
-  if (!checked.valid) throw refuse(`spec is not a valid OpenAPI document: ${parser.compileErrors(checked).slice(0, 1_000)}`);
+  let checked: Awaited<ReturnType<typeof parser.validate>>;
+  let dereferenced: unknown;
   try {
-    // Through JSON: dereferencing shares objects between places, a stored copy must not.
-    return JSON.parse(JSON.stringify(await parser.dereference(structuredClone(raw) as never, options))) as Document;
+    checked = await parser.validate(structuredClone(raw) as never, options);
+    dereferenced = checked.valid ? await parser.dereference(structuredClone(raw) as never, options) : null;
   } catch (err) {
-    throw refuse(`spec could not be dereferenced: ${(err as Error).message.slice(0, 300)}`);
+    // The parser throws for what it will not read (a circular reference, a pointer to nowhere): the document's fault.
+    throw refuse(`spec could not be read: ${(err as Error).message.slice(0, 300)}`);
   }
+  if (!checked.valid) throw refuse(`spec is not a valid OpenAPI document: ${parser.compileErrors(checked).slice(0, 1_000)}`);
+  // Through JSON: dereferencing shares objects between places, a stored copy must not.
+  return JSON.parse(JSON.stringify(dereferenced)) as Document;
 }
 
 /** The JSON media type among a content map's, if any. */
@@ -89,6 +95,7 @@ function toolOf(method: string, path: string, pathItem: PathItem, operation: Ope
     if (parameter.in !== 'path' && parameter.in !== 'query' && parameter.in !== 'header') {
       throw refuse(`operation ${label}: parameter '${parameter.name}' is in ${parameter.in}, which is not supported (path, query and header are)`, { operation: label });
     }
+    if (parameter.in === 'header' && !HEADER_NAME.test(parameter.name)) throw refuse(`operation ${label}: header parameter '${parameter.name}' is not a valid header name`, { operation: label });
     if (parameter.name === 'body' || properties[parameter.name]) {
       throw refuse(`operation ${label}: parameter name '${parameter.name}' is used twice (or is "body", which names the request body)`, { operation: label });
     }
