@@ -32,13 +32,34 @@ export function enabledTools(upstream: Upstream): DiscoveredTool[] {
   return upstream.tools.filter((tool) => !off.has(tool.name));
 }
 
+/** Compiled upstream schemas by their JSON text, the least recently used dropped past MAX_VALIDATORS. */
+const validators = new Map<string, ValidateFunction | null>();
+const MAX_VALIDATORS = 2_000;
+
+/**
+ * The schema's validator (null when Ajv cannot compile it), compiled once per distinct schema:
+ * each catalogue read builds tools from fresh row objects, and Ajv keys its own cache by object,
+ * so compiling those directly cost milliseconds per call, grew Ajv's cache by one entry per call
+ * and refused a second compile of a schema with an `$id`. Ajv's entry is removed after compiling.
+ */
 function compiled(schema: Record<string, unknown> | undefined): ValidateFunction | null {
   if (!schema) return null;
-  try {
-    return ajv.compile(schema);
-  } catch {
-    return null;
+  const key = JSON.stringify(schema);
+  let validator = validators.get(key);
+  if (validator === undefined) {
+    try {
+      validator = ajv.compile(schema);
+    } catch {
+      validator = null;
+    } finally {
+      ajv.removeSchema(schema);
+    }
+    if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value!);
+  } else {
+    validators.delete(key);
   }
+  validators.set(key, validator);
+  return validator;
 }
 
 /** What an upstream's tools/call answered, as our result (or the ToolError our envelope shows). */

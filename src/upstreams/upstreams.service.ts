@@ -215,14 +215,19 @@ export class UpstreamsService implements OnModuleInit {
 
   /** The account's enabled upstream tools that the key may use, as the runner runs them. */
   async toolsOf(principal: Principal): Promise<RegisteredTool[]> {
+    return (await this.enabledUpstreams(principal.accountId)).flatMap((upstream) => enabledTools(upstream).map((tool) => registeredUpstreamTool(upstream, tool))).filter((tool) => canUseTool(principal, tool.definition.id));
+  }
+
+  /** The account's enabled upstreams, read at most once a FRESH_MS per process (listings and calls alike). */
+  private async enabledUpstreams(accountId: string): Promise<Upstream[]> {
     const now = Date.now();
-    let entry = this.recent.get(principal.accountId);
+    let entry = this.recent.get(accountId);
     if (!entry || now - entry.at > FRESH_MS) {
       if (this.recent.size > 10_000) this.recent.clear();
-      entry = { at: now, upstreams: await this.upstreams.find({ where: { account_id: principal.accountId, enabled: true }, order: { name: 'ASC' } }) };
-      this.recent.set(principal.accountId, entry);
+      entry = { at: now, upstreams: await this.upstreams.find({ where: { account_id: accountId, enabled: true }, order: { name: 'ASC' } }) };
+      this.recent.set(accountId, entry);
     }
-    return entry.upstreams.flatMap((upstream) => enabledTools(upstream).map((tool) => registeredUpstreamTool(upstream, tool))).filter((tool) => canUseTool(principal, tool.definition.id));
+    return entry.upstreams;
   }
 
   /** One upstream tool by its id (`<upstream>.<tool>`), or undefined when the account has none such the key may use. */
@@ -233,7 +238,7 @@ export class UpstreamsService implements OnModuleInit {
   private async toolOfAccount(accountId: string, toolId: string): Promise<RegisteredTool | undefined> {
     const dot = toolId.indexOf('.');
     if (dot <= 0) return undefined;
-    const upstream = await this.upstreams.findOne({ where: { account_id: accountId, name: toolId.slice(0, dot), enabled: true } });
+    const upstream = (await this.enabledUpstreams(accountId)).find(({ name }) => name === toolId.slice(0, dot));
     const tool = upstream && enabledTools(upstream).find(({ name }) => name === toolId.slice(dot + 1));
     return tool ? registeredUpstreamTool(upstream, tool) : undefined;
   }
