@@ -218,11 +218,11 @@ export class UpstreamsService implements OnModuleInit {
     return (await this.enabledUpstreams(principal.accountId)).flatMap((upstream) => enabledTools(upstream).map((tool) => registeredUpstreamTool(upstream, tool))).filter((tool) => canUseTool(principal, tool.definition.id));
   }
 
-  /** The account's enabled upstreams, read at most once a FRESH_MS per process (listings and calls alike). */
-  private async enabledUpstreams(accountId: string): Promise<Upstream[]> {
+  /** The account's enabled upstreams, read at most once a FRESH_MS per process (listings and calls alike) unless `fresh`. */
+  private async enabledUpstreams(accountId: string, fresh = false): Promise<Upstream[]> {
     const now = Date.now();
     let entry = this.recent.get(accountId);
-    if (!entry || now - entry.at > FRESH_MS) {
+    if (!entry || fresh || now - entry.at > FRESH_MS) {
       if (this.recent.size > 10_000) this.recent.clear();
       entry = { at: now, upstreams: await this.upstreams.find({ where: { account_id: accountId, enabled: true }, order: { name: 'ASC' } }) };
       this.recent.set(accountId, entry);
@@ -235,12 +235,20 @@ export class UpstreamsService implements OnModuleInit {
     return canUseTool(principal, toolId) ? this.toolOfAccount(principal.accountId, toolId) : undefined;
   }
 
+  /**
+   * A tool found in the account's recent upstream list; one it lacks is looked for again in a fresh
+   * read, so a call queued just after a registration finds its tool on a worker that read the list
+   * a moment before.
+   */
   private async toolOfAccount(accountId: string, toolId: string): Promise<RegisteredTool | undefined> {
     const dot = toolId.indexOf('.');
     if (dot <= 0) return undefined;
-    const upstream = (await this.enabledUpstreams(accountId)).find(({ name }) => name === toolId.slice(0, dot));
-    const tool = upstream && enabledTools(upstream).find(({ name }) => name === toolId.slice(dot + 1));
-    return tool ? registeredUpstreamTool(upstream, tool) : undefined;
+    const find = (upstreams: Upstream[]) => {
+      const upstream = upstreams.find(({ name }) => name === toolId.slice(0, dot));
+      const tool = upstream && enabledTools(upstream).find(({ name }) => name === toolId.slice(dot + 1));
+      return tool ? registeredUpstreamTool(upstream, tool) : undefined;
+    };
+    return find(await this.enabledUpstreams(accountId)) ?? find(await this.enabledUpstreams(accountId, true));
   }
 
   private async find(principal: Principal, id: string): Promise<Upstream> {
