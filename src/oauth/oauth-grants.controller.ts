@@ -48,7 +48,7 @@ export class OAuthGrantsController {
       this.records.find({ where: { model: 'Client', id: In(clientIds) } }),
       this.records.find({ where: { model: 'RefreshToken', grant_id: In(ids) } }),
     ]);
-    const toolsOf = new Map(tools.map((row) => [row.id, row.payload.tools as string[] | null]));
+    const consentOf = new Map(tools.map((row) => [row.id, row.payload]));
     const clientOf = new Map(clients.map((row) => [row.id, row.payload]));
     const lastUsed = new Map<string, number>();
     for (const token of refreshTokens) {
@@ -59,10 +59,11 @@ export class OAuthGrantsController {
       grants: grants.map((row) => ({
         id: row.id,
         client_id: String(row.payload.clientId),
-        client_name: text(clientOf.get(String(row.payload.clientId))?.client_name),
-        client_uri: text(clientOf.get(String(row.payload.clientId))?.client_uri),
+        // A registered client as it is now; a metadata-document client as the consent page named it.
+        client_name: text(clientOf.get(String(row.payload.clientId))?.client_name ?? consentOf.get(row.id)?.client_name),
+        client_uri: text(clientOf.get(String(row.payload.clientId))?.client_uri ?? consentOf.get(row.id)?.client_uri),
         resources: Object.fromEntries(Object.entries((row.payload.resources ?? {}) as Record<string, string>).map(([resource, scope]) => [resource, scope.split(' ').filter(Boolean)])),
-        tools: toolsOf.get(row.id) ?? null,
+        tools: (consentOf.get(row.id)?.tools as string[] | null | undefined) ?? null,
         created_at: typeof row.payload.iat === 'number' ? new Date(row.payload.iat * 1000).toISOString() : null,
         last_used_at: lastUsed.has(row.id) ? new Date(lastUsed.get(row.id)! * 1000).toISOString() : null,
         expires_at: row.expires_at?.toISOString() ?? null,
