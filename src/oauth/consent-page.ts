@@ -157,7 +157,8 @@ export class ConsentPage {
       'cache-control': 'no-store',
       'content-security-policy': `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
       'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      // same-origin, not no-referrer: with no-referrer a browser's form post says `Origin: null`, which the origin check refuses.
+      'referrer-policy': 'same-origin',
     });
     res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}button{margin-right:1rem}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`);
   }
