@@ -271,7 +271,7 @@ describeWithChromium('OAuth client flows with the SDK v2 and a browser', () => {
         expect(await token.json()).toMatchObject({ error: 'invalid_client' });
       });
 
-      it('keeps grants, refresh tokens and signing keys across a restart', async () => {
+      it('keeps grants, refresh tokens and signing keys across a restart, and the client revokes its refresh token (RFC 7009)', async () => {
         // A metadata-document client: the registration window is spent by the test above.
         const clientId = `${documentBase}/agents/restart.json`;
         documents.set('/agents/restart.json', { client_id: clientId, ...nativeClient('Restart Agent', callback.url), application_type: 'native' });
@@ -290,6 +290,11 @@ describeWithChromium('OAuth client flows with the SDK v2 and a browser', () => {
         const { authorizationServerMetadata } = await discoverOAuthServerInfo(mcp());
         const refreshed = await refreshAuthorization(`${base()}/oauth`, { metadata: authorizationServerMetadata, clientInformation: provider.info!, refreshToken: before.refresh_token!, resource: new URL(mcp()) });
         expect(refreshed.refresh_token).not.toBe(before.refresh_token);
+
+        // The client itself may end it (RFC 7009): the revoked refresh token is refused afterwards.
+        const revoked = await fetch(`${base()}/oauth/token/revocation`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: refreshed.refresh_token!, token_type_hint: 'refresh_token', client_id: clientId }).toString() });
+        expect(revoked.status).toBe(200);
+        await expect(refreshAuthorization(`${base()}/oauth`, { metadata: authorizationServerMetadata, clientInformation: provider.info!, refreshToken: refreshed.refresh_token!, resource: new URL(mcp()) })).rejects.toThrow(/grant/i);
       }, 60_000);
 
       it('made the browser ask nobody but the service and the client callback, without script errors', () => {
