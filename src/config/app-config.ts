@@ -203,6 +203,10 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   ORCHESTRATION_POLL_MS = 1000;
 
+  /** Seconds after which an API process discovers an upstream's tools again (docs/upstreams.md#staying-current); 0 only on request. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
+  UPSTREAM_REFRESH_SECONDS = 300;
+
   /** How often each delivering process looks for due webhook deliveries, in milliseconds; 0 stops delivering. */
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   WEBHOOK_POLL_MS = 500;
