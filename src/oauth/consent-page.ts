@@ -13,6 +13,7 @@ import { ToolCatalogue } from '../tools/tool-catalogue';
 import type { InteractionDetails, OidcProvider } from './authorization-server';
 import { OAuthRecord } from './oauth-record.entity';
 import { GRANT_TOOLS_MODEL } from './oauth-store';
+import { escapeHtml } from '../common/html';
 
 const MAX_FORM_BYTES = 64 * 1024;
 const OIDC_SCOPES = new Set(['openid', 'offline_access']);
@@ -170,8 +171,4 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | null> {
     chunks.push(chunk);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
