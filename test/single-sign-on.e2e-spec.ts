@@ -16,7 +16,8 @@ import { SESSION_COOKIE } from '../src/sessions/console-credentials';
 import { useTestApp } from './support/app';
 import { Browser } from './support/browser';
 import { startCompanyIdp, type CompanyIdp } from './support/company-idp';
-import { describeEachEngine } from './support/engines';
+import { launchChromium, watchedContext } from './support/console-browser';
+import { describeEachEngine, ENGINE_MODES } from './support/engines';
 import { freePort } from './support/free-port';
 
 const ENV: Record<string, string> = { EGRESS_ALLOW: '127.0.0.1' };
@@ -96,6 +97,8 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     expect(hops.some((hop) => hop.pathname === '/console/sso/callback' && hop.searchParams.has('code'))).toBe(true);
     expect({ status: response.status, url: url.href }).toEqual({ status: 200, url: `${base}/console` });
     expect(browser.cookie(base, 'tos_sso')).toBeUndefined(); // the pending sign-in is spent
+    // The service read the provider's metadata and its keys (the ID token's signature is checked), and redeemed the code.
+    for (const path of ['/.well-known/openid-configuration', '/jwks', '/token']) expect({ path, fetched: (idp.served.get(path) ?? 0) > 0 }).toEqual({ path, fetched: true });
 
     const session = await consoleSession(browser);
     expect(session.status).toBe(200);
@@ -181,6 +184,24 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     expect(browser.cookie(base, SESSION_COOKIE)).toBeUndefined();
   });
 
+  it("signs in from the console's button in headless Chromium, asking nothing of any other origin", async () => {
+    const chromium = await launchChromium();
+    try {
+      const requested: string[] = [];
+      const pageErrors: string[] = [];
+      const page = await (await watchedContext(chromium, requested, pageErrors)).newPage();
+      idp.signInAs('u-alice');
+      await page.goto(`${base}/console`);
+      await page.getByRole('link', { name: 'Sign in with Corp SSO' }).click();
+      await page.getByRole('heading', { name: 'API keys' }).waitFor();
+      expect(await page.locator('#who').textContent()).toContain('sso-platform');
+      expect(pageErrors).toEqual([]);
+      expect(requested.filter((url) => !url.startsWith(base) && !url.startsWith(idp.url))).toEqual([]);
+    } finally {
+      await chromium.close();
+    }
+  });
+
   /** The company's agent client through the provider's own authorization code flow (PKCE), for `resource`. */
   const accessToken = async (subject: string, resource: string) => {
     idp.signInAs(subject);
@@ -242,5 +263,27 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     const unmapped = await listTools(await accessToken('u-carol', `${base}/v1/mcp`));
     expect(unmapped.status).toBe(401);
     expect((await unmapped.json()).error.message).toMatch(/no claim rule of this service maps its groups or email to an account/);
+  });
+});
+
+describe('Single sign-on under the egress policy', () => {
+  let idp: CompanyIdp;
+  const env: Record<string, string> = {};
+  beforeAll(async () => {
+    const base = `http://127.0.0.1:${await freePort()}`;
+    idp = await startCompanyIdp({ redirectUris: [`${base}/console/sso/callback`] });
+    // No EGRESS_ALLOW: the provider's loopback address is outside the policy.
+    Object.assign(env, { PUBLIC_URL: base, OIDC_ISSUER: idp.url, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret, OIDC_RULES: JSON.stringify(RULES) });
+  });
+  const suite = useTestApp(ENGINE_MODES.find((mode) => mode.name === 'embedded')!, { env });
+  afterAll(() => idp?.close());
+
+  it('reaches the provider only through it: a provider it forbids is a 503 page, and nothing was asked of it', async () => {
+    const res = await suite.t.request({ method: 'GET', url: '/console/sso/start' });
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('30');
+    expect(res.body).toMatch(/cannot be reached just now/);
+    expect(res.body).not.toContain(idp.clientSecret);
+    expect([...idp.served.keys()]).toEqual([]);
   });
 });

@@ -25,6 +25,8 @@ export interface CompanyIdp {
   users: Map<string, CompanyUser>;
   /** Who the next login at the provider signs in as. */
   signInAs(subject: string): void;
+  /** Requests served so far, by path (discovery, JWKS, token: what the service fetched). */
+  readonly served: ReadonlyMap<string, number>;
   close(): Promise<void>;
 }
 
@@ -55,7 +57,10 @@ export async function startCompanyIdp(options: { redirectUris: string[] }): Prom
     return { email: user.email, email_verified: user.email_verified ?? true, groups: user.groups };
   };
 
+  const served = new Map<string, number>();
   const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    served.set(path, (served.get(path) ?? 0) + 1);
     if (req.url?.startsWith('/interaction/')) return void interact(req, res).catch((err: Error) => res.writeHead(500).end(err.message));
     handle!(req, res);
   });
@@ -110,6 +115,7 @@ export async function startCompanyIdp(options: { redirectUris: string[] }): Prom
     clientSecret,
     users,
     signInAs: (subject) => void (current = subject),
+    served,
     close: listening.close,
   };
 }
