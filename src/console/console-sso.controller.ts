@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Controller, Get, Logger, Req, Res } from '@nestjs/common';
+import { ApiProduces, ApiResponse } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
 import { escapeHtml } from '../common/html';
@@ -47,6 +48,8 @@ export class ConsoleSsoController {
   }
 
   @Get('start')
+  @ApiProduces('text/html')
+  @ApiResponse({ status: 303, description: "To the identity provider's authorization endpoint; a page (404, 503) when single sign-on is off or the provider cannot be reached." })
   async start(@Res({ passthrough: true }) reply: FastifyReply): Promise<string | void> {
     if (!this.sso.enabled) return this.page(reply, 404, 'Single sign-on is off', '<p>This service has no identity provider configured: sign in with a one-time link.</p>');
     let begun: Awaited<ReturnType<SingleSignOn['begin']>>;
@@ -60,6 +63,8 @@ export class ConsoleSsoController {
   }
 
   @Get('callback')
+  @ApiProduces('text/html')
+  @ApiResponse({ status: 303, description: 'Signed in (the session cookie is set): to /console. A page says why otherwise: 400 (not started here, answer refused), 403 (no rule admits the user), 503 (provider unreachable).' })
   async callback(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string | void> {
     if (!this.sso.enabled) return this.page(reply, 404, 'Single sign-on is off', '<p>This service has no identity provider configured.</p>');
     const pending = pendingOf(request);
