@@ -256,6 +256,18 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     expect((await (await fetch(`${base}/.well-known/oauth-protected-resource/v1/mcp`)).json()).authorization_servers).toEqual([idp.url]);
   });
 
+  it("bounds a token's scopes by the role its rule gives: a viewer's token lists tools but calls none", async () => {
+    const token = await accessToken('u-frank', `${base}/v1/mcp`);
+    expect((await listTools(token)).status).toBe(200);
+    const call = await fetch(`${base}/v1/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'json-transform', arguments: { data: {}, expression: '1' } } }),
+    });
+    expect(call.status).toBe(403);
+    expect(call.headers.get('www-authenticate')).toMatch(/^Bearer error="insufficient_scope"/);
+  });
+
   it('refuses a token for another audience, and one whose claims no rule maps', async () => {
     const elsewhere = await listTools(await accessToken('u-bob', 'https://elsewhere.example/v1/mcp'));
     expect(elsewhere.status).toBe(401);
