@@ -96,7 +96,7 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     expect(authorize.searchParams.get('redirect_uri')).toBe(`${base}/console/sso/callback`);
     expect(hops.some((hop) => hop.pathname === '/console/sso/callback' && hop.searchParams.has('code'))).toBe(true);
     expect({ status: response.status, url: url.href }).toEqual({ status: 200, url: `${base}/console` });
-    expect(browser.cookie(base, 'tos_sso')).toBeUndefined(); // the pending sign-in is spent
+    expect(browser.cookie(`${base}/console/sso/callback`, 'tos_sso')).toBeUndefined(); // the pending sign-in is spent
     // The service read the provider's metadata and its keys (the ID token's signature is checked), and redeemed the code.
     for (const path of ['/.well-known/openid-configuration', '/jwks', '/token']) expect({ path, fetched: (idp.served.get(path) ?? 0) > 0 }).toEqual({ path, fetched: true });
 
@@ -172,6 +172,7 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     idp.signInAs('u-bob');
     const browser = new Browser();
     const { url: callback } = await browser.follow(`${base}/console/sso/start`, (next) => next.pathname === '/console/sso/callback');
+    expect(browser.cookie(callback.href, 'tos_sso')).toBeDefined();
     const elsewhere = await new Browser().go(callback.href);
     expect(elsewhere.status).toBe(400);
     expect(await elsewhere.text()).toMatch(/did not start this sign-in/);
@@ -297,5 +298,91 @@ describe('Single sign-on under the egress policy', () => {
     expect(res.body).toMatch(/cannot be reached just now/);
     expect(res.body).not.toContain(idp.clientSecret);
     expect([...idp.served.keys()]).toEqual([]);
+  });
+});
+
+describeEachEngine('Single sign-on on the built-in authorization server\'s consent page', (mode) => {
+  let idp: CompanyIdp;
+  let base: string;
+  const env: Record<string, string> = { EGRESS_ALLOW: '127.0.0.1', OAUTH_BUILTIN: 'true', SECRETS_KEY: randomBytes(32).toString('base64') };
+  beforeAll(async () => {
+    base = `http://127.0.0.1:${await freePort()}`;
+    idp = await startCompanyIdp({ redirectUris: [`${base}/console/sso/callback`] });
+    idp.users.set('u-alice', { email: 'alice@corp.example', groups: ['platform-admins'] });
+    Object.assign(env, { PUBLIC_URL: base, OIDC_ISSUER: idp.url, OIDC_CLIENT_ID: idp.clientId, OIDC_CLIENT_SECRET: idp.clientSecret, OIDC_PROVIDER_NAME: 'Corp SSO', OIDC_SCOPES: 'openid email groups', OIDC_RULES: JSON.stringify(RULES) });
+  });
+  const suite = useTestApp(mode, { env });
+  beforeAll(async () => {
+    const accounts = suite.t.app.get(DataSource).getRepository(Account);
+    await accounts.insert(accounts.create({ id: PLATFORM, name: 'sso-platform', tier: 'enterprise' }));
+    await suite.t.app.listen({ port: Number(new URL(base).port), host: '127.0.0.1' });
+  });
+  afterAll(() => idp?.close());
+
+  it('lets someone not signed in sign in with the provider from the consent page, come back to it, and approve', async () => {
+    const registered = await (
+      await fetch(`${base}/oauth/reg`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'SSO Agent', redirect_uris: [AGENT_REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'], application_type: 'native' }),
+      })
+    ).json();
+    const verifier = randomBytes(32).toString('base64url');
+    const authorize = new URL(`${base}/oauth/auth`);
+    for (const [name, value] of Object.entries({
+      client_id: registered.client_id,
+      response_type: 'code',
+      redirect_uri: AGENT_REDIRECT,
+      scope: 'tools:read tools:invoke',
+      resource: `${base}/v1/mcp`,
+      state: 'xyz',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    })) {
+      authorize.searchParams.set(name, value);
+    }
+    const browser = new Browser();
+    const consent = await browser.follow(authorize.href);
+    const unsigned = await consent.response!.text();
+    const offer = /<a href="([^"]+)">Sign in with Corp SSO<\/a>/.exec(unsigned);
+    expect(offer).not.toBeNull();
+    const start = new URL(offer![1].replace(/&amp;/g, '&'), base);
+    expect(start.searchParams.get('return_to')).toBe(consent.url.pathname);
+
+    idp.signInAs('u-alice');
+    const signedIn = await browser.follow(start.href);
+    expect(signedIn.response!.status).toBe(200);
+    const refresh = /<meta http-equiv="refresh" content="0;url=([^"]+)">/.exec(await signedIn.response!.text());
+    expect(refresh?.[1]).toBe(consent.url.pathname);
+
+    const page = await (await browser.go(new URL(refresh![1], base).href)).text();
+    expect(page).toContain(`Signed in to account <code>${PLATFORM}</code>`);
+    const tools = [...page.matchAll(/name="tools" value="([^"]+)"/g)].map((match) => match[1]);
+    const form = new URLSearchParams({ decision: 'approve' });
+    for (const tool of tools) form.append('tools', tool);
+    const approved = await browser.go(consent.url.href, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: base }, body: form.toString() });
+    const back = await browser.follow(new URL(approved.headers.get('location')!, base).href, (next) => next.href.startsWith(AGENT_REDIRECT));
+    const code = back.url.searchParams.get('code')!;
+    expect(code).toBeTruthy();
+    const token = await (
+      await fetch(`${base}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: AGENT_REDIRECT, code_verifier: verifier, client_id: registered.client_id, resource: `${base}/v1/mcp` }).toString(),
+      })
+    ).json();
+    const listed = await fetch(`${base}/v1/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token.access_token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(listed.status).toBe(200);
+  });
+
+  it('returns after sign-in only to its own consent pages', async () => {
+    for (const returnTo of ['https://evil.example/', '//evil.example/oauth/interaction/x', '/console', '/oauth/interaction/../../x']) {
+      const res = await suite.t.request({ method: 'GET', url: `/console/sso/start?${new URLSearchParams({ return_to: returnTo })}` });
+      expect({ returnTo, status: res.statusCode }).toEqual({ returnTo, status: 400 });
+    }
   });
 });

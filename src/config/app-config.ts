@@ -356,6 +356,8 @@ export class AppConfig {
 
 /** Where the built-in authorization server is mounted: its issuer is PUBLIC_URL + this. */
 export const BUILTIN_ISSUER_PATH = '/oauth';
+/** The built-in server's consent page (ours, src/oauth/consent-page.ts): under the issuer, but not oidc-provider's. */
+export const INTERACTION_PATH = `${BUILTIN_ISSUER_PATH}/interaction/`;
 
 /** Variables holding credentials: a start-up error names them but never shows their value. */
 const CREDENTIAL_VARIABLES: ReadonlySet<string> = new Set(['BOOTSTRAP_API_KEY', 'METRICS_TOKEN', 'SECRETS_KEY', 'SECRETS_PREVIOUS_KEYS', 'OIDC_CLIENT_SECRET']);

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { Controller, Get, Logger, Req, Res } from '@nestjs/common';
+import { Controller, Get, Logger, Query, Req, Res } from '@nestjs/common';
 import { ApiProduces, ApiResponse } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppException } from '../common/errors';
 import { escapeHtml } from '../common/html';
-import { AppConfig } from '../config/app-config';
+import { AppConfig, INTERACTION_PATH } from '../config/app-config';
 import { matchClaimRules } from '../identity/claim-rules';
 import { Public } from '../identity/auth.decorators';
 import { AccountMembers } from '../sessions/account-members.service';
@@ -18,6 +18,8 @@ const FLOW_COOKIE_PATH = '/console/sso';
 /** How long a browser may take at the provider. */
 const FLOW_MAX_SECONDS = 600;
 const MAX_GROUPS_SHOWN = 20;
+/** Where a sign-in may return to: only the built-in authorization server's consent pages, never an address a link could name. */
+const RETURN_TO = new RegExp(`^${INTERACTION_PATH}[A-Za-z0-9_-]{1,128}$`);
 
 /**
  * Console sign-in through the operator's identity provider (docs/authorization.md#single-sign-on):
@@ -50,11 +52,14 @@ export class ConsoleSsoController {
   @Get('start')
   @ApiProduces('text/html')
   @ApiResponse({ status: 303, description: "To the identity provider's authorization endpoint; a page (404, 503) when single sign-on is off or the provider cannot be reached." })
-  async start(@Res({ passthrough: true }) reply: FastifyReply): Promise<string | void> {
+  async start(@Query('return_to') returnTo: unknown, @Res({ passthrough: true }) reply: FastifyReply): Promise<string | void> {
     if (!this.sso.enabled) return this.page(reply, 404, 'Single sign-on is off', '<p>This service has no identity provider configured: sign in with a one-time link.</p>');
+    if (returnTo !== undefined && (typeof returnTo !== 'string' || !RETURN_TO.test(returnTo))) {
+      return this.page(reply, 400, 'Cannot return there', `<p>After signing in, this service goes back only to its own consent pages (${escapeHtml(INTERACTION_PATH)}…).</p>`);
+    }
     let begun: Awaited<ReturnType<SingleSignOn['begin']>>;
     try {
-      begun = await this.sso.begin();
+      begun = await this.sso.begin(returnTo);
     } catch (err) {
       return this.unavailable(reply, err);
     }
@@ -96,6 +101,13 @@ export class ConsoleSsoController {
     const { session, secret } = await this.sessions.openForMember(admitted.member, match.scopes, request.headers['user-agent']);
     this.logger.log(`Single sign-on: ${admitted.member.id} (${identity.subject}) ${admitted.joined ? 'joined' : 'signed in to'} account ${match.accountId} as ${match.role} by rule ${match.rule}; session ${session.id}`);
     reply.header('set-cookie', [this.flowCookie('', 0), sessionCookie(secret, this.config.CONSOLE_SESSION_MAX_SECONDS, this.secureCookie)]);
+    if (pending.returnTo) {
+      // A page that moves on by itself, not a redirect: the navigation it starts is this site's own, so
+      // the consent page gets the SameSite=Strict session cookie that a redirect chain begun at the
+      // provider's site would not carry.
+      const to = escapeHtml(pending.returnTo);
+      return this.page(reply, 200, 'Signed in', `<p>Signed in. <a href="${to}">Continue to the consent page</a>.</p>`, `<meta http-equiv="refresh" content="0;url=${to}">`);
+    }
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect('/console', 303);
   }
 
@@ -123,7 +135,7 @@ export class ConsoleSsoController {
   }
 
   /** A page of text and links: no script, one inline style by nonce, nothing from elsewhere. */
-  private page(reply: FastifyReply, status: number, title: string, body: string): string {
+  private page(reply: FastifyReply, status: number, title: string, body: string, head = ''): string {
     const nonce = randomBytes(16).toString('base64');
     reply
       .status(status)
@@ -131,7 +143,7 @@ export class ConsoleSsoController {
       .header('cache-control', 'no-store')
       .header('referrer-policy', 'no-referrer')
       .header('content-security-policy', `default-src 'none'; style-src 'nonce-${nonce}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
-    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}</style></head><body><h1>${escapeHtml(title)}</h1>${body}<p><a href="/console">Back to the console</a></p></body></html>`;
+    return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>${head}<style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}</style></head><body><h1>${escapeHtml(title)}</h1>${body}<p><a href="/console">Back to the console</a></p></body></html>`;
   }
 }
 
@@ -148,7 +160,8 @@ function pendingOf(request: FastifyRequest): PendingSignIn | null {
     const parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8')) as Record<string, unknown>;
     const fields = [parsed.state, parsed.nonce, parsed.codeVerifier];
     if (!fields.every((field) => typeof field === 'string' && /^[A-Za-z0-9_-]{16,128}$/.test(field))) return null;
-    return { state: parsed.state as string, nonce: parsed.nonce as string, codeVerifier: parsed.codeVerifier as string };
+    const returnTo = typeof parsed.returnTo === 'string' && RETURN_TO.test(parsed.returnTo) ? parsed.returnTo : undefined;
+    return { state: parsed.state as string, nonce: parsed.nonce as string, codeVerifier: parsed.codeVerifier as string, ...(returnTo && { returnTo }) };
   } catch {
     return null;
   }

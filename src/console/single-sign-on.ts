@@ -15,6 +15,8 @@ export interface PendingSignIn {
   state: string;
   nonce: string;
   codeVerifier: string;
+  /** The built-in authorization server's consent page the sign-in started from, to go back to. */
+  returnTo?: string;
 }
 
 /** Who the provider signed in, from its verified ID token. */
@@ -55,10 +57,10 @@ export class SingleSignOn {
   }
 
   /** The provider's authorization URL for a new sign-in, and what to check when the browser comes back. */
-  async begin(): Promise<{ url: URL; pending: PendingSignIn }> {
+  async begin(returnTo?: string): Promise<{ url: URL; pending: PendingSignIn }> {
     const client = await this.loadClient();
     const configuration = await this.discovered();
-    const pending = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier() };
+    const pending = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier(), ...(returnTo && { returnTo }) };
     const url = client.buildAuthorizationUrl(configuration, {
       redirect_uri: this.redirectUri,
       scope: this.config.OIDC_SCOPES,

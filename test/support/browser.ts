@@ -1,23 +1,36 @@
 /**
- * A browser's part of redirect-based sign-ins, over fetch: a cookie jar by host (as browsers keep
- * them: the port does not separate sites), Max-Age=0 deleting, and redirects followed one at a
- * time so a test can see every hop.
+ * A browser's part of redirect-based sign-ins, over fetch: a cookie jar by host and path (as browsers
+ * keep them: the port does not separate sites, so two servers on 127.0.0.1 share a jar, and
+ * same-named cookies of different paths live side by side), Max-Age=0 deleting, and redirects
+ * followed one at a time so a test can see every hop.
  */
-export class Browser {
-  private readonly jar = new Map<string, Map<string, string>>();
+interface Cookie {
+  name: string;
+  value: string;
+  path: string;
+}
 
-  /** One request with the host's cookies; the response's Set-Cookie lines go into the jar. Redirects are not followed. */
+export class Browser {
+  private readonly jar = new Map<string, Cookie[]>();
+
+  /** One request with the cookies its host and path get; the response's Set-Cookie lines go into the jar. Redirects are not followed. */
   async go(url: string, init: RequestInit = {}): Promise<Response> {
-    const { hostname } = new URL(url);
-    const cookies = this.jar.get(hostname) ?? new Map<string, string>();
-    const cookie = [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const { hostname, pathname } = new URL(url);
+    const cookies = this.jar.get(hostname) ?? [];
+    const cookie = cookies
+      .filter((entry) => pathMatches(pathname, entry.path))
+      .map((entry) => `${entry.name}=${entry.value}`)
+      .join('; ');
     const response = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as object), ...(cookie && { cookie }) } });
     for (const line of response.headers.getSetCookie()) {
-      const [pair, ...attributes] = line.split(';');
+      const [pair, ...attributes] = line.split(';').map((part) => part.trim());
       const eq = pair.indexOf('=');
       const name = pair.slice(0, eq).trim();
-      if (attributes.some((attribute) => /^\s*max-age=0\s*$/i.test(attribute))) cookies.delete(name);
-      else cookies.set(name, pair.slice(eq + 1).trim());
+      const pathAttribute = attributes.find((attribute) => /^path=/i.test(attribute));
+      const path = pathAttribute ? pathAttribute.slice(5) : pathname.slice(0, pathname.lastIndexOf('/')) || '/';
+      const kept = cookies.filter((entry) => !(entry.name === name && entry.path === path));
+      if (!attributes.some((attribute) => /^max-age=0$/i.test(attribute))) kept.push({ name, value: pair.slice(eq + 1).trim(), path });
+      cookies.splice(0, cookies.length, ...kept);
     }
     this.jar.set(hostname, cookies);
     return response;
@@ -41,7 +54,14 @@ export class Browser {
     throw new Error(`More than 20 redirects from ${url}`);
   }
 
+  /** The value of a cookie the page at `url` would be sent. */
   cookie(url: string, name: string): string | undefined {
-    return this.jar.get(new URL(url).hostname)?.get(name);
+    const { hostname, pathname } = new URL(url);
+    return this.jar.get(hostname)?.find((entry) => entry.name === name && pathMatches(pathname, entry.path))?.value;
   }
+}
+
+/** RFC 6265 §5.1.4. */
+function pathMatches(requestPath: string, cookiePath: string): boolean {
+  return requestPath === cookiePath || (requestPath.startsWith(cookiePath) && (cookiePath.endsWith('/') || requestPath[cookiePath.length] === '/'));
 }
