@@ -30,6 +30,8 @@ const RULES = [
   { email_domain: 'data.example', account: DATA, role: 'viewer' },
   { group: 'ghosts', account: 'acc_nobodyMadeThisOne0001', role: 'viewer' },
 ];
+/** A JSON answer's body, for reading its fields (fetch types it unknown). */
+const jsonOf = async (response: Response | Promise<Response>): Promise<any> => (await response).json();
 /** Where the company's agent client is sent back with its code; never requested. */
 const AGENT_REDIRECT = 'http://127.0.0.1:9/agent-callback';
 
@@ -77,7 +79,7 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     return { browser, response: response!, url, hops, html: await response!.text() };
   };
   const consoleSession = (browser: Browser) => browser.go(`${base}/console/session`);
-  const members = async (browser: Browser) => (await browser.go(`${base}/v1/console/members`)).json();
+  const members = async (browser: Browser) => jsonOf(browser.go(`${base}/v1/console/members`));
 
   it('offers the provider on the console', async () => {
     const res = await fetch(`${base}/console/sso`);
@@ -102,7 +104,7 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
 
     const session = await consoleSession(browser);
     expect(session.status).toBe(200);
-    const body = await session.json();
+    const body = await jsonOf(session);
     expect(body.account).toMatchObject({ id: PLATFORM, name: 'sso-platform' });
     expect(body.session.scopes).toContain('keys:manage'); // owner: the first rule that matched, not developers' member
     expect((await members(browser)).members).toEqual([expect.objectContaining({ issuer: idp.url, subject: 'u-alice', email: 'alice@corp.example', role: 'owner' })]);
@@ -121,7 +123,7 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
 
   it("gives a developer the member role's scopes: no keys:manage", async () => {
     const { browser } = await signIn('u-bob');
-    const body = await (await consoleSession(browser)).json();
+    const body = await jsonOf(consoleSession(browser));
     expect(body.account.id).toBe(PLATFORM);
     expect(body.session.scopes).not.toContain('keys:manage');
     expect(body.session.scopes).toContain('tools:invoke');
@@ -131,7 +133,7 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
 
   it('admits a verified email by its domain, never an unverified one', async () => {
     const frank = await signIn('u-frank');
-    expect((await (await consoleSession(frank.browser)).json()).account.id).toBe(DATA);
+    expect((await jsonOf(consoleSession(frank.browser))).account.id).toBe(DATA);
     const erin = await signIn('u-erin');
     expect(erin.response.status).toBe(403);
     expect(erin.browser.cookie(base, SESSION_COOKIE)).toBeUndefined();
@@ -228,7 +230,7 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${idp.clientId}:${idp.clientSecret}`).toString('base64')}` },
       body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: AGENT_REDIRECT, code_verifier: verifier, resource }).toString(),
     });
-    const body = await token.json();
+    const body = await jsonOf(token);
     if (!body.access_token) throw new Error(`No token: ${JSON.stringify(body)}`);
     return body.access_token as string;
   };
@@ -254,7 +256,7 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     expect(executions).toHaveLength(1);
     expect((await suite.t.request({ method: 'GET', url: `/v1/executions/${executions[0].id}`, key: suite.acme.key })).statusCode).toBe(404);
     // Protected resource metadata points MCP clients at the provider.
-    expect((await (await fetch(`${base}/.well-known/oauth-protected-resource/v1/mcp`)).json()).authorization_servers).toEqual([idp.url]);
+    expect((await jsonOf(fetch(`${base}/.well-known/oauth-protected-resource/v1/mcp`))).authorization_servers).toEqual([idp.url]);
   });
 
   it("bounds a token's scopes by the role its rule gives: a viewer's token lists tools but calls none", async () => {
@@ -272,10 +274,10 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
   it('refuses a token for another audience, and one whose claims no rule maps', async () => {
     const elsewhere = await listTools(await accessToken('u-bob', 'https://elsewhere.example/v1/mcp'));
     expect(elsewhere.status).toBe(401);
-    expect((await elsewhere.json()).error.message).toMatch(/not for this resource/);
+    expect((await jsonOf(elsewhere)).error.message).toMatch(/not for this resource/);
     const unmapped = await listTools(await accessToken('u-carol', `${base}/v1/mcp`));
     expect(unmapped.status).toBe(401);
-    expect((await unmapped.json()).error.message).toMatch(/no claim rule of this service maps its groups or email to an account/);
+    expect((await jsonOf(unmapped)).error.message).toMatch(/no claim rule of this service maps its groups or email to an account/);
   });
 });
 
@@ -320,13 +322,13 @@ describeEachEngine('Single sign-on on the built-in authorization server\'s conse
   afterAll(() => idp?.close());
 
   it('lets someone not signed in sign in with the provider from the consent page, come back to it, and approve', async () => {
-    const registered = await (
-      await fetch(`${base}/oauth/reg`, {
+    const registered = await jsonOf(
+      fetch(`${base}/oauth/reg`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ client_name: 'SSO Agent', redirect_uris: [AGENT_REDIRECT], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'], application_type: 'native' }),
-      })
-    ).json();
+      }),
+    );
     const verifier = randomBytes(32).toString('base64url');
     const authorize = new URL(`${base}/oauth/auth`);
     for (const [name, value] of Object.entries({
@@ -364,13 +366,13 @@ describeEachEngine('Single sign-on on the built-in authorization server\'s conse
     const back = await browser.follow(new URL(approved.headers.get('location')!, base).href, (next) => next.href.startsWith(AGENT_REDIRECT));
     const code = back.url.searchParams.get('code')!;
     expect(code).toBeTruthy();
-    const token = await (
-      await fetch(`${base}/oauth/token`, {
+    const token = await jsonOf(
+      fetch(`${base}/oauth/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: AGENT_REDIRECT, code_verifier: verifier, client_id: registered.client_id, resource: `${base}/v1/mcp` }).toString(),
-      })
-    ).json();
+      }),
+    );
     const listed = await fetch(`${base}/v1/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token.access_token}` },
