@@ -187,6 +187,18 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     expect(browser.cookie(base, SESSION_COOKIE)).toBeUndefined();
   });
 
+  it('shows the provider\'s refusal (the user cancelled) as a page, opening no session', async () => {
+    const browser = new Browser();
+    const { url: authorize } = await browser.follow(`${base}/console/sso/start`, (next) => next.href.startsWith(`${idp.url}/auth`));
+    const callback = new URL(`${base}/console/sso/callback`);
+    for (const [name, value] of Object.entries({ error: 'access_denied', error_description: 'The user cancelled <script>', state: authorize.searchParams.get('state')!, iss: idp.url })) callback.searchParams.set(name, value);
+    const res = await browser.go(callback.href);
+    expect(res.status).toBe(400);
+    const html = await res.text();
+    expect(html).toContain('access_denied: The user cancelled &#60;script&#62;');
+    expect(browser.cookie(base, SESSION_COOKIE)).toBeUndefined();
+  });
+
   it("signs in from the console's button in headless Chromium, asking nothing of any other origin", async () => {
     const chromium = await launchChromium();
     try {

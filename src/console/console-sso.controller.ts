@@ -95,6 +95,7 @@ export class ConsoleSsoController {
     }
     const admitted = await this.members.admit({ issuer: identity.issuer, subject: identity.subject, email: typeof identity.claims.email === 'string' ? identity.claims.email : null }, match);
     if (!admitted) {
+      await this.members.expel(identity.issuer, identity.subject);
       this.logger.error(`Single sign-on: claim rule ${match.rule} maps to account ${match.accountId}, which does not exist`);
       return this.page(reply, 403, 'No access', `<p>The rule that admits you names an account this service does not have. Tell the operator: rule ${match.rule} of OIDC_RULES.</p>`);
     }
