@@ -8,6 +8,7 @@
  * audience is refused.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DataSource } from 'typeorm';
@@ -19,6 +20,7 @@ import { startCompanyIdp, type CompanyIdp } from './support/company-idp';
 import { launchChromium, watchedContext } from './support/console-browser';
 import { describeEachEngine, ENGINE_MODES } from './support/engines';
 import { freePort } from './support/free-port';
+import { MemoryClientProvider } from './support/sdk-oauth-client';
 
 const ENV: Record<string, string> = { EGRESS_ALLOW: '127.0.0.1' };
 /** Accounts the rules name: made by the test (as an operator would with `tos accounts create`) before anyone signs in. */
@@ -269,6 +271,28 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     expect((await suite.t.request({ method: 'GET', url: `/v1/executions/${executions[0].id}`, key: suite.acme.key })).statusCode).toBe(404);
     // Protected resource metadata points MCP clients at the provider.
     expect((await jsonOf(fetch(`${base}/.well-known/oauth-protected-resource/v1/mcp`))).authorization_servers).toEqual([idp.url]);
+  });
+
+  it("takes the official SDK client through the whole flow at the provider: a 401, discovery, PKCE, the provider's login, a token, a tools/call", async () => {
+    const mcp = new URL(`${base}/v1/mcp`);
+    const provider = new MemoryClientProvider(AGENT_REDIRECT, { client_id: idp.clientId, client_secret: idp.clientSecret });
+    const transport = new StreamableHTTPClientTransport(mcp, { authProvider: provider });
+    await expect(new Client({ name: 'sso-e2e', version: '1.0.0' }).connect(transport)).rejects.toThrow(UnauthorizedError);
+    const asked = provider.authorizationUrl!;
+    expect(asked.href.startsWith(`${idp.url}/auth`)).toBe(true); // found from the protected resource metadata
+    expect(asked.searchParams.get('resource')).toBe(mcp.href);
+    expect(asked.searchParams.get('code_challenge_method')).toBe('S256');
+    idp.signInAs('u-bob');
+    const { url } = await new Browser().follow(asked.href, (next) => next.href.startsWith(AGENT_REDIRECT));
+    await transport.finishAuth(url.searchParams.get('code')!);
+
+    const client = new Client({ name: 'sso-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(mcp, { authProvider: provider }));
+    try {
+      expect((await client.callTool({ name: 'json-transform', arguments: { data: { n: 1 }, expression: 'n' } })).isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
   });
 
   it("bounds a token's scopes by the role its rule gives: a viewer's token lists tools but calls none", async () => {
