@@ -1,5 +1,6 @@
 /** The console's shell: who is signed in, sign-in and sign-out, and a hash router over the pages. */
 import { api, ApiError, useCsrfToken } from './api.js';
+import { connectedAppsPage } from './connected-apps.js';
 import { clearNotice, h, notify } from './dom.js';
 import { executionPage, executionsPage } from './executions.js';
 import { keysPage } from './keys.js';
@@ -33,6 +34,7 @@ function pageFor(section: string, arg: string | undefined): Page | undefined {
     case 'tools': return arg ? toolPage : toolsPage;
     case 'usage': return usagePage;
     case 'webhooks': return arg ? webhookPage : webhooksPage;
+    case 'connected-apps': return connectedAppsPage;
     case 'workflows': return arg ? workflowPage : workflowsPage;
     case 'runs': return arg ? runPage : undefined;
     case 'schedules': return arg ? schedulePage : schedulesPage;

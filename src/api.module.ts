@@ -8,7 +8,7 @@ import { ExecutionsController } from './executions/request/executions.controller
 import { InvokeController } from './executions/request/invoke.controller';
 import { UsageController } from './executions/request/usage.controller';
 import { ExecutionsModule } from './executions/executions.module';
-import { LiveUpdates } from './executions/live/live-updates';
+import { LiveUpdatesModule } from './executions/live/live-updates.module';
 import { LiveUpdatesController } from './executions/live/live-updates.controller';
 import { HealthController } from './health/health.controller';
 import { HealthModule } from './health/health.module';
@@ -45,6 +45,8 @@ import { UpstreamsModule } from './upstreams/upstreams.module';
     AuthModule,
     ToolsModule,
     KeysModule,
+    // The WebSocket of GET /v1/ws is served before routing: app.setup.ts installs it (src/executions/live).
+    LiveUpdatesModule,
     SecretsModule,
     WorkspacesModule,
     WebhooksModule,
@@ -80,7 +82,5 @@ import { UpstreamsModule } from './upstreams/upstreams.module';
     WorkflowsController,
     RunGraphController,
   ],
-  // The WebSocket of GET /v1/ws is served before routing: app.setup.ts installs it (src/executions/live).
-  providers: [LiveUpdates],
 })
 export class ApiModule {}

@@ -30,6 +30,8 @@ const IMPLEMENTATION_LIBRARIES = [
   '@kubernetes/client-node',
   '@octokit/rest',
   'isomorphic-git',
+  // Not a tool's, but loaded the same way: on the first OpenAPI upstream registration (src/upstreams/openapi-document.ts).
+  '@readme/openapi-parser',
 ];
 
 const loaded = new Set<string>();

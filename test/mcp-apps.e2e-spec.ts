@@ -1,6 +1,7 @@
 /**
  * MCP Apps (the io.modelcontextprotocol/ui extension, `@modelcontextprotocol/ext-apps`): the
- * scanner tools declare the findings view in `tools/list`, the view is a `ui://` resource, and
+ * scanner tools declare the findings view in `tools/list` (code-quality, test-report and
+ * performance-profiling views of their own), each view is a `ui://` resource, and
  * headless Chromium, playing a host, renders a real secret-scan result in it (sandboxed iframe,
  * the extension's postMessage handshake) with no request leaving the page. Hosts without the
  * extension get the structured result REST gives.
@@ -39,6 +40,12 @@ const HOST = `window.host = (viewHtml, toolResult) => new Promise((resolve) => {
   });
   frame.srcdoc = viewHtml;
 });`;
+/** The other views, each with the heading its tool's first catalogue example renders to (examples are real runs: test/tool-examples.e2e-spec.ts). */
+const REPORT_VIEWS: Record<string, { uri: string; heading: RegExp; rows: (output: any) => number }> = {
+  'code-quality': { uri: 'ui://tool-orchestration-service/code-quality', heading: /^Grade [A-F] · maintainability \d/, rows: (output) => output.files.length + 1 },
+  'test-report': { uri: 'ui://tool-orchestration-service/test-report', heading: /^\d+ of \d+ tests failed$/, rows: (output) => output.failures.length + 1 + (output.flaky.length > 0 ? output.flaky.length + 1 : 0) },
+  'performance-profiling': { uri: 'ui://tool-orchestration-service/load-test', heading: /^\d+ requests\/s$/, rows: (output) => 6 + Object.keys(output.status_counts).length + 1 },
+};
 const LEAKY = 'const client = connect({\n  token: "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngAbCdEf1234"\n});\n';
 
 describeWithChromium('MCP Apps: the findings view', () => {
@@ -66,7 +73,7 @@ describeWithChromium('MCP Apps: the findings view', () => {
       return res.json().result;
     };
 
-    it('declares the view on the scanners only, with the names the extension package uses', async () => {
+    it('declares each view on its own tools only, with the names the extension package uses', async () => {
       const apps = await importEsm<{ RESOURCE_MIME_TYPE: string; RESOURCE_URI_META_KEY: string }>(path.join(__dirname, '../node_modules/@modelcontextprotocol/ext-apps/dist/src/server/index.js'));
       const tools: Array<{ name: string; _meta: Record<string, any> }> = [];
       let cursor: string | undefined;
@@ -77,6 +84,8 @@ describeWithChromium('MCP Apps: the findings view', () => {
       } while (cursor);
       const withView = tools.filter((tool) => tool._meta.ui?.resourceUri === VIEW).map(({ name }) => name);
       expect(withView.sort()).toEqual(['dependency-check', 'iac-scan', 'image-scan', 'sast-scan', 'secret-scan']);
+      const others = Object.fromEntries(tools.filter((tool) => tool._meta.ui && tool._meta.ui.resourceUri !== VIEW).map((tool) => [tool.name, tool._meta.ui.resourceUri]));
+      expect(others).toEqual(Object.fromEntries(Object.entries(REPORT_VIEWS).map(([tool, { uri }]) => [tool, uri])));
       expect(tools.find(({ name }) => name === 'secret-scan')!._meta[apps.RESOURCE_URI_META_KEY]).toBe(VIEW);
       expect(tools.find(({ name }) => name === 'json-transform')!._meta.ui).toBeUndefined();
 
@@ -145,6 +154,30 @@ describeWithChromium('MCP Apps: the findings view', () => {
         // Chromium names the image it refused as a request, failed by the policy before it left; nothing else was asked for.
         expect(requested).toEqual(['http://127.0.0.1:9/pixel.png']);
         expect(failed).toEqual(['http://127.0.0.1:9/pixel.png csp']);
+      } finally {
+        await context.close();
+      }
+    });
+
+    it.each(Object.entries(REPORT_VIEWS))('renders a %s result in its own view, with no request leaving', async (toolId, { uri, heading, rows }) => {
+      const tool = await suite.t.request({ method: 'GET', url: `/v1/tools/${toolId}`, key: suite.acme.key });
+      const output = tool.json().examples[0].output;
+      const [content] = (await rpc('resources/read', { uri })).contents;
+      expect(content).toMatchObject({ uri, mimeType: 'text/html;profile=mcp-app' });
+      expect(content.text).toContain("default-src 'none'");
+      const requested: string[] = [];
+      const pageErrors: string[] = [];
+      const context = await watchedContext(browser, requested, pageErrors);
+      try {
+        const page = await context.newPage();
+        await page.setContent(`<!doctype html><html><body><iframe id="view" sandbox="allow-scripts" style="width:1000px;height:600px"></iframe><script>${HOST}</script></body></html>`);
+        const result = { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+        expect(await page.evaluate(`host(${JSON.stringify(content.text)}, ${JSON.stringify(result)})`)).toEqual(['ui/initialize', 'ui/notifications/initialized']);
+        const view = page.frameLocator('#view');
+        await view.getByRole('heading', { name: heading }).waitFor({ timeout: 10_000 });
+        expect(await view.locator('tr').count()).toBe(rows(output));
+        expect(pageErrors).toEqual([]);
+        expect(requested).toEqual([]);
       } finally {
         await context.close();
       }

@@ -3,7 +3,8 @@
  * `notifications/tools/list_changed` when its account's catalogue changes (a published workflow
  * comes, goes or is renamed), from whichever API process made the change, and nothing of other
  * accounts or of tools its key may not use. The SDK v2 client has no listen API: a raw client
- * speaks the documented messages.
+ * speaks the documented messages. A stream may also follow executions (`resourceSubscriptions` of
+ * `tos://executions/{id}`): `notifications/resources/updated` as each it may see changes.
  */
 import { startTestApp, useTestApp, type TestAccount, type TestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
@@ -147,6 +148,49 @@ describeEachEngine('MCP subscriptions/listen', (mode) => {
     expect(changes(theirs)).toHaveLength(1);
     expect(changes(narrowed)).toHaveLength(0);
     expect(narrowed.messages).toHaveLength(1); // its acknowledgement
+  });
+
+  it('follows the executions it names: their updates as they run and end, none of an execution its key may not see', async () => {
+    const acme = await suite.t.createAccount('listen-follow');
+    const rival = await suite.t.createAccount('listen-follow-rival');
+    const started = await other.request({ method: 'POST', url: '/v1/tools/test-sleep/invoke', key: acme.key, payload: { inputs: { ms: 600 }, options: { async: true } } });
+    expect(started.statusCode).toBe(202);
+    const id = started.json().execution_id as string;
+    const uri = `tos://executions/${id}`;
+    const mine = await listen(acme.key, { resourceSubscriptions: [uri, 'tos://executions/exe_someone_else'] });
+    const theirs = await listen(rival.key, { resourceSubscriptions: [uri] });
+    expect(mine.messages[0]).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: [uri, 'tos://executions/exe_someone_else'] } } });
+
+    const updates = (stream: Listening) => stream.messages.filter((message) => message.method === 'notifications/resources/updated');
+    await until('the execution ended', async () => {
+      const res = await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: acme.key });
+      return res.json().status === 'success' || undefined;
+    }, 15_000, 50);
+    // The end is told: progress and status updates came, each naming the URI; the client reads it after.
+    await until('the end heard', async () => updates(mine).length >= 2 || undefined, 10_000, 20);
+    for (const update of updates(mine)) expect(update.params).toMatchObject({ uri, _meta: { 'io.modelcontextprotocol/subscriptionId': expect.anything() } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(updates(theirs)).toHaveLength(0);
+  });
+
+  it('following executions needs executions:read, and a key holds a bounded number of live connections', async () => {
+    const acme = await suite.t.createAccount('listen-follow-scopes');
+    const lister = await suite.t.createKey(acme.id, { name: 'list-only', type: 'service', scopes: ['tools:read'] });
+    const refused = await listen(lister, { resourceSubscriptions: ['tos://executions/exe_1'] });
+    expect(refused.messages[0].error?.message).toMatch(/executions:read/);
+    const tooMany = await listen(acme.key, { resourceSubscriptions: Array.from({ length: 101 }, (_, i) => `tos://executions/exe_${i}`) });
+    expect(tooMany.messages[0].error?.message).toBe('A stream follows at most 100 resources; got 101');
+    // Twenty followers take the key's share of this process's live connections; the next is refused.
+    const held = await Promise.all(Array.from({ length: 20 }, (_, i) => listen(acme.key, { resourceSubscriptions: [`tos://executions/exe_${i}`] }, i + 10)));
+    for (const stream of held) expect(stream.messages[0].method).toBe('notifications/subscriptions/acknowledged');
+    const over = await listen(acme.key, { resourceSubscriptions: ['tos://executions/exe_x'] });
+    expect(over.messages[0].error?.message).toMatch(/already holds 20 live connections/);
+    // Closing one gives its place back.
+    held[0].close();
+    await until('a place freed', async () => {
+      const again = await listen(acme.key, { resourceSubscriptions: ['tos://executions/exe_y'] });
+      return again.messages[0].method === 'notifications/subscriptions/acknowledged' || (again.close(), undefined);
+    }, 5_000, 50);
   });
 
   it('needs tools:read, and an empty filter ends the stream at once', async () => {

@@ -273,6 +273,13 @@ export class AppConfig {
   @IsIn(['true', 'false'], { message: 'OAUTH_BUILTIN must be true or false' })
   OAUTH_BUILTIN: 'true' | 'false' = 'false';
 
+  /**
+   * Requests per minute per client IP to the built-in server's registration endpoint, and as many to
+   * its token endpoint (docs/authorization.md#limits): hosted clients share a few egress IPs, hence generous.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  OAUTH_IP_RATE_LIMIT = 300;
+
   /** The issuer's JWKS; read from its RFC 8414 (or OpenID) metadata when unset. */
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)

@@ -11,6 +11,7 @@ import type { McpLibrary } from './mcp-library';
 import { McpModernEndpoint } from './mcp-modern-endpoint';
 import type { McpTasks } from './mcp-tasks';
 import type { InputRounds } from '../executions/request/input-rounds';
+import type { LiveUpdates } from '../executions/live/live-updates';
 import type { AdmissionGate } from '../limits/admission-gate';
 import { McpTools } from './mcp-tools';
 import { OutageLog, type Dependency } from '../common/outages';
@@ -50,7 +51,7 @@ describe('McpEndpoint', () => {
     const tools = new McpTools(registry, failing, tasks, {} as AppConfig, {} as InputRounds, published, {} as WorkflowRuns);
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
-    modern = new McpModernEndpoint(tools, tasks, outages, library, new CatalogueChanges(new LocalBroadcast('changes')));
+    modern = new McpModernEndpoint(tools, tasks, outages, library, new CatalogueChanges(new LocalBroadcast('changes')), {} as LiveUpdates);
     const gate = { admitMore: (...[, , n]: number[]) => Promise.resolve({ admitted: n }) } as unknown as AdmissionGate;
     endpoint = new McpEndpoint(tools, new McpCancellations(new LocalBroadcast('test')), modern, gate, outages, library, new McpLegacyTasks(tasks, { MCP_PAGE_SIZE: 50 } as AppConfig));
     await endpoint.onModuleInit();

@@ -20,7 +20,8 @@ import {
 import { ProviderExplorer } from '../tools/provider-explorer';
 import { toolDocumentation } from '../tools/tool-docs';
 import { ToolCatalogue } from '../tools/tool-catalogue';
-import { FINDINGS_VIEW, FINDINGS_VIEW_URI, viewVisibleTo } from './mcp-apps';
+import { executionIdOfUri } from './mcp-execution-uri';
+import { APP_VIEWS, viewVisibleTo } from './mcp-apps';
 import { pageAfter } from './mcp-paging';
 import { askingRound, type Answering, type InputRequiredResult } from './mcp-questions';
 import { hideUnexpected, requireScope, type RequestFacts } from './mcp-replies';
@@ -35,7 +36,6 @@ const READ_HINT = { ttlMs: 0, cacheScope: 'private' } as const;
 export const LIBRARY_CAPABILITIES = { resources: { listChanged: false }, prompts: { listChanged: false }, completions: {} };
 
 const TOOL_DOCS = /^tos:\/\/tools\/([a-z0-9-]{1,64})\/docs$/;
-const EXECUTION = /^tos:\/\/executions\/([A-Za-z0-9_-]{1,64})$/;
 const MAX_ARGUMENT_CHARS = 4096;
 const MAX_COMPLETIONS = 100;
 
@@ -72,7 +72,7 @@ export class McpLibrary implements OnApplicationBootstrap {
 
   onApplicationBootstrap(): void {
     const { resources, prompts } = this.explorer.providers();
-    this.fixed.set(FINDINGS_VIEW_URI, FINDINGS_VIEW);
+    for (const view of APP_VIEWS) this.fixed.set(view.uri, view.resource);
     for (const { definition, handler } of resources) {
       if (definition.uri) this.fixed.set(definition.uri, { definition, handler });
       else this.templates.push(template(definition, (_, uri, variables) => handler.read(uri, variables)));
@@ -171,7 +171,7 @@ export class McpLibrary implements OnApplicationBootstrap {
   }
 
   private async readExecution(principal: Principal, uri: string, id: string): Promise<ResourceContents[]> {
-    if (!EXECUTION.test(uri)) throw resourceNotFound(uri);
+    if (executionIdOfUri(uri) === undefined) throw resourceNotFound(uri);
     try {
       return [{ uri, mimeType: 'application/json', text: JSON.stringify(executionView(await this.executions.get(principal, id))) }];
     } catch (err) {

@@ -10,7 +10,7 @@ import {
   type McpRequestContext,
   type RequestMethod,
 } from '@modelcontextprotocol/server';
-import type { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
@@ -26,6 +26,8 @@ import { extensionTask, McpTasks, missingTasksExtension, TASKS_EXTENSION } from 
 import { answerableMethods, type Answering } from './mcp-questions';
 import { callOf, McpTools, type CallContext } from './mcp-tools';
 import { McpListenBus } from './mcp-listen-bus';
+import { LiveUpdates } from '../executions/live/live-updates';
+import { LIMITS } from '../executions/live/live-protocol';
 import { MODERN_CAPABILITIES } from './mcp-server-card';
 import { CatalogueChanges } from '../workflows/catalogue-changes';
 
@@ -52,13 +54,8 @@ interface Caller {
 @Injectable()
 export class McpModernEndpoint implements OnApplicationShutdown {
   private readonly logger = new Logger(McpModernEndpoint.name);
-  private readonly bus = new McpListenBus();
-  private readonly handler = createMcpHandler((context) => this.serverFor(context), {
-    legacy: 'reject',
-    bus: this.bus,
-    onerror: (error) => this.logger.debug(`MCP 2026-07-28 request refused: ${error.message}`),
-  });
-
+  private readonly bus: McpListenBus;
+  private readonly handler: ReturnType<typeof createMcpHandler>;
   private readonly methods: ReturnType<typeof libraryMethods>;
 
   constructor(
@@ -67,7 +64,14 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     private readonly outages: DatabaseOutages,
     library: McpLibrary,
     changes: CatalogueChanges,
+    private readonly live: LiveUpdates,
   ) {
+    this.bus = new McpListenBus(live);
+    this.handler = createMcpHandler((context) => this.serverFor(context), {
+      legacy: 'reject',
+      bus: this.bus,
+      onerror: (error) => this.logger.debug(`MCP 2026-07-28 request refused: ${error.message}`),
+    });
     this.methods = libraryMethods(library);
     changes.onChange((change) => this.bus.catalogueChanged(change));
   }
@@ -83,16 +87,17 @@ export class McpModernEndpoint implements OnApplicationShutdown {
         return void (await reply.status(400).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id, error })));
       }
     }
+    let followed: unknown[] = [];
     if (route.kind === 'modern' && route.messageKind === 'request' && route.message.method === 'subscriptions/listen') {
-      // The SDK serves the stream itself (no handler of ours to check the scope): the catalogue it tells of is a listing.
-      const refusal = scopeRefusal(principal, 'tools:read');
+      followed = resourceSubscriptions(route.message.params);
+      const refusal = this.listenRefusal(principal, followed);
       if (refusal) return void (await reply.status(200).type('application/json').send(JSON.stringify({ jsonrpc: '2.0', id: route.message.id, error: refusal })));
     }
     const plain = plainToolCall(route, request);
     if (plain) return this.callTool(principal, plain, request, reply);
     const caller: Caller = { principal, request, reply };
-    // As the principal: a subscriptions/listen stream this opens hears that principal's catalogue changes.
-    const response = await this.bus.as(principal, () =>
+    // As the principal: a subscriptions/listen stream this opens hears that principal's catalogue changes and executions.
+    const response = await this.bus.as(principal, followed, () =>
       this.handler.fetch(webRequest(request, callerGone(reply)), {
         parsedBody: request.body,
         authInfo: { token: '', clientId: principal.keyId, scopes: [...principal.scopes], extra: { caller } },
@@ -102,6 +107,20 @@ export class McpModernEndpoint implements OnApplicationShutdown {
     response.headers.forEach((value, name) => void reply.header(name, value));
     if (!response.body) return void (await reply.send());
     await reply.send(Readable.fromWeb(response.body as NodeReadableStream));
+  }
+
+  /**
+   * The SDK serves the stream itself (no handler of ours to check the scope): the catalogue it tells
+   * of is a listing; following executions is reading them, as a WebSocket of the key's share.
+   */
+  private listenRefusal(principal: Principal, followed: unknown[]): { code: number; message: string } | undefined {
+    const refusal = scopeRefusal(principal, 'tools:read') ?? (followed.length > 0 ? scopeRefusal(principal, 'executions:read') : undefined);
+    if (refusal || followed.length === 0) return refusal;
+    if (followed.length > MAX_FOLLOWED) return { code: ErrorCode.InvalidParams, message: `A stream follows at most ${MAX_FOLLOWED} resources; got ${followed.length}` };
+    if (!this.live.hasRoom(principal.keyId)) {
+      return { code: ErrorCode.InvalidRequest, message: `This key already holds ${LIMITS.MAX_SOCKETS_PER_KEY} live connections (GET /v1/ws sockets and streams following executions); close one first` };
+    }
+    return undefined;
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -188,6 +207,15 @@ export class McpModernEndpoint implements OnApplicationShutdown {
 }
 
 /** The JSON-RPC error of a principal lacking `scope`, or undefined when it holds it. */
+/** The resources one stream may follow: a WebSocket's subscriptions (docs/executions.md#live-updates-over-websocket). */
+const MAX_FOLLOWED = LIMITS.SUBSCRIPTIONS_PER_SOCKET;
+
+/** The resource URIs a `subscriptions/listen` request asks to follow (the SDK checks the shape). */
+function resourceSubscriptions(params: unknown): unknown[] {
+  const uris = (params as { notifications?: { resourceSubscriptions?: unknown } } | undefined)?.notifications?.resourceSubscriptions;
+  return Array.isArray(uris) ? uris : [];
+}
+
 function scopeRefusal(principal: Principal, scope: Scope): { code: number; message: string } | undefined {
   try {
     requireScope(principal, scope);

@@ -13,7 +13,13 @@ export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 export const MCP_PROTOCOL_VERSIONS: readonly string[] = [MODERN_PROTOCOL_VERSION, ...SUPPORTED_PROTOCOL_VERSIONS];
 
 /** What the 2026-07-28 server declares in `server/discover`, and the Server Card repeats. */
-export const MODERN_CAPABILITIES = { tools: { listChanged: true }, ...LIBRARY_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } };
+/** 2026-07-28 adds change subscriptions: the tool list, and updates of the executions a `subscriptions/listen` stream follows. */
+export const MODERN_CAPABILITIES = {
+  tools: { listChanged: true },
+  ...LIBRARY_CAPABILITIES,
+  resources: { ...LIBRARY_CAPABILITIES.resources, subscribe: true },
+  extensions: { [TASKS_EXTENSION]: {} },
+};
 
 /** The Server Card media type, as the Server Card extension (SEP-2127) names it. */
 export const SERVER_CARD_MEDIA_TYPE = 'application/mcp-server+json';

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ExecutionsModule } from '../executions/executions.module';
+import { LiveUpdatesModule } from '../executions/live/live-updates.module';
 import { openBroadcast } from '../redis/broadcast';
 import { RedisConnections } from '../redis/redis-connections';
 import { ToolsModule } from '../tools/tools.module';
@@ -17,7 +18,7 @@ import { McpTools } from './mcp-tools';
 
 /** The MCP endpoint over the same registry, limits, cache and runner as REST; part of the ApiModule. */
 @Module({
-  imports: [DiscoveryModule, ToolsModule, ExecutionsModule, WorkflowsModule],
+  imports: [DiscoveryModule, ToolsModule, ExecutionsModule, LiveUpdatesModule, WorkflowsModule],
   controllers: [McpController, McpServerCardController],
   providers: [
     McpTools,

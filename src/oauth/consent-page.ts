@@ -70,7 +70,10 @@ export class ConsentPage {
     }
   }
 
-  /** A grant holds what was approved; the ticked tools (unless all of an unrestricted account's) become the tokens' `tools`. */
+  /**
+   * A grant holds what was approved; the ticked tools (unless all of an unrestricted account's) become the
+   * tokens' `tools`. The client as the page named it is kept beside them: a metadata-document client is not stored.
+   */
   private async grant(provider: OidcProvider, consent: Consent, principal: Principal, tools: string[]): Promise<string> {
     const grant = new provider.Grant({ accountId: principal.accountId, clientId: consent.client.id });
     // The API's scopes are the server's too (clients register and discover them), so they are granted on both sides.
@@ -84,7 +87,7 @@ export class ConsentPage {
     }
     const grantId = await grant.save();
     const everyTool = principal.toolIds === null && tools.length === this.catalogue.all().length;
-    await this.records.save({ model: GRANT_TOOLS_MODEL, id: grantId, payload: { tools: everyTool ? null : tools }, grant_id: grantId, uid: null, account_id: principal.accountId, expires_at: null, consumed_at: null });
+    await this.records.save({ model: GRANT_TOOLS_MODEL, id: grantId, payload: { tools: everyTool ? null : tools, client_name: consent.client.name, client_uri: consent.client.uri ?? null }, grant_id: grantId, uid: null, account_id: principal.accountId, expires_at: null, consumed_at: null });
     return grantId;
   }
 
@@ -163,7 +166,8 @@ export class ConsentPage {
       'cache-control': 'no-store',
       'content-security-policy': `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
       'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      // same-origin, not no-referrer: with no-referrer a browser's form post says `Origin: null`, which the origin check refuses.
+      'referrer-policy': 'same-origin',
     });
     res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}button{margin-right:1rem}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`);
   }

@@ -117,6 +117,41 @@ const Webhook: SchemaObject = {
   },
 };
 
+/** docs/upstreams.md: an MCP server or OpenAPI operations an account registered, as the API shows it. */
+const Upstream: SchemaObject = {
+  type: 'object',
+  required: ['id', 'name', 'type', 'auth', 'timeout', 'enabled', 'tools', 'status', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string', pattern: '^up_' },
+    name: { type: 'string', description: 'Its tools are `<name>.<tool>`.' },
+    type: { type: 'string', enum: ['mcp', 'openapi'] },
+    transport: { type: 'string', enum: ['streamable-http'], description: 'MCP upstreams.' },
+    url: { type: 'string', format: 'uri', description: 'MCP upstreams: the endpoint.' },
+    tools_filter: { type: 'object', description: 'MCP upstreams: `{ include, exclude }` as registered.' },
+    base_url: { type: 'string', format: 'uri', description: 'OpenAPI upstreams: the API’s base URL.' },
+    spec_url: nullable('string', { format: 'uri', description: 'OpenAPI upstreams: where the document is fetched; null when it was given inline.' }),
+    operations: { type: 'array', items: { type: 'string' }, description: 'OpenAPI upstreams: the operations selected.' },
+    auth: { type: 'object', description: 'The secret’s name only, never a value.' },
+    timeout: { type: 'integer', description: 'Seconds a call may take.' },
+    enabled: { type: 'boolean' },
+    tools: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'id', 'enabled'],
+        properties: { name: { type: 'string' }, id: { type: 'string' }, enabled: { type: 'boolean' }, operation: { type: 'string', description: 'OpenAPI upstreams: `METHOD /path`.' }, description: { type: 'string' } },
+      },
+    },
+    status: {
+      type: 'object',
+      required: ['tool_count', 'last_contact_at', 'last_error', 'latency_ms'],
+      properties: { tool_count: { type: 'integer' }, last_contact_at: nullable('string', { format: 'date-time' }), last_error: nullable('string'), latency_ms: nullable('integer') },
+    },
+    created_at: timestamp,
+    updated_at: timestamp,
+  },
+};
+
 /** docs/workflows.md */
 const WorkflowSummary: SchemaObject = {
   type: 'object',
@@ -360,6 +395,7 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
   Webhook,
   WebhookWithSecret: { allOf: [ref('Webhook'), { type: 'object', required: ['secret'], properties: { secret: { type: 'string', pattern: '^whsec_', description: 'The signing secret, shown once.' } } }] },
   WebhookList: page('webhooks', ref('Webhook')),
+  Upstream,
   WebhookDelivery,
   WebhookDeliveryList: page('deliveries', ref('WebhookDelivery')),
   WebhookEvent,
@@ -523,6 +559,11 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'POST /v1/keys/{key_id}/regenerate': ref('KeyWithSecret'),
   'POST /v1/keys/{key_id}/rotate': ref('KeyWithSecret'),
   'POST /v1/webhooks': ref('WebhookWithSecret'),
+  'POST /v1/upstreams': ref('Upstream'),
+  'GET /v1/upstreams': { type: 'object', required: ['upstreams', 'max_upstreams'], properties: { upstreams: { type: 'array', items: ref('Upstream') }, max_upstreams: { type: 'integer' } } },
+  'GET /v1/upstreams/{upstream_id}': ref('Upstream'),
+  'PATCH /v1/upstreams/{upstream_id}': ref('Upstream'),
+  'POST /v1/upstreams/{upstream_id}/refresh': ref('Upstream'),
   'GET /v1/webhooks': ref('WebhookList'),
   'GET /v1/webhooks/{webhook_id}': ref('Webhook'),
   'PATCH /v1/webhooks/{webhook_id}': ref('Webhook'),

@@ -7,6 +7,7 @@ import { findRefusal } from '../tools/sdk/network-errors';
 import { ToolError, type ToolContext, type ToolInputProperty } from '../tools/sdk';
 import type { RegisteredTool, ResolvedDefinition } from '../tools/tool-catalogue';
 import type { AccountTool } from '../tools/account-tools';
+import { callOperation } from './openapi-call';
 import { callUpstreamTool } from './upstream-client';
 import type { DiscoveredTool, Upstream } from './upstream.entity';
 
@@ -31,13 +32,34 @@ export function enabledTools(upstream: Upstream): DiscoveredTool[] {
   return upstream.tools.filter((tool) => !off.has(tool.name));
 }
 
+/** Compiled upstream schemas by their JSON text, the least recently used dropped past MAX_VALIDATORS. */
+const validators = new Map<string, ValidateFunction | null>();
+const MAX_VALIDATORS = 2_000;
+
+/**
+ * The schema's validator (null when Ajv cannot compile it), compiled once per distinct schema:
+ * each catalogue read builds tools from fresh row objects, and Ajv keys its own cache by object,
+ * so compiling those directly cost milliseconds per call, grew Ajv's cache by one entry per call
+ * and refused a second compile of a schema with an `$id`. Ajv's entry is removed after compiling.
+ */
 function compiled(schema: Record<string, unknown> | undefined): ValidateFunction | null {
   if (!schema) return null;
-  try {
-    return ajv.compile(schema);
-  } catch {
-    return null;
+  const key = JSON.stringify(schema);
+  let validator = validators.get(key);
+  if (validator === undefined) {
+    try {
+      validator = ajv.compile(schema);
+    } catch {
+      validator = null;
+    } finally {
+      ajv.removeSchema(schema);
+    }
+    if (validators.size >= MAX_VALIDATORS) validators.delete(validators.keys().next().value!);
+  } else {
+    validators.delete(key);
   }
+  validators.set(key, validator);
+  return validator;
 }
 
 /** What an upstream's tools/call answered, as our result (or the ToolError our envelope shows). */
@@ -68,15 +90,23 @@ export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): Too
   return new ToolError(`Upstream '${upstream.name}' could not be called: ${(err as Error).message}${cause ? ` (${cause})` : ''}`, { retryable: true, details });
 }
 
+/** One call: an OpenAPI operation's HTTP request, or an MCP tools/call with the bearer token read at call time. */
+async function callOf(upstream: Upstream, tool: DiscoveredTool, input: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
+  if (tool.operation) return callOperation({ upstream: upstream.name, baseUrl: upstream.url, auth: upstream.auth, timeoutMs: upstream.timeout_seconds * 1000 }, tool.operation, input, ctx);
+  const bearer = 'bearer_secret_name' in upstream.auth ? await ctx.secrets.get(upstream.auth.bearer_secret_name) : undefined;
+  const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: ctx.http.fetch, signal: ctx.signal }, tool.name, input, upstream.timeout_seconds * 1000);
+  return resultOf(upstream, tool, answer);
+}
+
 /**
  * One upstream tool as the runner runs it (src/executions/engine/execution-runner.ts): its input
- * checked against the upstream's inputSchema, the call made inside the execution with its signal
+ * checked against the upstream's inputSchema (an operation's: its parameters and body), the call made inside the execution with its signal
  * (cancel and timeout abort the request) and its egress-bound fetch, the bearer token read from
  * the account's secrets at call time, the structured result checked against the outputSchema.
  */
 export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool): RegisteredTool {
   const id = upstreamToolId(upstream, tool.name);
-  const description = tool.description ?? `Tool '${tool.name}' of the upstream MCP server '${upstream.name}'`;
+  const description = tool.description ?? `Tool '${tool.name}' of the upstream '${upstream.name}'`;
   const readOnly = tool.annotations?.readOnlyHint === true;
   const definition: ResolvedDefinition = {
     id,
@@ -106,15 +136,12 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool)
     definition,
     handler: {
       execute: async (input: Record<string, unknown>, ctx: ToolContext) => {
-        const bearer = 'bearer_secret_name' in upstream.auth ? await ctx.secrets.get(upstream.auth.bearer_secret_name) : undefined;
-        let answer: CallToolResult;
         try {
-          answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: ctx.http.fetch, signal: ctx.signal }, tool.name, input, upstream.timeout_seconds * 1000);
+          return await callOf(upstream, tool, input, ctx);
         } catch (err) {
           if (ctx.signal.aborted) throw err;
           throw unreachable(upstream, err);
         }
-        return resultOf(upstream, tool, answer);
       },
     },
     inputSchema: tool.inputSchema,
@@ -123,7 +150,7 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool)
     secretSettings: [],
     summary,
     compact: summary,
-    detail: { ...summary, input_schema: tool.inputSchema, ...(tool.outputSchema && { output_schema: tool.outputSchema }), ...(tool.annotations && { annotations: tool.annotations }) },
+    detail: { ...summary, ...(tool.operation && { operation: `${tool.operation.method} ${tool.operation.path}` }), input_schema: tool.inputSchema, ...(tool.outputSchema && { output_schema: tool.outputSchema }), ...(tool.annotations && { annotations: tool.annotations }) },
     validateInput: (input) => {
       if (validateIn && !validateIn(input)) throw inputErrorToException(validateIn.errors ?? [], input, properties);
       return input;

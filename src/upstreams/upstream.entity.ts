@@ -1,8 +1,22 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../keys/account.entity';
 
-/** How the service authenticates to an upstream: a bearer token read from the account's secrets by name at call time, or nothing. */
-export type UpstreamAuth = { bearer_secret_name: string } | { none: true };
+/**
+ * How the service authenticates to an upstream, read from the account's secrets by name at call
+ * time: a bearer token, an API key sent in a header (OpenAPI upstreams), or nothing.
+ */
+export type UpstreamAuth = { bearer_secret_name: string } | { api_key_header: string; api_key_secret_name: string } | { none: true };
+
+/** Where an OpenAPI operation's inputs go: each parameter by its name and place, and whether it takes a JSON body. */
+export interface HttpOperation {
+  method: string;
+  /** The path template as the document writes it, `{name}` placeholders included. */
+  path: string;
+  parameters: { name: string; in: 'path' | 'query' | 'header' }[];
+  body: boolean;
+  /** The 2xx answer's JSON schema is not an object's: the result is `{ body: <answer> }`. */
+  wrapped?: boolean;
+}
 
 /** Which of the upstream's tools the account takes (names as the upstream lists them). */
 export interface UpstreamToolFilter {
@@ -18,9 +32,11 @@ export interface DiscoveredTool {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  /** An OpenAPI upstream's operation behind the tool. */
+  operation?: HttpOperation;
 }
 
-/** An MCP server an account registered (docs/upstreams.md): its tools join that account's catalogue as `<name>.<tool>`. */
+/** An MCP server or OpenAPI operations an account registered (docs/upstreams.md): its tools join that account's catalogue as `<name>.<tool>`. */
 @Entity('upstreams')
 @Index('idx_upstreams_account_name', ['account_id', 'name'], { unique: true })
 export class Upstream {
@@ -39,10 +55,15 @@ export class Upstream {
   name: string;
 
   @Column('text')
-  transport: 'streamable-http';
+  transport: 'streamable-http' | 'openapi';
 
+  /** The MCP endpoint, or an OpenAPI upstream's base URL. */
   @Column('text')
   url: string;
+
+  /** Where an OpenAPI upstream's document was fetched from (refresh fetches it again); null when it was given inline. */
+  @Column('text', { nullable: true })
+  spec_url: string | null;
 
   /** Names a secret, never holds one. */
   @Column('jsonb')

@@ -1,10 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { Allow, ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { AppException } from '../common/errors';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
 import { SECRET_NAME } from '../secrets/secret-name';
+import { MAX_OPERATIONS } from './openapi-document';
 import type { UpstreamAuth } from './upstream.entity';
 import { MAX_UPSTREAMS_PER_ACCOUNT, UpstreamsService } from './upstreams.service';
 
@@ -26,15 +27,35 @@ export class CreateUpstreamDto {
   @IsString() @Matches(UPSTREAM_NAME, { message: 'name must be 1-32 of a-z, 0-9 and -, starting with a letter, and not "workflow"' })
   name: string;
 
-  @ApiProperty({ enum: ['streamable-http'] })
-  @IsIn(['streamable-http'])
-  transport: 'streamable-http';
+  @ApiPropertyOptional({ enum: ['mcp', 'openapi'], default: 'mcp', description: '`openapi`: operations of an OpenAPI 3.0/3.1 document as tools (docs/upstreams.md#openapi-operations).' })
+  @IsOptional() @IsIn(['mcp', 'openapi'])
+  type?: 'mcp' | 'openapi';
 
-  @ApiProperty({ format: 'uri', maxLength: 2048, description: 'http(s); checked against the egress policy here and at every call.' })
-  @IsString() @MaxLength(2048)
-  url: string;
+  @ApiPropertyOptional({ enum: ['streamable-http'], description: 'An MCP upstream’s transport (required for `type: "mcp"`).' })
+  @ValidateIf((body: CreateUpstreamDto) => body.type !== 'openapi') @IsIn(['streamable-http'])
+  transport?: 'streamable-http';
 
-  @ApiProperty({ description: '`{ "bearer_secret_name": "<secret>" }` (one of the account’s secrets, read at each call) or `{ "none": true }`.' })
+  @ApiPropertyOptional({ format: 'uri', maxLength: 2048, description: 'An MCP upstream’s endpoint (required for `type: "mcp"`), http(s); checked against the egress policy here and at every call.' })
+  @ValidateIf((body: CreateUpstreamDto) => body.type !== 'openapi') @IsString() @MaxLength(2048)
+  url?: string;
+
+  @ApiPropertyOptional({ format: 'uri', maxLength: 2048, description: 'OpenAPI: where the document is fetched (through the egress policy, at most 2 MiB, no redirects). One of `spec_url` and `spec`.' })
+  @IsOptional() @IsString() @MaxLength(2048)
+  spec_url?: string;
+
+  @ApiPropertyOptional({ oneOf: [{ type: 'object' }, { type: 'string' }], description: 'OpenAPI: the document itself, as JSON or as YAML text. Only references within it (`#/...`) are followed.' })
+  @Allow()
+  spec?: unknown;
+
+  @ApiPropertyOptional({ format: 'uri', maxLength: 2048, description: 'OpenAPI: the API’s base URL; an operation’s path is appended to its path. Checked against the egress policy here and at every call.' })
+  @ValidateIf((body: CreateUpstreamDto) => body.type === 'openapi') @IsString() @MaxLength(2048)
+  base_url?: string;
+
+  @ApiPropertyOptional({ type: [String], maxItems: MAX_OPERATIONS, description: 'OpenAPI: the operations to offer, by operationId or as "METHOD /path"; each becomes the tool `<name>.<operationId>`.' })
+  @ValidateIf((body: CreateUpstreamDto) => body.type === 'openapi') @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_OPERATIONS) @IsString({ each: true }) @MaxLength(300, { each: true })
+  operations?: string[];
+
+  @ApiProperty({ description: '`{ "bearer_secret_name": "<secret>" }` (one of the account’s secrets, read at each call), `{ "api_key_header": "X-Api-Key", "api_key_secret_name": "<secret>" }` (OpenAPI only) or `{ "none": true }`.' })
   @IsObject()
   auth: Record<string, unknown>;
 
@@ -57,12 +78,28 @@ export class UpdateUpstreamDto {
   tools_enabled?: Record<string, boolean>;
 }
 
-/** `auth` as one of its two forms, else the 400 naming what is wrong. */
-function authOf(raw: Record<string, unknown>): UpstreamAuth {
-  const keys = Object.keys(raw);
-  if (keys.length === 1 && raw.none === true) return { none: true };
-  if (keys.length === 1 && typeof raw.bearer_secret_name === 'string' && SECRET_NAME.test(raw.bearer_secret_name)) return { bearer_secret_name: raw.bearer_secret_name };
-  throw AppException.invalidRequest('auth must be { "bearer_secret_name": "<secret name>" } or { "none": true }', { parameter: 'auth' });
+/** An HTTP header name (RFC 9110 token) that is not one the call sets itself. */
+const API_KEY_HEADER = /^(?!(?:authorization|host|content-type|content-length|accept|cookie|connection|transfer-encoding)$)[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/i;
+
+/** `auth` as one of its forms (the API-key header for OpenAPI upstreams only), else the 400 naming what is wrong. */
+function authOf(raw: Record<string, unknown>, openapi: boolean): UpstreamAuth {
+  const keys = Object.keys(raw).sort().join(',');
+  if (keys === 'none' && raw.none === true) return { none: true };
+  if (keys === 'bearer_secret_name' && typeof raw.bearer_secret_name === 'string' && SECRET_NAME.test(raw.bearer_secret_name)) return { bearer_secret_name: raw.bearer_secret_name };
+  if (openapi && keys === 'api_key_header,api_key_secret_name' && typeof raw.api_key_header === 'string' && API_KEY_HEADER.test(raw.api_key_header) && typeof raw.api_key_secret_name === 'string' && SECRET_NAME.test(raw.api_key_secret_name)) {
+    return { api_key_header: raw.api_key_header, api_key_secret_name: raw.api_key_secret_name };
+  }
+  const forms = openapi ? '{ "bearer_secret_name": "<secret name>" }, { "api_key_header": "<header>", "api_key_secret_name": "<secret name>" }' : '{ "bearer_secret_name": "<secret name>" }';
+  throw AppException.invalidRequest(`auth must be ${forms} or { "none": true }`, { parameter: 'auth' });
+}
+
+/** Exactly one of `spec_url` and `spec`. */
+function specSourceOf(body: CreateUpstreamDto): { spec_url: string } | { spec: unknown } {
+  if ((body.spec_url === undefined) === (body.spec === undefined)) throw AppException.invalidRequest('give exactly one of spec_url and spec', { parameter: body.spec_url === undefined ? 'spec_url' : 'spec' });
+  if (body.spec !== undefined && (body.spec === null || (typeof body.spec !== 'object' && typeof body.spec !== 'string') || Array.isArray(body.spec))) {
+    throw AppException.invalidRequest('spec must be the OpenAPI document as a JSON object or as YAML text', { parameter: 'spec' });
+  }
+  return body.spec_url !== undefined ? { spec_url: body.spec_url } : { spec: body.spec };
 }
 
 function filterOf(raw: UpstreamToolFilterDto | undefined): UpstreamToolFilterDto | undefined {
@@ -88,7 +125,10 @@ export class UpstreamsController {
   /** 201 with the upstream and what its discovery found (or the error it met, in `status.last_error`). */
   @Post()
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateUpstreamDto) {
-    return this.upstreams.create(principal, { name: body.name, url: body.url, auth: authOf(body.auth), tools: filterOf(body.tools), timeout: body.timeout });
+    if (body.type === 'openapi') {
+      return this.upstreams.createOpenApi(principal, { name: body.name, base_url: body.base_url!, ...specSourceOf(body), operations: body.operations!, auth: authOf(body.auth, true), timeout: body.timeout });
+    }
+    return this.upstreams.create(principal, { name: body.name, url: body.url!, auth: authOf(body.auth, false), tools: filterOf(body.tools), timeout: body.timeout });
   }
 
   @Get()

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { AppException } from '../common/errors';
+import { ToolError } from '../tools/sdk';
 import { randomBase62 } from '../common/ids';
 import { underAccountCap } from '../database/account-cap';
 import { AppConfig } from '../config/app-config';
@@ -13,6 +14,7 @@ import { checkedRegisteredUrl } from '../tools/egress/registered-url';
 import { createToolHttp } from '../tools/egress/tool-network';
 import { RuntimeTools } from '../tools/runtime-tools';
 import type { RegisteredTool } from '../tools/tool-catalogue';
+import { dereferencedDocument, documentOfText, operationTools } from './openapi-document';
 import { discoverTools } from './upstream-client';
 import { enabledTools, registeredUpstreamTool, unreachable, upstreamToolId } from './upstream-tool';
 import { Upstream, type DiscoveredTool, type UpstreamAuth, type UpstreamToolFilter } from './upstream.entity';
@@ -20,6 +22,8 @@ import { Upstream, type DiscoveredTool, type UpstreamAuth, type UpstreamToolFilt
 export const MAX_UPSTREAMS_PER_ACCOUNT = 20;
 /** How long discovery (initialize + tools/list) may take at registration and refresh. */
 const DISCOVERY_TIMEOUT_MS = 15_000;
+/** An OpenAPI document fetched from spec_url may be at most this large. */
+const MAX_SPEC_BYTES = 2 * 1024 * 1024;
 /** How long an account's upstreams are reused between catalogue reads (a change shows within this, in every process). */
 const FRESH_MS = 1_000;
 
@@ -31,6 +35,15 @@ export interface UpstreamFields {
   timeout?: number;
 }
 
+/** An OpenAPI upstream as registered: its document from `spec_url` or inline `spec`, the operations to offer. */
+export type OpenApiUpstreamFields = {
+  name: string;
+  base_url: string;
+  operations: string[];
+  auth: UpstreamAuth;
+  timeout?: number;
+} & ({ spec_url: string } | { spec: unknown });
+
 export interface UpstreamChange {
   enabled?: boolean;
   /** Per upstream tool name: false switches it off, true on again. */
@@ -40,16 +53,23 @@ export interface UpstreamChange {
 /** An upstream as the API shows it: where, how authenticated (the secret's name only), its tools and its health. */
 export function upstreamView(row: Upstream): Record<string, unknown> {
   const off = new Set(row.disabled_tools);
+  const where = row.transport === 'openapi'
+    ? { type: 'openapi', base_url: row.url, spec_url: row.spec_url, operations: row.tool_filter.include ?? [] }
+    : { type: 'mcp', transport: row.transport, url: row.url, tools_filter: row.tool_filter };
   return {
     id: row.id,
     name: row.name,
-    transport: row.transport,
-    url: row.url,
+    ...where,
     auth: row.auth,
-    tools_filter: row.tool_filter,
     timeout: row.timeout_seconds,
     enabled: row.enabled,
-    tools: row.tools.map((tool) => ({ name: tool.name, id: upstreamToolId(row, tool.name), enabled: !off.has(tool.name), ...(tool.description && { description: tool.description }) })),
+    tools: row.tools.map((tool) => ({
+      name: tool.name,
+      id: upstreamToolId(row, tool.name),
+      enabled: !off.has(tool.name),
+      ...(tool.operation && { operation: `${tool.operation.method} ${tool.operation.path}` }),
+      ...(tool.description && { description: tool.description }),
+    })),
     status: {
       tool_count: row.tools.length,
       last_contact_at: row.last_contact_at?.toISOString() ?? null,
@@ -93,15 +113,36 @@ export class UpstreamsService implements OnModuleInit {
   /** Registers the upstream and discovers its tools; an unreachable one is kept with its error (fix it, then refresh). */
   async create(principal: Principal, fields: UpstreamFields, now = new Date()): Promise<Record<string, unknown>> {
     const url = checkedRegisteredUrl(fields.url, this.egress.policy, 'name a secret in auth.bearer_secret_name instead');
-    const row = this.upstreams.create({
+    const row = this.newRow(principal, { name: fields.name, transport: 'streamable-http', url, auth: fields.auth, tool_filter: fields.tools ?? {}, timeout_seconds: fields.timeout ?? 30 }, now);
+    await this.insert(principal, row);
+    await this.discover(row);
+    return upstreamView(row);
+  }
+
+  /**
+   * Registers OpenAPI operations as tools (docs/upstreams.md#openapi-operations): the document is
+   * read, checked and dereferenced first, so an unknown operation, an unsupported content type or
+   * a document that cannot be fetched is a 400 and nothing is stored.
+   */
+  async createOpenApi(principal: Principal, fields: OpenApiUpstreamFields, now = new Date()): Promise<Record<string, unknown>> {
+    const url = checkedRegisteredUrl(fields.base_url, this.egress.policy, 'name a secret in auth instead', 'base_url');
+    if (/[?#]/.test(url)) throw AppException.invalidRequest('base_url must not have a query or a fragment', { parameter: 'base_url' });
+    const specUrl = 'spec_url' in fields ? checkedRegisteredUrl(fields.spec_url, this.egress.policy, 'serve the document without credentials, or pass it as spec', 'spec_url') : null;
+    const started = Date.now();
+    const raw = specUrl ? await this.fetchedDocument(specUrl) : typeof (fields as { spec: unknown }).spec === 'string' ? await documentOfText((fields as { spec: string }).spec, 'spec') : (fields as { spec: unknown }).spec;
+    const tools = operationTools(await dereferencedDocument(raw), fields.operations);
+    const row = this.newRow(principal, { name: fields.name, transport: 'openapi', url, spec_url: specUrl, auth: fields.auth, tool_filter: { include: fields.operations }, timeout_seconds: fields.timeout ?? 30 }, now);
+    Object.assign(row, { tools, ...(specUrl && { last_contact_at: new Date(), latency_ms: Date.now() - started }) });
+    await this.insert(principal, row);
+    return upstreamView(row);
+  }
+
+  private newRow(principal: Principal, fields: Pick<Upstream, 'name' | 'transport' | 'url' | 'auth' | 'tool_filter' | 'timeout_seconds'> & { spec_url?: string | null }, now: Date): Upstream {
+    return this.upstreams.create({
+      spec_url: null,
+      ...fields,
       id: `up_${randomBase62(24)}`,
       account_id: principal.accountId,
-      name: fields.name,
-      transport: 'streamable-http',
-      url,
-      auth: fields.auth,
-      tool_filter: fields.tools ?? {},
-      timeout_seconds: fields.timeout ?? 30,
       enabled: true,
       disabled_tools: [],
       tools: [],
@@ -111,14 +152,31 @@ export class UpstreamsService implements OnModuleInit {
       created_at: now,
       updated_at: now,
     });
+  }
+
+  private async insert(principal: Principal, row: Upstream): Promise<void> {
     await underAccountCap(this.upstreams.manager, principal.accountId, Upstream, MAX_UPSTREAMS_PER_ACCOUNT, 'upstreams', async (manager) => {
-      if (await manager.exists(Upstream, { where: { account_id: principal.accountId, name: fields.name } })) {
-        throw new AppException('CONFLICT', `An upstream named '${fields.name}' exists: pick another name or delete it first`, { details: { parameter: 'name' } });
+      if (await manager.exists(Upstream, { where: { account_id: principal.accountId, name: row.name } })) {
+        throw new AppException('CONFLICT', `An upstream named '${row.name}' exists: pick another name or delete it first`, { details: { parameter: 'name' } });
       }
       await manager.insert(Upstream, row as QueryDeepPartialEntity<Upstream>); // jsonb columns: stored as they are
     });
-    await this.discover(row);
-    return upstreamView(row);
+    this.recent.delete(principal.accountId);
+  }
+
+  /** The document at spec_url through the egress policy: at most MAX_SPEC_BYTES, no redirect followed; any failure a 400 naming spec_url. */
+  private async fetchedDocument(specUrl: string): Promise<unknown> {
+    const signal = AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
+    let answer;
+    try {
+      answer = await createToolHttp(this.egress, signal).request(specUrl, { redirect: 'manual', maxResponseBytes: MAX_SPEC_BYTES, parameter: 'spec_url', headers: { accept: 'application/json, application/yaml;q=0.9, */*;q=0.5' } });
+    } catch (err) {
+      const message = err instanceof ToolError ? err.message : signal.aborted ? `took longer than ${DISCOVERY_TIMEOUT_MS / 1000} s` : (err as Error).message;
+      throw AppException.invalidRequest(`spec_url could not be fetched: ${message}`, { parameter: 'spec_url' });
+    }
+    if (answer.status !== 200) throw AppException.invalidRequest(`spec_url answered HTTP ${answer.status}${answer.status >= 300 && answer.status < 400 ? ' (redirects are not followed)' : ''}`, { parameter: 'spec_url' });
+    if (answer.truncated) throw AppException.invalidRequest(`The document at spec_url is larger than ${MAX_SPEC_BYTES} bytes`, { parameter: 'spec_url' });
+    return documentOfText(answer.text(), 'spec_url');
   }
 
   async list(principal: Principal): Promise<Record<string, unknown>[]> {
@@ -157,14 +215,19 @@ export class UpstreamsService implements OnModuleInit {
 
   /** The account's enabled upstream tools that the key may use, as the runner runs them. */
   async toolsOf(principal: Principal): Promise<RegisteredTool[]> {
+    return (await this.enabledUpstreams(principal.accountId)).flatMap((upstream) => enabledTools(upstream).map((tool) => registeredUpstreamTool(upstream, tool))).filter((tool) => canUseTool(principal, tool.definition.id));
+  }
+
+  /** The account's enabled upstreams, read at most once a FRESH_MS per process (listings and calls alike) unless `fresh`. */
+  private async enabledUpstreams(accountId: string, fresh = false): Promise<Upstream[]> {
     const now = Date.now();
-    let entry = this.recent.get(principal.accountId);
-    if (!entry || now - entry.at > FRESH_MS) {
+    let entry = this.recent.get(accountId);
+    if (!entry || fresh || now - entry.at > FRESH_MS) {
       if (this.recent.size > 10_000) this.recent.clear();
-      entry = { at: now, upstreams: await this.upstreams.find({ where: { account_id: principal.accountId, enabled: true }, order: { name: 'ASC' } }) };
-      this.recent.set(principal.accountId, entry);
+      entry = { at: now, upstreams: await this.upstreams.find({ where: { account_id: accountId, enabled: true }, order: { name: 'ASC' } }) };
+      this.recent.set(accountId, entry);
     }
-    return entry.upstreams.flatMap((upstream) => enabledTools(upstream).map((tool) => registeredUpstreamTool(upstream, tool))).filter((tool) => canUseTool(principal, tool.definition.id));
+    return entry.upstreams;
   }
 
   /** One upstream tool by its id (`<upstream>.<tool>`), or undefined when the account has none such the key may use. */
@@ -172,12 +235,20 @@ export class UpstreamsService implements OnModuleInit {
     return canUseTool(principal, toolId) ? this.toolOfAccount(principal.accountId, toolId) : undefined;
   }
 
+  /**
+   * A tool found in the account's recent upstream list; one it lacks is looked for again in a fresh
+   * read, so a call queued just after a registration finds its tool on a worker that read the list
+   * a moment before.
+   */
   private async toolOfAccount(accountId: string, toolId: string): Promise<RegisteredTool | undefined> {
     const dot = toolId.indexOf('.');
     if (dot <= 0) return undefined;
-    const upstream = await this.upstreams.findOne({ where: { account_id: accountId, name: toolId.slice(0, dot), enabled: true } });
-    const tool = upstream && enabledTools(upstream).find(({ name }) => name === toolId.slice(dot + 1));
-    return tool ? registeredUpstreamTool(upstream, tool) : undefined;
+    const find = (upstreams: Upstream[]) => {
+      const upstream = upstreams.find(({ name }) => name === toolId.slice(0, dot));
+      const tool = upstream && enabledTools(upstream).find(({ name }) => name === toolId.slice(dot + 1));
+      return tool ? registeredUpstreamTool(upstream, tool) : undefined;
+    };
+    return find(await this.enabledUpstreams(accountId)) ?? find(await this.enabledUpstreams(accountId, true));
   }
 
   private async find(principal: Principal, id: string): Promise<Upstream> {
@@ -187,6 +258,7 @@ export class UpstreamsService implements OnModuleInit {
   }
 
   private async discover(row: Upstream): Promise<void> {
+    if (row.transport === 'openapi') return this.rereadDocument(row);
     const started = Date.now();
     const signal = AbortSignal.timeout(DISCOVERY_TIMEOUT_MS);
     let tools: DiscoveredTool[] | null = null;
@@ -200,6 +272,24 @@ export class UpstreamsService implements OnModuleInit {
     }
     const now = new Date();
     const fields = tools ? { tools, last_contact_at: now, last_error: null, latency_ms: now.getTime() - started } : { last_error: error };
+    await this.recorded(row, fields, now);
+  }
+
+  /** An OpenAPI upstream's document fetched again and its operations re-read; a failure is recorded, the tools kept. */
+  private async rereadDocument(row: Upstream): Promise<void> {
+    if (!row.spec_url) throw AppException.invalidRequest(`Upstream '${row.name}' was registered with an inline spec: register it again to change its operations`, { parameter: 'spec' });
+    const started = Date.now();
+    let fields: Partial<Upstream>;
+    try {
+      const tools = operationTools(await dereferencedDocument(await this.fetchedDocument(row.spec_url)), row.tool_filter.include ?? []);
+      fields = { tools, last_contact_at: new Date(), last_error: null, latency_ms: Date.now() - started };
+    } catch (err) {
+      fields = { last_error: (err as Error).message.slice(0, 500) };
+    }
+    await this.recorded(row, fields, new Date());
+  }
+
+  private async recorded(row: Upstream, fields: Partial<Upstream>, now: Date): Promise<void> {
     Object.assign(row, fields, { updated_at: now });
     await this.upstreams.update({ id: row.id }, { ...fields, updated_at: now } as QueryDeepPartialEntity<Upstream>);
     this.recent.delete(row.account_id);

@@ -55,11 +55,15 @@ export class LiveUpdates implements BeforeApplicationShutdown {
     return this.lastSeq;
   }
 
-  /** Adds a socket; false when its key already holds MAX_SOCKETS_PER_KEY here. */
+  /** Whether the key holds fewer than MAX_SOCKETS_PER_KEY listeners here. */
+  hasRoom(keyId: string): boolean {
+    return (this.socketsByKey.get(keyId) ?? 0) < LIMITS.MAX_SOCKETS_PER_KEY;
+  }
+
+  /** Adds a listener (a socket, an MCP stream following executions); false when its key already holds MAX_SOCKETS_PER_KEY here. */
   attach(listener: LiveListener): boolean {
-    const held = this.socketsByKey.get(listener.principal.keyId) ?? 0;
-    if (held >= LIMITS.MAX_SOCKETS_PER_KEY) return false;
-    this.socketsByKey.set(listener.principal.keyId, held + 1);
+    if (!this.hasRoom(listener.principal.keyId)) return false;
+    this.socketsByKey.set(listener.principal.keyId, (this.socketsByKey.get(listener.principal.keyId) ?? 0) + 1);
     this.listeners.add(listener);
     this.stopListening ??= this.bus.subscribeAll((event) => this.enqueue(event));
     return true;

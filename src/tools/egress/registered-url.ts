@@ -10,8 +10,8 @@ const MAX_URL_LENGTH = 2048;
  * Names are not resolved here (what they resolve to can change): every connection checks the
  * addresses it dials (src/tools/egress/egress.ts).
  */
-export function checkedRegisteredUrl(raw: string, policy: EgressPolicy, instead: string): string {
-  const refuse = (why: string) => AppException.invalidRequest(`url ${why}`, { parameter: 'url' });
+export function checkedRegisteredUrl(raw: string, policy: EgressPolicy, instead: string, parameter = 'url'): string {
+  const refuse = (why: string) => AppException.invalidRequest(`${parameter} ${why}`, { parameter });
   if (raw.length > MAX_URL_LENGTH) throw refuse(`is longer than ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
