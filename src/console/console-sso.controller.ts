@@ -79,7 +79,7 @@ export class ConsoleSsoController {
 
     let identity: Awaited<ReturnType<SingleSignOn['complete']>>;
     try {
-      identity = await this.sso.complete(new URL(request.url, this.config.publicUrl), pending);
+      identity = await this.sso.complete(this.callbackUrl(request), pending);
     } catch (err) {
       if (!isRefusal(err)) return this.unavailable(reply, err);
       this.logger.warn(`Single sign-on refused by the exchange: ${(err as Error).message}`);
@@ -110,6 +110,16 @@ export class ConsoleSsoController {
       return this.page(reply, 200, 'Signed in', `<p>Signed in. <a href="${to}">Continue to the consent page</a>.</p>`, `<meta http-equiv="refresh" content="0;url=${to}">`);
     }
     reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect('/console', 303);
+  }
+
+  /**
+   * The URL the provider redirected to, as registered (PUBLIC_URL's, whatever path a proxy in front
+   * strips) with the query it came with: openid-client sends it back as the token request's redirect_uri.
+   */
+  private callbackUrl(request: FastifyRequest): URL {
+    const url = new URL(this.sso.redirectUri);
+    url.search = new URL(request.url, url).search;
+    return url;
   }
 
   private flowCookie(value: string, maxAgeSeconds: number): string {
