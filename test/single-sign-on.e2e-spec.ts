@@ -172,6 +172,19 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     expect(platformMembers.map((member: { subject: string }) => member.subject).sort()).toEqual(['u-alice', 'u-bob']);
   });
 
+  it('ends the pending sign-in and opens the session in one answer from the callback', async () => {
+    idp.signInAs('u-bob');
+    const browser = new Browser();
+    const { url: callback } = await browser.follow(`${base}/console/sso/start`, (next) => next.pathname === '/console/sso/callback');
+    const res = await browser.go(callback.href);
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('/console');
+    const cookies = res.headers.getSetCookie();
+    expect(cookies).toHaveLength(2);
+    expect(cookies.find((cookie) => cookie.startsWith('tos_sso='))).toMatch(/^tos_sso=; Path=\/console\/sso; Max-Age=0; HttpOnly; SameSite=Lax$/);
+    expect(cookies.find((cookie) => cookie.startsWith(`${SESSION_COOKIE}=`))).toMatch(/; HttpOnly; SameSite=Strict$/);
+  });
+
   it('refuses a callback this browser did not start, and one whose state was changed', async () => {
     idp.signInAs('u-bob');
     const browser = new Browser();

@@ -73,7 +73,7 @@ export class ConsoleSsoController {
   async callback(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string | void> {
     if (!this.sso.enabled) return this.page(reply, 404, 'Single sign-on is off', '<p>This service has no identity provider configured.</p>');
     const pending = pendingOf(request);
-    // Spent or not, the pending sign-in is over.
+    // Spent or not, the pending sign-in is over (Fastify adds each Set-Cookie beside the others).
     reply.header('set-cookie', this.flowCookie('', 0));
     if (!pending) return this.page(reply, 400, 'Sign-in not started here', `<p>This browser did not start this sign-in, or took more than ${FLOW_MAX_SECONDS / 60} minutes at the identity provider.</p>${this.again()}`);
 
@@ -101,7 +101,7 @@ export class ConsoleSsoController {
     }
     const { session, secret } = await this.sessions.openForMember(admitted.member, match.scopes, request.headers['user-agent']);
     this.logger.log(`Single sign-on: ${admitted.member.id} (${identity.subject}) ${admitted.joined ? 'joined' : 'signed in to'} account ${match.accountId} as ${match.role} by rule ${match.rule}; session ${session.id}`);
-    reply.header('set-cookie', [this.flowCookie('', 0), sessionCookie(secret, this.config.CONSOLE_SESSION_MAX_SECONDS, this.secureCookie)]);
+    reply.header('set-cookie', sessionCookie(secret, this.config.CONSOLE_SESSION_MAX_SECONDS, this.secureCookie));
     if (pending.returnTo) {
       // A page that moves on by itself, not a redirect: the navigation it starts is this site's own, so
       // the consent page gets the SameSite=Strict session cookie that a redirect chain begun at the
