@@ -4,6 +4,7 @@ import { connectedAppsPage } from './connected-apps.js';
 import { clearNotice, h, notify } from './dom.js';
 import { executionPage, executionsPage } from './executions.js';
 import { keysPage } from './keys.js';
+import { membersPage } from './members.js';
 import { schedulePage, schedulesPage } from './schedules.js';
 import { secretsPage } from './secrets.js';
 import { toolPage, toolsPage } from './tools.js';
@@ -35,6 +36,7 @@ function pageFor(section: string, arg: string | undefined): Page | undefined {
     case 'usage': return usagePage;
     case 'webhooks': return arg ? webhookPage : webhooksPage;
     case 'connected-apps': return connectedAppsPage;
+    case 'members': return membersPage;
     case 'workflows': return arg ? workflowPage : workflowsPage;
     case 'runs': return arg ? runPage : undefined;
     case 'schedules': return arg ? schedulePage : schedulesPage;

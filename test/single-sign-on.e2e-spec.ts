@@ -214,7 +214,7 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
     expect(browser.cookie(base, SESSION_COOKIE)).toBeUndefined();
   });
 
-  it("signs in from the console's button in headless Chromium, asking nothing of any other origin", async () => {
+  it("signs in from the console's button in headless Chromium, asking nothing of any other origin; the Members page removes a member", async () => {
     const chromium = await launchChromium();
     try {
       const requested: string[] = [];
@@ -225,6 +225,17 @@ describeEachEngine('Single sign-on with the company identity provider', (mode) =
       await page.getByRole('link', { name: 'Sign in with Corp SSO' }).click();
       await page.getByRole('heading', { name: 'API keys' }).waitFor();
       expect(await page.locator('#who').textContent()).toContain('sso-platform');
+
+      // The owner sees who joined, and removing a member ends their session at once.
+      const bob = await signIn('u-bob');
+      expect((await consoleSession(bob.browser)).status).toBe(200);
+      await page.locator('#nav').getByRole('link', { name: 'Members' }).click();
+      await page.getByRole('heading', { name: 'Members' }).waitFor();
+      await page.getByRole('cell', { name: 'alice@corp.example u-alice' }).waitFor();
+      await page.getByRole('button', { name: 'Remove bob@corp.example' }).click();
+      await page.getByText('Removed bob@corp.example').waitFor();
+      await page.getByRole('button', { name: 'Remove bob@corp.example' }).waitFor({ state: 'detached' });
+      expect((await consoleSession(bob.browser)).status).toBe(401);
       expect(pageErrors).toEqual([]);
       expect(requested.filter((url) => !url.startsWith(base) && !url.startsWith(idp.url))).toEqual([]);
     } finally {
