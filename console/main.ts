@@ -9,6 +9,7 @@ import { schedulePage, schedulesPage } from './schedules.js';
 import { secretsPage } from './secrets.js';
 import { toolPage, toolsPage } from './tools.js';
 import { triggerPage, triggersPage } from './triggers.js';
+import { upstreamsPage } from './upstreams.js';
 import { usagePage } from './usage.js';
 import { webhookPage } from './webhook-deliveries.js';
 import { webhooksPage } from './webhooks.js';
@@ -37,6 +38,7 @@ function pageFor(section: string, arg: string | undefined): Page | undefined {
     case 'webhooks': return arg ? webhookPage : webhooksPage;
     case 'connected-apps': return connectedAppsPage;
     case 'members': return membersPage;
+    case 'upstreams': return upstreamsPage;
     case 'workflows': return arg ? workflowPage : workflowsPage;
     case 'runs': return arg ? runPage : undefined;
     case 'schedules': return arg ? schedulePage : schedulesPage;
