@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type * as Jose from 'jose';
 import { Repository } from 'typeorm';
 import { fetch as undiciFetch } from 'undici';
-import { AppConfig, BUILTIN_ISSUER_PATH } from '../config/app-config';
+import { AppConfig, BUILTIN_ISSUER_PATH, INTERACTION_PATH } from '../config/app-config';
 import { SCOPES } from '../identity/scopes';
 import { Account } from '../keys/account.entity';
 import { SecretsService } from '../secrets/secrets.service';
@@ -28,8 +28,6 @@ const GRANT_TTL_SECONDS = 90 * 24 * 3600;
 const INTERACTION_TTL_SECONDS = 600;
 const CODE_TTL_SECONDS = 60;
 const PURGE_EVERY_MS = 10 * 60_000;
-/** The consent page (ours, src/oauth/consent-page.ts) lives under the issuer but is not oidc-provider's. */
-export const INTERACTION_PATH = `${BUILTIN_ISSUER_PATH}/interaction/`;
 
 /** The slice of oidc-provider's API this module uses (the package ships no types). */
 export interface OidcProvider {

@@ -4,7 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { FastifyRequest } from 'fastify';
 import { Repository } from 'typeorm';
-import { AppConfig } from '../config/app-config';
+import { AppConfig, INTERACTION_PATH } from '../config/app-config';
 import type { Principal } from '../identity/principal';
 import { SCOPES, type Scope } from '../identity/scopes';
 import { sessionSecretOf } from '../sessions/console-credentials';
@@ -13,6 +13,7 @@ import { ToolCatalogue } from '../tools/tool-catalogue';
 import type { InteractionDetails, OidcProvider } from './authorization-server';
 import { OAuthRecord } from './oauth-record.entity';
 import { GRANT_TOOLS_MODEL } from './oauth-store';
+import { escapeHtml } from '../common/html';
 
 const MAX_FORM_BYTES = 64 * 1024;
 const OIDC_SCOPES = new Set(['openid', 'offline_access']);
@@ -136,7 +137,7 @@ export class ConsentPage {
     const tools = consent.tools
       .map((tool) => `<li><label><input type="checkbox" name="tools" value="${escapeHtml(tool.id)}" checked> ${escapeHtml(tool.name)} <code>${escapeHtml(tool.id)}</code></label></li>`)
       .join('');
-    const who = principal ? `<p>Signed in to account <code>${escapeHtml(principal.accountId)}</code>.</p>` : '<p>You are not signed in here yet: open a console sign-in link in this browser first.</p>';
+    const who = principal ? `<p>Signed in to account <code>${escapeHtml(principal.accountId)}</code>.</p>` : this.signInOffer(uid);
     const site = consent.client.uri ? ` (<a href="${escapeHtml(consent.client.uri)}" rel="noreferrer">${escapeHtml(consent.client.uri)}</a>)` : '';
     return `${who}
 <p><strong>${escapeHtml(consent.client.name)}</strong>${site} asks to act for your account at <code>${escapeHtml(consent.resource)}</code>.</p>
@@ -146,6 +147,14 @@ export class ConsentPage {
 <button type="submit" name="decision" value="approve">Allow</button>
 <button type="submit" name="decision" value="deny">Deny</button>
 </form>`;
+  }
+
+  /** How to sign in from here: a console sign-in link, or single sign-on that comes back to this page (docs/authorization.md#single-sign-on). */
+  private signInOffer(uid: string): string {
+    const links = '<p>You are not signed in here yet: open a console sign-in link in this browser first.</p>';
+    if (!this.config.OIDC_ISSUER) return links;
+    const start = `/console/sso/start?${new URLSearchParams({ return_to: `${INTERACTION_PATH}${uid}` }).toString()}`;
+    return `<p>You are not signed in here yet. <a href="${escapeHtml(start)}">Sign in with ${escapeHtml(this.config.OIDC_PROVIDER_NAME)}</a>, or open a console sign-in link in this browser first.</p>`;
   }
 
   /** No script, no style, nothing outside this origin; the form may post here and then redirect to the client. */
@@ -174,8 +183,4 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | null> {
     chunks.push(chunk);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
