@@ -48,6 +48,9 @@ describeEachDatabase('execution writes', (mode) => {
       unaskable: null,
       schedule_id: null,
       trigger_id: null,
+      kind: 'tool',
+      parent_execution_id: null,
+      step_key: null,
       ...fields,
     });
 

@@ -19,9 +19,12 @@ const instanceBytes = (text: string) => 17_000 + 64 * text.length;
 
 /**
  * A step starts only while the evaluation has added at most this much to the service's heap
- * (counted from where the heap stood when it began). One step may allocate several times that at
- * once (`$append` doubling an array, `$pad` making a string of up to 2^29 characters), and V8 ends
- * the whole process when one allocation overshoots the heap limit: the budget stays far below it.
+ * (counted from where the heap stood when it began). With others evaluating beside it, their growth
+ * cannot be told from its own: the budget is then this much per evaluation under way, and the
+ * service's share below still stops them all well before the heap's limit. One step may allocate
+ * several times that at once (`$append` doubling an array, `$pad` making a long string), and V8
+ * ends the whole process when one allocation overshoots the heap limit: the budget stays far below
+ * it, and the string and sequence bounds below cap what one step makes.
  */
 const HEAP_BUDGET_BYTES = 256 * 2 ** 20;
 /**
@@ -193,7 +196,8 @@ function guard({ expression, timebox }: Compiled, signal: AbortSignal, timeLimit
     const heap = getHeapStatistics();
     timebox.heapFloor = evaluating > 1 ? Infinity : Math.min(timebox.heapFloor, heap.used_heap_size);
     const grown = heap.used_heap_size - Math.min(timebox.heapAtStart, timebox.heapFloor);
-    if (grown > HEAP_BUDGET_BYTES) throw tooExpensive(`it took more than ${HEAP_BUDGET_BYTES / 2 ** 20} MB of memory`);
+    // Beside others, the growth seen is all of theirs too: each may use its share of a budget per evaluation.
+    if (grown > HEAP_BUDGET_BYTES * Math.max(1, evaluating)) throw tooExpensive(`it took more than ${HEAP_BUDGET_BYTES / 2 ** 20} MB of memory`);
     if (heap.used_heap_size > heap.heap_size_limit * HEAP_SHARE) {
       throw new ToolError('The service is short of memory for a JSONata evaluation right now; retry shortly', { retryable: true, retryAfter: HEAP_RETRY_AFTER_SECONDS });
     }

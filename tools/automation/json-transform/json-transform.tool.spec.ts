@@ -63,11 +63,10 @@ describe('JsonTransformTool', () => {
   });
 
   it('stops non-terminating recursion at the depth bound', async () => {
-    const started = Date.now();
+    // The depth bound's message, not the 5 s time bound's: it stopped on depth.
     const error = await toolFailure(run({ expression: '($f := function($n) { 1 + $f($n + 1) }; $f(0))', data: {} }));
     expect(error.code).toBe('INVALID_INPUT');
     expect(error.message).toMatch(/nesting deeper than 1000 evaluation steps/);
-    expect(Date.now() - started).toBeLessThan(4000);
   });
 
   it('allows legitimately deep recursion below the bound', async () => {
