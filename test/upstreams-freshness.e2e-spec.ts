@@ -21,7 +21,8 @@ describeEachEngine('Upstreams staying current', (mode) => {
   const suite = useTestApp(mode, { env: ENV });
   let pets: PetsApi;
   let documents: RecordingServer;
-  /** The document the spec URL serves now. */
+  /** The API's generated document, and the one the spec URL serves now (each test starts from the first). */
+  let generated: typeof document;
   let document: { paths: Record<string, Record<string, { parameters?: object[] }>> };
   let mcpUrl: string;
   /** Another API process on the same database and Redis when distributed, else the same one. */
@@ -30,11 +31,14 @@ describeEachEngine('Upstreams staying current', (mode) => {
 
   beforeAll(async () => {
     pets = await startPetsApi();
-    document = (await (await fetch(`${pets.origin}/openapi.json`)).json()) as typeof document;
+    generated = (await (await fetch(`${pets.origin}/openapi.json`)).json()) as typeof document;
     documents = await startRecordingServer(() => ({ status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(document) }));
     await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
     mcpUrl = `${(await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1')}/v1/mcp`;
     other = mode.name === 'distributed' ? await startTestApp({ env: suite.env }) : suite.t;
+  });
+  beforeEach(() => {
+    document = structuredClone(generated);
   });
   afterEach(() => {
     for (const stream of open.splice(0)) stream.close();
@@ -84,6 +88,38 @@ describeEachEngine('Upstreams staying current', (mode) => {
     listPets.parameters = [...(listPets.parameters ?? []), { name: 'colour', in: 'query', required: false, schema: { type: 'string' } }];
     await until('the new parameter in the catalogue', async () => ((await inputOf(owner.key, 'pets.listPets')).colour ? true : undefined), 15_000, 100);
     await until('the change heard', async () => (listChanges(stream).length === 1 ? true : undefined), 10_000, 20);
+  });
+
+  it('caches read-only tools when the upstream says for how long, never a write, and not across a schema change', async () => {
+    const owner = await suite.t.createAccount('fresh-cache');
+    const res = await other.request({
+      method: 'POST',
+      url: '/v1/upstreams',
+      key: owner.key,
+      payload: { type: 'openapi', name: 'pets', spec_url: `${documents.url}/openapi.json`, base_url: `${pets.origin}/api`, operations: ['listPets', 'createPet'], auth: { none: true }, cache_ttl: 60 },
+    });
+    expect(res.json()).toMatchObject({ cache_ttl: 60 });
+    const reads = () => pets.seen.filter(({ method, url }) => method === 'GET' && url.startsWith('/api/pets?limit=2')).length;
+    const list = () => suite.t.request({ method: 'POST', url: '/v1/tools/pets.listPets/invoke', key: owner.key, payload: { limit: 2 } });
+    const first = await list();
+    expect(first.json()).toMatchObject({ status: 'success', cache: { hit: false, ttl: 60 } });
+    expect((await list()).json()).toMatchObject({ execution_id: first.json().execution_id, cache: { hit: true } });
+    expect(reads()).toBe(1);
+    // A write is never served from the cache.
+    const create = () => suite.t.request({ method: 'POST', url: '/v1/tools/pets.createPet/invoke', key: owner.key, payload: { body: { name: 'Kit' } } });
+    expect((await create()).json()).not.toHaveProperty('cache');
+    expect((await create()).json().result.id).not.toBe((await create()).json().result.id);
+
+    // A new schema is a new version of the tool: the old entry is not its answer.
+    const versionBefore = (await suite.t.request({ method: 'GET', url: '/v1/tools/pets.listPets', key: owner.key })).json().version;
+    const listPets = document.paths['/pets'].get;
+    listPets.parameters = [...(listPets.parameters ?? []), { name: 'size', in: 'query', required: false, schema: { type: 'string' } }];
+    await until('the new version in the catalogue', async () => ((await suite.t.request({ method: 'GET', url: '/v1/tools/pets.listPets', key: owner.key })).json().version !== versionBefore ? true : undefined), 15_000, 100);
+    expect((await list()).json()).toMatchObject({ cache: { hit: false } });
+    expect(reads()).toBe(2);
+    // Switched off, the cache stops at once: PATCH cache_ttl 0.
+    expect((await other.request({ method: 'PATCH', url: `/v1/upstreams/${res.json().id}`, key: owner.key, payload: { cache_ttl: 0 } })).json()).toMatchObject({ cache_ttl: 0 });
+    await until('no longer cacheable', async () => (!('cache' in (await list()).json()) ? true : undefined), 5_000, 100);
   });
 
   it('runs an upstream tool as a workflow step, its literal inputs checked against its schema when saved', async () => {

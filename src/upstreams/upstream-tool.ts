@@ -3,6 +3,8 @@ import addFormats from 'ajv-formats';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { inputErrorToException } from '../tools/input-errors';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../common/canonical-json';
 import { findRefusal } from '../tools/sdk/network-errors';
 import { ToolError, type ToolContext, type ToolInputProperty } from '../tools/sdk';
 import type { RegisteredTool, ResolvedDefinition } from '../tools/tool-catalogue';
@@ -99,6 +101,14 @@ async function callOf(upstream: Upstream, tool: DiscoveredTool, input: Record<st
 }
 
 /**
+ * A tool's version: its schemas' and operation's digest, so a changed schema is a new version and
+ * results cached under the old one are not served for it (docs/upstreams.md#caching).
+ */
+function schemaVersion(tool: DiscoveredTool): string {
+  return createHash('sha256').update(canonicalJson({ input: tool.inputSchema, output: tool.outputSchema ?? null, operation: tool.operation ?? null })).digest('hex').slice(0, 12);
+}
+
+/**
  * One upstream tool as the runner runs it (src/executions/engine/execution-runner.ts): its input
  * checked against the upstream's inputSchema (an operation's: its parameters and body), the call made inside the execution with its signal
  * (cancel and timeout abort the request) and its egress-bound fetch, the bearer token read from
@@ -108,19 +118,21 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool)
   const id = upstreamToolId(upstream, tool.name);
   const description = tool.description ?? `Tool '${tool.name}' of the upstream '${upstream.name}'`;
   const readOnly = tool.annotations?.readOnlyHint === true;
+  // Only what says it changes nothing is reused: a write's answer is about that write.
+  const cached = readOnly && upstream.cache_ttl_seconds > 0;
   const definition: ResolvedDefinition = {
     id,
     name: tool.title ?? tool.name,
     category: 'integration',
     description,
     status: 'ready',
-    version: '1',
+    version: schemaVersion(tool),
     input: { type: 'object', properties: {} },
     output: { type: 'object', properties: {} },
     rate_limit: UPSTREAM_RATE_LIMIT,
     timeout: upstream.timeout_seconds,
-    cacheable: false,
-    cache_ttl: 0,
+    cacheable: cached,
+    cache_ttl: cached ? upstream.cache_ttl_seconds : 0,
     effects: readOnly ? 'read' : 'write',
     idempotent: tool.annotations?.idempotentHint === true,
     open_world: true,
@@ -131,7 +143,7 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool)
   const validateIn = compiled(tool.inputSchema);
   const validateOut = compiled(tool.outputSchema);
   const properties = ((tool.inputSchema.properties ?? {}) as Record<string, ToolInputProperty>);
-  const summary = { id, name: definition.name, category: 'integration', description, status: 'ready', kind: 'upstream', upstream_id: upstream.id, upstream: upstream.name, timeout: `${upstream.timeout_seconds}s`, cacheable: false };
+  const summary = { id, name: definition.name, category: 'integration', description, status: 'ready', kind: 'upstream', upstream_id: upstream.id, upstream: upstream.name, timeout: `${upstream.timeout_seconds}s`, cacheable: cached, version: definition.version };
   return {
     definition,
     handler: {

@@ -75,6 +75,10 @@ export class Upstream {
   @Column('integer')
   timeout_seconds: number;
 
+  /** How long a read-only tool's successful result is reused for the same key and input; 0 never (docs/upstreams.md#caching). */
+  @Column('integer', { default: 0 })
+  cache_ttl_seconds: number;
+
   @Column('boolean')
   enabled: boolean;
 

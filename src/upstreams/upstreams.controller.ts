@@ -66,6 +66,10 @@ export class CreateUpstreamDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 300, default: 30, description: 'Seconds a call may take.' })
   @IsOptional() @IsInt() @Min(1) @Max(300)
   timeout?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 3600, default: 0, description: 'Seconds a read-only tool\u2019s successful result is reused for the same key and input; 0 never.' })
+  @IsOptional() @IsInt() @Min(0) @Max(3600)
+  cache_ttl?: number;
 }
 
 export class UpdateUpstreamDto {
@@ -76,6 +80,10 @@ export class UpdateUpstreamDto {
   @ApiPropertyOptional({ description: 'Per upstream tool name: false switches the tool off, true on again.', additionalProperties: { type: 'boolean' } })
   @IsOptional() @IsObject()
   tools_enabled?: Record<string, boolean>;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 3600, default: 0, description: 'Seconds a read-only tool\u2019s successful result is reused for the same key and input; 0 never.' })
+  @IsOptional() @IsInt() @Min(0) @Max(3600)
+  cache_ttl?: number;
 }
 
 /** An HTTP header name (RFC 9110 token) that is not one the call sets itself. */
@@ -126,9 +134,9 @@ export class UpstreamsController {
   @Post()
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateUpstreamDto) {
     if (body.type === 'openapi') {
-      return this.upstreams.createOpenApi(principal, { name: body.name, base_url: body.base_url!, ...specSourceOf(body), operations: body.operations!, auth: authOf(body.auth, true), timeout: body.timeout });
+      return this.upstreams.createOpenApi(principal, { name: body.name, base_url: body.base_url!, ...specSourceOf(body), operations: body.operations!, auth: authOf(body.auth, true), timeout: body.timeout, cache_ttl: body.cache_ttl });
     }
-    return this.upstreams.create(principal, { name: body.name, url: body.url!, auth: authOf(body.auth, false), tools: filterOf(body.tools), timeout: body.timeout });
+    return this.upstreams.create(principal, { name: body.name, url: body.url!, auth: authOf(body.auth, false), tools: filterOf(body.tools), timeout: body.timeout, cache_ttl: body.cache_ttl });
   }
 
   @Get()

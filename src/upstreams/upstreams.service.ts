@@ -35,6 +35,7 @@ export interface UpstreamFields {
   auth: UpstreamAuth;
   tools?: UpstreamToolFilter;
   timeout?: number;
+  cache_ttl?: number;
 }
 
 /** An OpenAPI upstream as registered: its document from `spec_url` or inline `spec`, the operations to offer. */
@@ -44,12 +45,14 @@ export type OpenApiUpstreamFields = {
   operations: string[];
   auth: UpstreamAuth;
   timeout?: number;
+  cache_ttl?: number;
 } & ({ spec_url: string } | { spec: unknown });
 
 export interface UpstreamChange {
   enabled?: boolean;
   /** Per upstream tool name: false switches it off, true on again. */
   tools_enabled?: Record<string, boolean>;
+  cache_ttl?: number;
 }
 
 /** An upstream as the API shows it: where, how authenticated (the secret's name only), its tools and its health. */
@@ -64,6 +67,7 @@ export function upstreamView(row: Upstream): Record<string, unknown> {
     ...where,
     auth: row.auth,
     timeout: row.timeout_seconds,
+    cache_ttl: row.cache_ttl_seconds,
     enabled: row.enabled,
     tools: row.tools.map((tool) => ({
       name: tool.name,
@@ -116,7 +120,7 @@ export class UpstreamsService implements OnModuleInit {
   /** Registers the upstream and discovers its tools; an unreachable one is kept with its error (fix it, then refresh). */
   async create(principal: Principal, fields: UpstreamFields, now = new Date()): Promise<Record<string, unknown>> {
     const url = checkedRegisteredUrl(fields.url, this.egress.policy, 'name a secret in auth.bearer_secret_name instead');
-    const row = this.newRow(principal, { name: fields.name, transport: 'streamable-http', url, auth: fields.auth, tool_filter: fields.tools ?? {}, timeout_seconds: fields.timeout ?? 30 }, now);
+    const row = this.newRow(principal, { name: fields.name, transport: 'streamable-http', url, auth: fields.auth, tool_filter: fields.tools ?? {}, timeout_seconds: fields.timeout ?? 30, cache_ttl_seconds: fields.cache_ttl ?? 0 }, now);
     await this.insert(principal, row);
     await this.discover(row);
     return upstreamView(row);
@@ -134,14 +138,14 @@ export class UpstreamsService implements OnModuleInit {
     const started = Date.now();
     const raw = specUrl ? await this.fetchedDocument(specUrl) : typeof (fields as { spec: unknown }).spec === 'string' ? await documentOfText((fields as { spec: string }).spec, 'spec') : (fields as { spec: unknown }).spec;
     const tools = operationTools(await dereferencedDocument(raw), fields.operations);
-    const row = this.newRow(principal, { name: fields.name, transport: 'openapi', url, spec_url: specUrl, auth: fields.auth, tool_filter: { include: fields.operations }, timeout_seconds: fields.timeout ?? 30 }, now);
+    const row = this.newRow(principal, { name: fields.name, transport: 'openapi', url, spec_url: specUrl, auth: fields.auth, tool_filter: { include: fields.operations }, timeout_seconds: fields.timeout ?? 30, cache_ttl_seconds: fields.cache_ttl ?? 0 }, now);
     Object.assign(row, { tools, ...(specUrl && { last_contact_at: new Date(), latency_ms: Date.now() - started }) });
     await this.insert(principal, row);
     this.announce(row, row.tools.map((tool) => tool.name));
     return upstreamView(row);
   }
 
-  private newRow(principal: Principal, fields: Pick<Upstream, 'name' | 'transport' | 'url' | 'auth' | 'tool_filter' | 'timeout_seconds'> & { spec_url?: string | null }, now: Date): Upstream {
+  private newRow(principal: Principal, fields: Pick<Upstream, 'name' | 'transport' | 'url' | 'auth' | 'tool_filter' | 'timeout_seconds' | 'cache_ttl_seconds'> & { spec_url?: string | null }, now: Date): Upstream {
     return this.upstreams.create({
       spec_url: null,
       ...fields,
@@ -199,8 +203,8 @@ export class UpstreamsService implements OnModuleInit {
       if (on) off.delete(name);
       else off.add(name);
     }
-    Object.assign(row, { enabled: change.enabled ?? row.enabled, disabled_tools: [...off].sort(), updated_at: now });
-    await this.upstreams.update({ id: row.id }, { enabled: row.enabled, disabled_tools: row.disabled_tools, updated_at: now });
+    Object.assign(row, { enabled: change.enabled ?? row.enabled, disabled_tools: [...off].sort(), cache_ttl_seconds: change.cache_ttl ?? row.cache_ttl_seconds, updated_at: now });
+    await this.upstreams.update({ id: row.id }, { enabled: row.enabled, disabled_tools: row.disabled_tools, cache_ttl_seconds: row.cache_ttl_seconds, updated_at: now });
     this.recent.delete(principal.accountId);
     this.announce(row, row.tools.map((tool) => tool.name));
     return upstreamView(row);
