@@ -122,6 +122,19 @@ describeEachEngine('Upstreams staying current', (mode) => {
     await until('no longer cacheable', async () => (!('cache' in (await list()).json()) ? true : undefined), 5_000, 100);
   });
 
+  it("narrows a key to one of the account's upstream tools: it lists and calls that one only; another account cannot name it", async () => {
+    const owner = await suite.t.createAccount('fresh-narrow');
+    await other.request({ method: 'POST', url: '/v1/upstreams', key: owner.key, payload: { type: 'openapi', name: 'pets', spec_url: `${documents.url}/openapi.json`, base_url: `${pets.origin}/api`, operations: ['listPets', 'createPet'], auth: { none: true } } });
+    const narrow = await suite.t.createKey(owner.id, { name: 'pets-reader', type: 'service', tool_ids: ['pets.listPets'] });
+    const ids = (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100', key: narrow })).json().tools.map((tool: { id: string }) => tool.id);
+    expect(ids).toEqual(['pets.listPets']);
+    expect((await suite.t.request({ method: 'POST', url: '/v1/tools/pets.listPets/invoke', key: narrow, payload: { limit: 1 } })).json()).toMatchObject({ status: 'success' });
+    expect((await suite.t.request({ method: 'POST', url: '/v1/tools/pets.createPet/invoke', key: narrow, payload: { body: { name: 'No' } } })).statusCode).toBe(403);
+    const stranger = await suite.t.createAccount('fresh-narrow-stranger');
+    const refused = await suite.t.request({ method: 'POST', url: '/v1/keys', key: stranger.key, payload: { name: 'x', type: 'service', tool_ids: ['pets.listPets'] } });
+    expect(refused.json().error).toMatchObject({ code: 'INVALID_REQUEST', message: 'Unknown tool in tool_ids: pets.listPets' });
+  });
+
   it('runs an upstream tool as a workflow step, its literal inputs checked against its schema when saved', async () => {
     const owner = await suite.t.createAccount('fresh-three');
     await register(owner.key, 'pets');

@@ -1,3 +1,4 @@
+import { TOOL_ID } from '../identity/tool-id';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
@@ -8,7 +9,6 @@ import { DELIVERY_STATUSES, type DeliveryStatus } from './webhook-delivery.entit
 import { WEBHOOK_EVENTS } from './webhook-outbox';
 import { MAX_WEBHOOKS_PER_ACCOUNT, WebhooksService } from './webhooks.service';
 
-const TOOL_ID = /^[a-z0-9-]{1,64}$/;
 
 export class CreateWebhookDto {
   @ApiProperty({ format: 'uri', maxLength: 2048, description: 'http(s); checked against the egress policy here and at every delivery.' })

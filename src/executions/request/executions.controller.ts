@@ -1,3 +1,4 @@
+import { TOOL_ID } from '../../identity/tool-id';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
@@ -17,7 +18,7 @@ export class ListExecutionsQuery extends PageQuery {
   status?: ExecutionStatus;
 
   @ApiPropertyOptional({ pattern: '^(workflow\\.)?[a-z0-9-]{1,64}$', description: 'A tool id, or `workflow.<name>` for the runs of a workflow.' })
-  @IsOptional() @IsString() @Matches(/^(workflow\.)?[a-z0-9-]{1,64}$/, { message: 'tool_id must be a tool id' })
+  @IsOptional() @IsString() @Matches(TOOL_ID, { message: 'tool_id must be a tool id' })
   tool_id?: string;
 
   /** Cursor paging (docs/API.md#paging): empty starts the walk. */

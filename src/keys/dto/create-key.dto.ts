@@ -1,3 +1,4 @@
+import { TOOL_ID } from '../../identity/tool-id';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { SCOPES, Scope } from '../../identity/scopes';
@@ -23,7 +24,7 @@ export class CreateKeyDto {
   scopes?: Scope[];
 
   @ApiPropertyOptional({ type: [String], maxItems: 200 })
-  @IsOptional() @IsArray() @ArrayMaxSize(200) @IsString({ each: true }) @Matches(/^[a-z0-9-]{1,64}$/, { each: true })
+  @IsOptional() @IsArray() @ArrayMaxSize(200) @IsString({ each: true }) @Matches(TOOL_ID, { each: true, message: 'each value in tool_ids must be a tool id' })
   tool_ids?: string[];
 
   @ApiPropertyOptional({ type: 'boolean', default: false, description: 'Requests made with the key must carry X-Timestamp and X-Signature; the answer holds its signing_secret, once (docs/API.md#signed-requests).' })
