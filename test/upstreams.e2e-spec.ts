@@ -5,31 +5,18 @@
  * through REST (sync, async, cancelled) and MCP, inputs refused before the call, a narrowed key,
  * per-tool and per-upstream switches, and refused egress at registration and at call time.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import * as path from 'node:path';
 import { DataSource } from 'typeorm';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine } from './support/engines';
-import { freePort } from './support/free-port';
+import { startEverything, type EverythingServer } from './support/everything-server';
 import { until } from './support/poll';
 
 const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1' };
-const EVERYTHING = path.join(__dirname, '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
-
-/** The reference server on a free port, ready once it says it listens. */
-async function startEverything(): Promise<{ url: string; port: number; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let said = '';
-  child.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString()));
-  await until('server-everything listening', async () => (said.includes('listening on port') ? true : undefined), 20_000);
-  return { url: `http://127.0.0.1:${port}/mcp`, port, child };
-}
 
 describeEachEngine('upstream MCP servers', (mode) => {
   const suite = useTestApp(mode, { env: ENV });
-  let everything: Awaited<ReturnType<typeof startEverything>>;
+  let everything: EverythingServer;
   beforeAll(async () => {
     everything = await startEverything();
   });

@@ -1,5 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ElicitRequest, ElicitResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { SERVICE_VERSION } from '../common/service-version';
 import type { DiscoveredTool } from './upstream.entity';
 
@@ -25,7 +25,8 @@ async function connected(connection: UpstreamConnection, signal: AbortSignal): P
     import('@modelcontextprotocol/sdk/client/index.js'),
     import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
   ]);
-  const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION });
+  // Elicitation is declared so upstreams offer the tools that ask (server-everything registers those only then); each call answers through its own handler.
+  const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION }, { capabilities: { elicitation: { form: {} } } });
   const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
     fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }),
     requestInit: connection.bearer ? { headers: { authorization: `Bearer ${connection.bearer}` } } : {},
@@ -78,7 +79,23 @@ export function discoverTools(connection: UpstreamConnection): Promise<Discovere
   });
 }
 
-/** tools/call of one upstream tool; aborting the signal cancels the request (the SDK sends notifications/cancelled). */
-export function callUpstreamTool(connection: UpstreamConnection, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallToolResult> {
-  return session(connection, async (client) => (await client.callTool({ name, arguments: args }, undefined, { signal: connection.signal, timeout: timeoutMs })) as CallToolResult);
+/** What one tools/call does with what the upstream sends during it. */
+export interface CallHandlers {
+  timeoutMs: number;
+  /** Each `notifications/progress` of the call. */
+  onProgress(progress: Progress): void;
+  /** Each `elicitation/create` the upstream sends during the call; the answer goes back to it. */
+  onElicit(request: ElicitRequest['params']): Promise<ElicitResult>;
+}
+
+/** tools/call on a connected client: progress asked for and reported, elicitations answered, the signal cancelling it (the SDK sends notifications/cancelled). */
+export async function callOn(client: Client, name: string, args: Record<string, unknown>, signal: AbortSignal, handlers: CallHandlers): Promise<CallToolResult> {
+  const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  client.setRequestHandler(ElicitRequestSchema, (request) => handlers.onElicit(request.params));
+  return (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress })) as CallToolResult;
+}
+
+/** tools/call of one upstream tool in a session of its own. */
+export function callUpstreamTool(connection: UpstreamConnection, name: string, args: Record<string, unknown>, handlers: CallHandlers): Promise<CallToolResult> {
+  return session(connection, (client) => callOn(client, name, args, connection.signal, handlers));
 }

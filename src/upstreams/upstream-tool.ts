@@ -9,6 +9,7 @@ import type { RegisteredTool, ResolvedDefinition } from '../tools/tool-catalogue
 import type { AccountTool } from '../tools/account-tools';
 import { callOperation } from './openapi-call';
 import { callUpstreamTool } from './upstream-client';
+import { passthroughFor } from './upstream-passthrough';
 import type { DiscoveredTool, Upstream } from './upstream.entity';
 
 /** Calls per minute per key of one upstream tool: the default of built-in tools (docs/writing-a-tool.md). */
@@ -94,8 +95,14 @@ export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): Too
 async function callOf(upstream: Upstream, tool: DiscoveredTool, input: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
   if (tool.operation) return callOperation({ upstream: upstream.name, baseUrl: upstream.url, auth: upstream.auth, timeoutMs: upstream.timeout_seconds * 1000 }, tool.operation, input, ctx);
   const bearer = 'bearer_secret_name' in upstream.auth ? await ctx.secrets.get(upstream.auth.bearer_secret_name) : undefined;
-  const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: ctx.http.fetch, signal: ctx.signal }, tool.name, input, upstream.timeout_seconds * 1000);
-  return resultOf(upstream, tool, answer);
+  const passthrough = passthroughFor(ctx, upstream.name, upstream.timeout_seconds * 1000);
+  try {
+    const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: ctx.http.fetch, signal: ctx.signal }, tool.name, input, passthrough);
+    if (passthrough.failure) throw passthrough.failure;
+    return resultOf(upstream, tool, answer);
+  } catch (err) {
+    throw passthrough.failure ?? err;
+  }
 }
 
 /**

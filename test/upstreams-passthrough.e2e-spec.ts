@@ -1,0 +1,111 @@
+/**
+ * What an upstream MCP server does during a call, passed through to our execution
+ * (docs/upstreams.md#what-is-passed-through-and-what-is-not), on both engines, against the
+ * official reference server on 127.0.0.1: its progress notifications as the execution's progress,
+ * its elicitation as the execution's input_required and the caller's answer sent back, and an
+ * upstream killed mid-call ending the execution with a retryable error.
+ */
+import { randomBytes } from 'node:crypto';
+import { useTestApp } from './support/app';
+import { describeEachEngine } from './support/engines';
+import { startEverything, type EverythingServer } from './support/everything-server';
+import { until } from './support/poll';
+
+const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1' };
+
+describeEachEngine('upstream MCP protocol pass-through', (mode) => {
+  const suite = useTestApp(mode, { env: ENV });
+  let everything: EverythingServer;
+  beforeAll(async () => {
+    everything = await startEverything();
+  });
+  afterAll(() => {
+    everything?.child.kill();
+  });
+
+  let accounts = 0;
+  const owner = async (url = everything.url) => {
+    const account = await suite.t.createAccount(`pass-${++accounts}`);
+    const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: account.key, payload: { name: 'everything', transport: 'streamable-http', url, auth: { none: true } } });
+    expect(registered.statusCode).toBe(201);
+    return account.key;
+  };
+  const invoke = (key: string, toolId: string, payload: object, query = '') => suite.t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key, payload });
+  const execution = async (key: string, id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key })).json();
+  const ended = (key: string, id: string, ms = 20_000) =>
+    until(`execution ${id} ends`, async () => {
+      const row = await execution(key, id);
+      return ['queued', 'running'].includes(row.status) ? undefined : row;
+    }, ms);
+
+  it("reports the upstream's progress notifications as the execution's progress", async () => {
+    const key = await owner();
+    const queued = (await invoke(key, 'everything.trigger-long-running-operation', { inputs: { duration: 4, steps: 8 } }, '?async=true')).json();
+    const midway = await until('progress between 0 and 100', async () => {
+      const row = await execution(key, queued.execution_id);
+      return row.status === 'running' && row.progress > 0 && row.progress < 100 ? row : undefined;
+    }, 10_000);
+    // server-everything sends progress i of total 8: whole eighths, as percentages.
+    expect([13, 25, 38, 50, 63, 75, 88]).toContain(midway.progress);
+    expect(await ended(key, queued.execution_id)).toMatchObject({ status: 'success', progress: 100 });
+  });
+
+  it("passes the upstream's elicitation to a REST caller as input_required and its answer back", async () => {
+    const key = await owner();
+    const first = await invoke(key, 'everything.trigger-elicitation-request', { inputs: {} });
+    expect(first.statusCode).toBe(200);
+    expect(first.json()).toMatchObject({
+      status: 'input_required',
+      input_requests: {
+        'upstream-elicitation-1': { method: 'elicitation/create', params: { message: 'Please provide inputs for the following fields:', requestedSchema: { required: ['name'] } } },
+      },
+    });
+    const answered = await invoke(key, 'everything.trigger-elicitation-request', {
+      inputs: {},
+      input_responses: { 'upstream-elicitation-1': { action: 'accept', content: { name: 'Ada Lovelace', check: true } } },
+      request_state: first.json().request_state,
+    });
+    expect(answered.json()).toMatchObject({ status: 'success' });
+    const text = JSON.stringify(answered.json().result.content);
+    expect(text).toContain('User provided the requested information');
+    expect(text).toContain('Ada Lovelace');
+
+    const declined = await invoke(key, 'everything.trigger-elicitation-request', {
+      inputs: {},
+      input_responses: { 'upstream-elicitation-1': { action: 'decline' } },
+      request_state: first.json().request_state,
+    });
+    expect(declined.json()).toMatchObject({ status: 'success' });
+    expect(JSON.stringify(declined.json().result.content)).not.toContain('Ada Lovelace');
+  });
+
+  it('refuses an upstream question an MCP 2025 caller cannot answer, with the reason', async () => {
+    const key = await owner();
+    const answer = await suite.t.request({
+      method: 'POST',
+      url: '/v1/mcp',
+      key,
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'everything.trigger-elicitation-request', arguments: {} } },
+      headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+    });
+    const result = answer.json().result;
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toMatch(/asks its caller for input|cannot be asked/);
+  });
+
+  it('ends a call whose upstream dies mid-way with a retryable error, nothing left running', async () => {
+    const doomed = await startEverything();
+    try {
+      const key = await owner(doomed.url);
+      const queued = (await invoke(key, 'everything.trigger-long-running-operation', { inputs: { duration: 30, steps: 30 } }, '?async=true')).json();
+      await until('the long call reports progress', async () => ((await execution(key, queued.execution_id)).progress > 0 ? true : undefined), 10_000);
+      doomed.child.kill('SIGKILL');
+      const row = await ended(key, queued.execution_id, 15_000);
+      expect(row).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: true, message: expect.stringContaining("Upstream 'everything'") } });
+      const running = (await suite.t.request({ method: 'GET', url: '/v1/executions?status=running', key })).json();
+      expect(running.executions ?? []).toEqual([]);
+    } finally {
+      doomed.child.kill('SIGKILL');
+    }
+  });
+});
