@@ -92,7 +92,38 @@ export interface CallHandlers {
 export async function callOn(client: Client, name: string, args: Record<string, unknown>, signal: AbortSignal, handlers: CallHandlers): Promise<CallToolResult> {
   const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
   client.setRequestHandler(ElicitRequestSchema, (request) => handlers.onElicit(request.params));
-  return (await client.callTool({ name, arguments: args }, undefined, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress })) as CallToolResult;
+  const lost = connectionLoss(client);
+  try {
+    return (await Promise.race([client.callTool({ name, arguments: args }, undefined, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress }), lost.promise])) as CallToolResult;
+  } finally {
+    lost.stop();
+  }
+}
+
+/** How long a ping may take when a stream broke: an upstream that does not answer it is gone. */
+const LIVENESS_PING_MS = 5_000;
+
+/**
+ * A promise that rejects when the upstream is lost while a call waits on it. The SDK reports a
+ * broken event stream only to `onerror` and leaves the request waiting (for ever when the stream
+ * cannot be resumed, docs/upstreams.md): a stream that broke is followed by a ping, and an
+ * unanswered ping, or a resumption the SDK gave up on, ends the call.
+ */
+function connectionLoss(client: Client): { promise: Promise<never>; stop(): void } {
+  let lose!: (err: Error) => void;
+  const promise = new Promise<never>((_, reject) => (lose = reject));
+  promise.catch(() => undefined);
+  const stopped = new AbortController();
+  client.onerror = (err) => {
+    if (stopped.signal.aborted) return;
+    if (/^(Maximum reconnection attempts|Failed to reconnect)/.test(err.message)) lose(new Error(`the upstream's event stream was lost: ${err.message}`));
+    else if (err.message.startsWith('SSE stream disconnected')) {
+      client.ping({ timeout: LIVENESS_PING_MS, signal: stopped.signal }).catch((pingErr: Error) => {
+        if (!stopped.signal.aborted) lose(new Error(`the upstream's event stream broke and it does not answer a ping: ${pingErr.message}`, { cause: pingErr }));
+      });
+    }
+  };
+  return { promise, stop: () => stopped.abort() };
 }
 
 /** tools/call of one upstream tool in a session of its own. */
