@@ -2,8 +2,9 @@
  * What an upstream MCP server does during a call, passed through to our execution
  * (docs/upstreams.md#what-is-passed-through-and-what-is-not), on both engines, against the
  * official reference server on 127.0.0.1: its progress notifications as the execution's progress,
- * its elicitation as the execution's input_required and the caller's answer sent back, and an
- * upstream killed mid-call ending the execution with a retryable error.
+ * its elicitation as the execution's input_required and the caller's answer sent back, an
+ * upstream killed mid-call ending the execution with a retryable error, and a kept session the
+ * upstream lost (it restarted) replaced by a new one.
  */
 import { randomBytes } from 'node:crypto';
 import { useTestApp } from './support/app';
@@ -106,6 +107,24 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
       expect(running.executions ?? []).toEqual([]);
     } finally {
       doomed.child.kill('SIGKILL');
+    }
+  });
+
+  it('calls again on a new session when the upstream restarted and forgot the kept one', async () => {
+    let restarting = await startEverything();
+    try {
+      const key = await owner(restarting.url);
+      const sum = async (a: number) => (await invoke(key, 'everything.get-sum', { a, b: 1 })).json();
+      expect(await sum(1)).toMatchObject({ status: 'success' });
+      expect(await sum(2)).toMatchObject({ status: 'success' });
+      restarting.child.kill('SIGKILL');
+      await new Promise((resolve) => restarting.child.once('exit', resolve));
+      restarting = await startEverything(restarting.port);
+      const again = await sum(3);
+      expect(again).toMatchObject({ status: 'success' });
+      expect(JSON.stringify(again.result.content)).toContain('4');
+    } finally {
+      restarting.child.kill('SIGKILL');
     }
   });
 });

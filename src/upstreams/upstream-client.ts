@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, ElicitRequest, ElicitResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { SERVICE_VERSION } from '../common/service-version';
 import type { DiscoveredTool } from './upstream.entity';
+import { UpstreamSessions } from './upstream-sessions';
 
 /** At most this many tools/list pages are read from one upstream (a server that pages forever stops here). */
 const MAX_LIST_PAGES = 50;
@@ -18,8 +19,11 @@ export interface UpstreamConnection {
   signal: AbortSignal;
 }
 
-/** A connected SDK client (initialize done); every request it makes ends when `signal` aborts. */
-async function connected(connection: UpstreamConnection, signal: AbortSignal): Promise<Client> {
+/**
+ * A connected SDK client (initialize done, ended by `connectSignal`); every request it makes ends
+ * when `streams` aborts (its close, for a kept session; the call's end, for one of its own).
+ */
+async function connected(connection: UpstreamConnection, streams: AbortSignal, connectSignal = streams): Promise<Client> {
   // Loaded on the first upstream call, not at start: a worker process loads no MCP SDK until it calls an upstream.
   const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
@@ -28,10 +32,10 @@ async function connected(connection: UpstreamConnection, signal: AbortSignal): P
   // Elicitation is declared so upstreams offer the tools that ask (server-everything registers those only then); each call answers through its own handler.
   const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION }, { capabilities: { elicitation: { form: {} } } });
   const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
-    fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }),
+    fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, streams]) : streams }),
     requestInit: connection.bearer ? { headers: { authorization: `Bearer ${connection.bearer}` } } : {},
   });
-  await client.connect(transport, { signal });
+  await client.connect(transport, { signal: connectSignal });
   return client;
 }
 
@@ -126,7 +130,18 @@ function connectionLoss(client: Client): { promise: Promise<never>; stop(): void
   return { promise, stop: () => stopped.abort() };
 }
 
-/** tools/call of one upstream tool in a session of its own. */
-export function callUpstreamTool(connection: UpstreamConnection, name: string, args: Record<string, unknown>, handlers: CallHandlers): Promise<CallToolResult> {
-  return session(connection, (client) => callOn(client, name, args, connection.signal, handlers));
+/** The process's kept upstream sessions. */
+export const upstreamSessions = new UpstreamSessions();
+
+/**
+ * tools/call of one upstream tool, on a kept session of this upstream and credential
+ * (`sessionKey`) or a new one kept after; `connection.fetch` must not be bound to the call, as
+ * the session outlives it.
+ */
+export function callUpstreamTool(connection: UpstreamConnection & { sessionKey: string }, name: string, args: Record<string, unknown>, handlers: CallHandlers): Promise<CallToolResult> {
+  return upstreamSessions.run(
+    connection.sessionKey,
+    (ends) => connected(connection, ends, AbortSignal.any([ends, connection.signal])),
+    (client) => callOn(client, name, args, connection.signal, handlers),
+  );
 }

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { fetch as undiciFetch } from 'undici';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -91,13 +93,24 @@ export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): Too
   return new ToolError(`Upstream '${upstream.name}' could not be called: ${(err as Error).message}${cause ? ` (${cause})` : ''}`, { retryable: true, details });
 }
 
+/** The egress policy's fetch, not bound to this execution's signal: the session it opens is kept for later calls. */
+function unboundFetch(ctx: ToolContext): typeof fetch {
+  const dispatcher = ctx.http.dispatcher;
+  return ((input: Parameters<typeof fetch>[0], init: RequestInit = {}) => undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
+}
+
+/** Sessions are kept per upstream, address and credential (its digest: the key holds no secret). */
+function sessionKeyOf(upstream: Upstream, bearer: string | undefined): string {
+  return `${upstream.id} ${upstream.url} ${bearer === undefined ? '-' : createHash('sha256').update(bearer).digest('base64url')}`;
+}
+
 /** One call: an OpenAPI operation's HTTP request, or an MCP tools/call with the bearer token read at call time. */
 async function callOf(upstream: Upstream, tool: DiscoveredTool, input: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
   if (tool.operation) return callOperation({ upstream: upstream.name, baseUrl: upstream.url, auth: upstream.auth, timeoutMs: upstream.timeout_seconds * 1000 }, tool.operation, input, ctx);
   const bearer = 'bearer_secret_name' in upstream.auth ? await ctx.secrets.get(upstream.auth.bearer_secret_name) : undefined;
   const passthrough = passthroughFor(ctx, upstream.name, upstream.timeout_seconds * 1000);
   try {
-    const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: ctx.http.fetch, signal: ctx.signal }, tool.name, input, passthrough);
+    const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: unboundFetch(ctx), signal: ctx.signal, sessionKey: sessionKeyOf(upstream, bearer) }, tool.name, input, passthrough);
     if (passthrough.failure) throw passthrough.failure;
     return resultOf(upstream, tool, answer);
   } catch (err) {

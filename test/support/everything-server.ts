@@ -12,9 +12,9 @@ export interface EverythingServer {
   child: ChildProcess;
 }
 
-/** The reference server on a free 127.0.0.1 port, ready once it says it listens. */
-export async function startEverything(): Promise<EverythingServer> {
-  const port = await freePort();
+/** The reference server on 127.0.0.1 (a free port unless given), ready once it says it listens. */
+export async function startEverything(port?: number): Promise<EverythingServer> {
+  port ??= await freePort();
   const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
   let said = '';
   child.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString()));
