@@ -4,12 +4,14 @@
  * official reference server on 127.0.0.1: its progress notifications as the execution's progress,
  * its elicitation as the execution's input_required and the caller's answer sent back, an
  * upstream killed mid-call ending the execution with a retryable error, and a kept session the
- * upstream lost (it restarted) replaced by a new one.
+ * upstream lost (it restarted) replaced by a new one; and two servers of our own made with the
+ * official SDK, one speaking only 2026-07-28 (SDK v2) and one only 2025-11-25 (SDK v1).
  */
 import { randomBytes } from 'node:crypto';
 import { useTestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { startEverything, type EverythingServer } from './support/everything-server';
+import { startLegacyOnlyServer, startModernOnlyServer } from './support/sdk-mcp-servers';
 import { until } from './support/poll';
 
 const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1' };
@@ -125,6 +127,34 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
       expect(JSON.stringify(again.result.content)).toContain('4');
     } finally {
       restarting.child.kill('SIGKILL');
+    }
+  });
+
+  it.each([
+    ['only 2026-07-28 (SDK v2): server/discover, no initialize', startModernOnlyServer, ['server/discover', 'tools/list']],
+    ['only 2025-11-25 (SDK v1): the initialize fallback', startLegacyOnlyServer, ['initialize', 'tools/list']],
+  ])('discovers and calls a server speaking %s', async (_, start, handshake) => {
+    const server = await start();
+    try {
+      const account = await suite.t.createAccount(`pass-${++accounts}`);
+      const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: account.key, payload: { name: 'own', transport: 'streamable-http', url: server.url, auth: { none: true } } });
+      expect(registered.json()).toMatchObject({ status: { tool_count: 1, last_error: null }, tools: [{ name: 'add', description: 'Adds a and b' }] });
+      expect(server.methods).toEqual(expect.arrayContaining(handshake));
+      const rest = (await invoke(account.key, 'own.add', { a: 20, b: 22 })).json();
+      expect(rest).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: 'sum=42' }] } });
+      const viaMcp = await suite.t.request({
+        method: 'POST',
+        url: '/v1/mcp',
+        key: account.key,
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'own.add', arguments: { a: 1, b: 2 } } },
+        headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      });
+      expect(viaMcp.json().result.isError).toBeFalsy();
+      expect(JSON.stringify(viaMcp.json().result.content)).toContain('sum=3');
+      expect((await invoke(account.key, 'own.add', { a: 'x', b: 1 })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'a' } });
+      if (handshake.includes('server/discover')) expect(server.methods).not.toContain('initialize');
+    } finally {
+      await server.close();
     }
   });
 });

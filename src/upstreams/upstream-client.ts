@@ -1,5 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult, ElicitRequest, ElicitResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Client, ElicitRequest, ElicitResult, Progress } from '@modelcontextprotocol/client';
 import { SERVICE_VERSION } from '../common/service-version';
 import type { DiscoveredTool } from './upstream.entity';
 import { UpstreamSessions } from './upstream-sessions';
@@ -25,12 +24,14 @@ export interface UpstreamConnection {
  */
 async function connected(connection: UpstreamConnection, streams: AbortSignal, connectSignal = streams): Promise<Client> {
   // Loaded on the first upstream call, not at start: a worker process loads no MCP SDK until it calls an upstream.
-  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-  ]);
-  // Elicitation is declared so upstreams offer the tools that ask (server-everything registers those only then); each call answers through its own handler.
-  const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION }, { capabilities: { elicitation: { form: {} } } });
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+  // The SDK v2 client probes with 2026-07-28 `server/discover` and falls back to 2025-11-25
+  // `initialize` for a server that does not know it. Elicitation is declared so upstreams offer
+  // the tools that ask (server-everything registers those only then); each call answers through its own handler.
+  const client = new Client(
+    { name: 'tool-orchestration-service', version: SERVICE_VERSION },
+    { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } },
+  );
   const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
     fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, streams]) : streams }),
     requestInit: connection.bearer ? { headers: { authorization: `Bearer ${connection.bearer}` } } : {},
@@ -59,7 +60,7 @@ async function session<T>(connection: UpstreamConnection, work: (client: Client)
   }
 }
 
-/** initialize, then tools/list page by page: the upstream's tools as it describes them. */
+/** server/discover (or initialize), then tools/list page by page: the upstream's tools as it describes them. */
 export function discoverTools(connection: UpstreamConnection): Promise<DiscoveredTool[]> {
   return session(connection, async (client) => {
     const tools: DiscoveredTool[] = [];
@@ -94,11 +95,10 @@ export interface CallHandlers {
 
 /** tools/call on a connected client: progress asked for and reported, elicitations answered, the signal cancelling it (the SDK sends notifications/cancelled). */
 export async function callOn(client: Client, name: string, args: Record<string, unknown>, signal: AbortSignal, handlers: CallHandlers): Promise<CallToolResult> {
-  const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
-  client.setRequestHandler(ElicitRequestSchema, (request) => handlers.onElicit(request.params));
+  client.setRequestHandler('elicitation/create', (request) => handlers.onElicit(request.params));
   const lost = connectionLoss(client);
   try {
-    return (await Promise.race([client.callTool({ name, arguments: args }, undefined, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress }), lost.promise])) as CallToolResult;
+    return (await Promise.race([client.callTool({ name, arguments: args }, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress }), lost.promise])) as CallToolResult;
   } finally {
     lost.stop();
   }

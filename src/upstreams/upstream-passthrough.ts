@@ -1,4 +1,4 @@
-import type { ElicitRequest, ElicitResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequest, ElicitResult, Progress } from '@modelcontextprotocol/client';
 import { ToolError, type ToolContext } from '../tools/sdk';
 import type { CallHandlers } from './upstream-client';
 

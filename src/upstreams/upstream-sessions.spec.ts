@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { UpstreamSessions } from './upstream-sessions';
 
 /** A stand-in client: counts its closes. */
@@ -33,7 +33,7 @@ describe('UpstreamSessions', () => {
     expect(sessions.idleCount()).toBe(0);
 
     await sessions.run('a', open, async () => 'ok');
-    const forgotten = Object.assign(new Error('Streamable HTTP error: Error POSTing to endpoint: Session not found'), { code: 404 });
+    const forgotten = Object.assign(new Error('Error POSTing to endpoint: Session not found'), { data: { status: 404 } });
     let calls = 0;
     const answer = await sessions.run('a', open, async (client) => {
       if (++calls === 1) throw forgotten;

@@ -1,4 +1,4 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 
 /** Idle sessions kept per upstream and credential: calls at once beyond it open sessions of their own, closed after. */
 const MAX_IDLE_PER_KEY = 4;
@@ -112,6 +112,6 @@ export class UpstreamSessions {
 
 /** The upstream no longer knows the session (it restarted, or expired it): the request was not run. */
 function sessionUnknown(err: unknown): boolean {
-  const code = (err as { name?: string; code?: unknown })?.code;
-  return err instanceof Error && err.message.startsWith('Streamable HTTP error') && (code === 404 || code === 400);
+  const status = (err as { data?: { status?: unknown } })?.data?.status;
+  return err instanceof Error && err.message.startsWith('Error POSTing to endpoint') && (status === 404 || status === 400);
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { fetch as undiciFetch } from 'undici';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { inputErrorToException } from '../tools/input-errors';
 import { findRefusal } from '../tools/sdk/network-errors';
@@ -72,7 +72,7 @@ export function resultOf(upstream: Upstream, tool: DiscoveredTool, answer: CallT
     throw new ToolError(`Upstream '${upstream.name}' tool '${tool.name}' failed: ${text || 'no message'}`, { details: { upstream: upstream.name, tool: tool.name } });
   }
   if (tool.outputSchema) return (answer.structuredContent ?? {}) as Record<string, unknown>;
-  return { content: answer.content, ...(answer.structuredContent && { structured_content: answer.structuredContent }) };
+  return { content: answer.content, ...(answer.structuredContent !== undefined && { structured_content: answer.structuredContent }) };
 }
 
 /**
