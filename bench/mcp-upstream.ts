@@ -2,7 +2,8 @@
  * What the service adds to a call of an upstream MCP tool (docs/upstreams.md#calling-its-tools),
  * and what keeping sessions saves: the service in-process on PGlite, the official reference
  * server (`@modelcontextprotocol/server-everything`) over Streamable HTTP on 127.0.0.1, its
- * `get-sum` called four ways: directly with the SDK client on one kept session (`direct-kept`)
+ * `get-sum` called four ways: directly with the SDK v2 client (negotiating as the service's does)
+ * on one kept session (`direct-kept`)
  * and on a new session each call (`direct-fresh`: connect, call, close), and as the tool
  * `everything.get-sum` through inject() with the service's kept session (`federated-kept`) and
  * with its kept sessions closed before each call (`federated-fresh`, as calls were before
@@ -13,8 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { upstreamSessions } from '../src/upstreams/upstream-client';
 import { startTestApp } from '../test/support/app';
 import { startEverything } from '../test/support/everything-server';
@@ -27,7 +27,8 @@ async function main(): Promise<void> {
   const everything = await startEverything();
   const t = await startTestApp({ env: { DATA_DIR: dataDir, EGRESS_ALLOW: '127.0.0.1', SECRETS_KEY: randomBytes(32).toString('base64') } });
   const connect = async () => {
-    const client = new Client({ name: 'bench', version: '1' });
+    // The client and negotiation the service's upstream calls use (src/upstreams/upstream-client.ts).
+    const client = new Client({ name: 'bench', version: '1' }, { versionNegotiation: { mode: 'auto' } });
     await client.connect(new StreamableHTTPClientTransport(new URL(everything.url)));
     return client;
   };
