@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { useTestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
-import { startEverything, type EverythingServer } from './support/everything-server';
+import { startEverything, useEverything } from './support/everything-server';
 import { startLegacyOnlyServer, startModernOnlyServer } from './support/sdk-mcp-servers';
 import { until } from './support/poll';
 
@@ -18,16 +18,10 @@ const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '12
 
 describeEachEngine('upstream MCP protocol pass-through', (mode) => {
   const suite = useTestApp(mode, { env: ENV });
-  let everything: EverythingServer;
-  beforeAll(async () => {
-    everything = await startEverything();
-  });
-  afterAll(() => {
-    everything?.child.kill();
-  });
+  const reference = useEverything();
 
   let accounts = 0;
-  const owner = async (url = everything.url) => {
+  const owner = async (url = reference.server.url) => {
     const account = await suite.t.createAccount(`pass-${++accounts}`);
     const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: account.key, payload: { name: 'everything', transport: 'streamable-http', url, auth: { none: true } } });
     expect(registered.statusCode).toBe(201);

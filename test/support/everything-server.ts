@@ -21,3 +21,15 @@ export async function startEverything(port?: number): Promise<EverythingServer> 
   await until('server-everything listening', async () => (said.includes('listening on port') ? true : undefined), 20_000);
   return { url: `http://127.0.0.1:${port}/mcp`, port, child };
 }
+
+/** The reference server for the enclosing describe block: started before its tests, killed after. */
+export function useEverything(): { readonly server: EverythingServer } {
+  const holder = {} as { server: EverythingServer };
+  beforeAll(async () => {
+    holder.server = await startEverything();
+  });
+  afterAll(() => {
+    holder.server?.child.kill();
+  });
+  return holder;
+}
