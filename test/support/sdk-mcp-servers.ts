@@ -1,6 +1,8 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -11,6 +13,8 @@ export interface SdkMcpServer {
   url: string;
   /** The JSON-RPC methods it was sent, in order. */
   methods: string[];
+  /** Calls of `count` (2026-07-28 server) that saw their request cancelled. */
+  cancelled: number;
   close(): Promise<void>;
 }
 
@@ -19,7 +23,16 @@ const SUM_INPUT = { a: z.number(), b: z.number() };
 async function listening(server: HttpServer, methods: string[]): Promise<SdkMcpServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/mcp`, methods, close: () => new Promise((resolve) => server.closeAllConnections() ?? server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    methods,
+    cancelled: 0,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 async function bodyOf(req: import('node:http').IncomingMessage): Promise<string> {
@@ -37,13 +50,31 @@ function noted(methods: string[], body: string): void {
   }
 }
 
-/** SDK v2 server speaking only MCP 2026-07-28 (stateless; `initialize` refused), with tool `add`. */
+/**
+ * SDK v2 server speaking only MCP 2026-07-28 (stateless; `initialize` refused), with tools `add`
+ * and `count` (`steps` half-seconds, a progress notification after each; a cancelled request is
+ * counted in `cancelled`).
+ */
 export async function startModernOnlyServer(): Promise<SdkMcpServer> {
   const methods: string[] = [];
+  let seen: SdkMcpServer | undefined;
   const handler = createMcpHandler(
     () => {
       const server = new McpServerV2({ name: 'modern-only', version: '1.0.0' });
       server.registerTool('add', { description: 'Adds a and b', inputSchema: z.object(SUM_INPUT) }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+      server.registerTool('count', { description: 'Counts steps, half a second each', inputSchema: z.object({ steps: z.number() }) }, async ({ steps }, ctx) => {
+        const { signal } = ctx.mcpReq;
+        const progressToken = ctx.mcpReq._meta?.progressToken;
+        for (let step = 1; step <= steps; step++) {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          if (signal.aborted) {
+            seen!.cancelled++;
+            return { content: [{ type: 'text', text: 'cancelled' }], isError: true };
+          }
+          if (progressToken !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: step, total: steps } });
+        }
+        return { content: [{ type: 'text', text: `counted ${steps}` }] };
+      });
       return server;
     },
     { legacy: 'reject' },
@@ -53,11 +84,16 @@ export async function startModernOnlyServer(): Promise<SdkMcpServer> {
     if (body) noted(methods, body);
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-    const answer = await handler.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body }));
+    // The caller going away (an aborted request) reaches the SDK as the request's signal.
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    const answer = await handler.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body, signal: gone.signal }));
     res.writeHead(answer.status, Object.fromEntries(answer.headers));
-    res.end(Buffer.from(await answer.arrayBuffer()));
+    if (answer.body) Readable.fromWeb(answer.body as NodeReadableStream).pipe(res);
+    else res.end();
   });
-  return listening(http, methods);
+  seen = await listening(http, methods);
+  return seen;
 }
 
 /** SDK v1 server speaking only MCP 2025-11-25 (sessions through `initialize`), with tool `add`. */
