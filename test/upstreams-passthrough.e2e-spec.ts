@@ -77,6 +77,21 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
     expect(JSON.stringify(declined.json().result.content)).not.toContain('Ada Lovelace');
   });
 
+  it('parks an async call in input_required on an upstream question, then calls the upstream again with the answer', async () => {
+    const key = await owner();
+    const id = (await invoke(key, 'everything.trigger-elicitation-request', { inputs: {} }, '?async=true')).json().execution_id as string;
+    const waiting = await until('waiting on the upstream question', async () => {
+      const row = await execution(key, id);
+      return row.status === 'input_required' ? row : undefined;
+    }, 10_000);
+    expect(Object.keys(waiting.input_requests)).toEqual(['upstream-elicitation-1']);
+    const answered = await suite.t.request({ method: 'POST', url: `/v1/executions/${id}/input`, key, payload: { responses: { 'upstream-elicitation-1': { action: 'accept', content: { name: 'Grace Hopper' } } } } });
+    expect(answered.statusCode).toBe(202);
+    const done = await ended(key, id);
+    expect(done).toMatchObject({ status: 'success' });
+    expect(JSON.stringify(done.result.content)).toContain('Grace Hopper');
+  });
+
   it('refuses an upstream question an MCP 2025 caller cannot answer, with the reason', async () => {
     const key = await owner();
     const answer = await suite.t.request({
@@ -149,6 +164,10 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
       expect(JSON.stringify(viaMcp.json().result.content)).toContain('sum=3');
       expect((await invoke(account.key, 'own.add', { a: 'x', b: 1 })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'a' } });
       if (handshake.includes('server/discover')) expect(server.methods).not.toContain('initialize');
+      // Calls reuse the session the first call opened: no handshake of their own.
+      const handshakes = server.methods.filter((method) => method === handshake[0]).length;
+      for (const a of [1, 2, 3]) expect((await invoke(account.key, 'own.add', { a, b: 1 })).json()).toMatchObject({ status: 'success' });
+      expect(server.methods.filter((method) => method === handshake[0])).toHaveLength(handshakes);
     } finally {
       await server.close();
     }
