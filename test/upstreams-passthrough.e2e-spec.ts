@@ -122,6 +122,12 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
     }
   });
 
+  it('fails a tool the upstream runs only as a task (upstream Tasks are not passed through) with its reason, not retryable', async () => {
+    const key = await owner();
+    const refused = (await invoke(key, 'everything.simulate-research-query', { topic: 'tides' })).json();
+    expect(refused).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringContaining('requires task augmentation') } });
+  });
+
   it('calls again on a new session when the upstream restarted and forgot the kept one', async () => {
     let restarting = await startEverything();
     try {

@@ -76,8 +76,17 @@ export function resultOf(upstream: Upstream, tool: DiscoveredTool, answer: CallT
 }
 
 /**
+ * A JSON-RPC error the upstream answered (the SDK's ProtocolError, known by its brand so the SDK
+ * is not loaded to check): the call reached it and was refused, so trying again will not help.
+ */
+function answeredWithError(err: unknown): err is Error & { code: number } {
+  return err instanceof Error && typeof (err as { code?: unknown }).code === 'number' && (err.constructor as { mcpBrand?: unknown }).mcpBrand === 'mcp.ProtocolError';
+}
+
+/**
  * An upstream failing to answer as a ToolError: refused by the egress policy (the registration's
- * fault, not retryable), else unreachable or a protocol error (retryable).
+ * fault, not retryable), a JSON-RPC error it answered (not retryable), else unreachable, lost or
+ * timed out (retryable).
  */
 export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): ToolError {
   if (err instanceof ToolError) return err;
@@ -88,6 +97,9 @@ export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): Too
       details,
       suggestion: 'Register the upstream at an address the service may reach, or ask the operator to add it to EGRESS_ALLOW',
     });
+  }
+  if (answeredWithError(err)) {
+    return new ToolError(`Upstream '${upstream.name}' refused the call: ${err.message}`, { details: { ...details, rpc_code: err.code } });
   }
   const cause = (err as { cause?: { code?: string } })?.cause?.code;
   return new ToolError(`Upstream '${upstream.name}' could not be called: ${(err as Error).message}${cause ? ` (${cause})` : ''}`, { retryable: true, details });
