@@ -122,10 +122,12 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
     }
   });
 
-  it('fails a tool the upstream runs only as a task (upstream Tasks are not passed through) with its reason, not retryable', async () => {
+  it('leaves out a tool the upstream runs only as a task (upstream Tasks are not passed through)', async () => {
     const key = await owner();
-    const refused = (await invoke(key, 'everything.simulate-research-query', { topic: 'tides' })).json();
-    expect(refused).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringContaining('requires task augmentation') } });
+    const listed = (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100', key })).json().tools.map((tool: { id: string }) => tool.id);
+    expect(listed).toContain('everything.trigger-long-running-operation');
+    expect(listed).not.toContain('everything.simulate-research-query');
+    expect((await invoke(key, 'everything.simulate-research-query', { topic: 'tides' })).statusCode).toBe(404);
   });
 
   it('calls again on a new session when the upstream restarted and forgot the kept one', async () => {

@@ -67,7 +67,9 @@ export function discoverTools(connection: UpstreamConnection): Promise<Discovere
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal: connection.signal });
-      for (const tool of listed.tools.filter(({ name }) => TOOL_NAME.test(name)).slice(0, MAX_TOOLS - tools.length)) {
+      // A tool the upstream runs only as a task is left out: upstream Tasks are not passed through (docs/upstreams.md), so every call would fail.
+      const callable = listed.tools.filter((tool) => TOOL_NAME.test(tool.name) && tool.execution?.taskSupport !== 'required');
+      for (const tool of callable.slice(0, MAX_TOOLS - tools.length)) {
         tools.push({
           name: tool.name,
           ...(tool.title && { title: tool.title }),
