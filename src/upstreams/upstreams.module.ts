@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { Upstream } from './upstream.entity';
+import { UpstreamRefresher } from './upstream-refresher';
 import { UpstreamsService } from './upstreams.service';
 
 /**
@@ -12,7 +13,7 @@ import { UpstreamsService } from './upstreams.service';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Upstream]), ToolsModule, SecretsModule],
-  providers: [UpstreamsService],
+  providers: [UpstreamsService, UpstreamRefresher],
   exports: [UpstreamsService],
 })
 export class UpstreamsModule {}

@@ -136,3 +136,16 @@ function targetOf(target: unknown): string {
   const { tool, workflow } = target as { tool?: string; workflow?: string };
   return tool ? `tool ${tool}` : `workflow ${workflow}`;
 }
+
+export const UPSTREAM_VIEW: View = {
+  columns: [
+    col('id', 'id'),
+    col('name', 'name'),
+    col('type', 'type'),
+    { header: 'where', value: (r) => r.url ?? r.base_url, flexible: true },
+    { header: 'tools', value: (r) => (r.status as Row | undefined)?.tool_count },
+    col('enabled', 'enabled'),
+    { header: 'last error', value: (r) => (r.status as Row | undefined)?.last_error, flexible: true },
+  ],
+  fields: ['id', 'name', 'type', 'transport', 'url', 'base_url', 'spec_url', 'operations', 'tools_filter', 'auth', 'timeout', 'enabled', 'tools', 'status', 'created_at', 'updated_at'],
+};
