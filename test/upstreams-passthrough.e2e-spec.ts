@@ -199,4 +199,22 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
       await server.close();
     }
   });
+
+  it("passes a 2026-07-28 upstream's input_required to the caller and its answer back", async () => {
+    const server = await startModernOnlyServer();
+    try {
+      const account = await suite.t.createAccount(`pass-${++accounts}`);
+      expect((await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: account.key, payload: { name: 'own', transport: 'streamable-http', url: server.url, auth: { none: true } } })).statusCode).toBe(201);
+      const first = (await invoke(account.key, 'own.greet', { inputs: {} })).json();
+      expect(first).toMatchObject({ status: 'input_required', input_requests: { 'upstream-elicitation-1': { method: 'elicitation/create', params: { message: 'Your name?' } } } });
+      const answered = await invoke(account.key, 'own.greet', {
+        inputs: {},
+        input_responses: { 'upstream-elicitation-1': { action: 'accept', content: { name: 'Ada' } } },
+        request_state: first.request_state,
+      });
+      expect(answered.json()).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: 'hello Ada' }] } });
+    } finally {
+      await server.close();
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import { acceptedContent, createMcpHandler, inputRequired, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -51,9 +51,9 @@ function noted(methods: string[], body: string): void {
 }
 
 /**
- * SDK v2 server speaking only MCP 2026-07-28 (stateless; `initialize` refused), with tools `add`
- * and `count` (`steps` half-seconds, a progress notification after each; a cancelled request is
- * counted in `cancelled`).
+ * SDK v2 server speaking only MCP 2026-07-28 (stateless; `initialize` refused), with tools `add`,
+ * `count` (`steps` half-seconds, a progress notification after each; a cancelled request is
+ * counted in `cancelled`) and `greet` (asks the caller's name with an `input_required` result).
  */
 export async function startModernOnlyServer(): Promise<SdkMcpServer> {
   const methods: string[] = [];
@@ -74,6 +74,12 @@ export async function startModernOnlyServer(): Promise<SdkMcpServer> {
           if (progressToken !== undefined) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: step, total: steps } });
         }
         return { content: [{ type: 'text', text: `counted ${steps}` }] };
+      });
+      server.registerTool('greet', { description: 'Greets the caller by the name it gives', inputSchema: z.object({}) }, async (_, ctx) => {
+        const nameSchema = z.object({ name: z.string() });
+        const given = acceptedContent(ctx.mcpReq.inputResponses, 'name', nameSchema);
+        if (!given) return inputRequired({ inputRequests: { name: inputRequired.elicit({ message: 'Your name?', requestedSchema: nameSchema }) } });
+        return { content: [{ type: 'text', text: `hello ${given.name}` }] };
       });
       return server;
     },
