@@ -22,12 +22,14 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
   const reference = useEverything();
 
   let accounts = 0;
-  const owner = async (url = reference.server.url) => {
+  /** A new account with the upstream at `url` registered as `name`: its key and the registration. */
+  const registering = async (url: string, name: string) => {
     const account = await suite.t.createAccount(`pass-${++accounts}`);
-    const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: account.key, payload: { name: 'everything', transport: 'streamable-http', url, auth: { none: true } } });
+    const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: account.key, payload: { name, transport: 'streamable-http', url, auth: { none: true } } });
     expect(registered.statusCode).toBe(201);
-    return account.key;
+    return { key: account.key, upstream: registered.json() };
   };
+  const owner = async (url = reference.server.url) => (await registering(url, 'everything')).key;
   const invoke = (key: string, toolId: string, payload: object, query = '') => suite.t.request({ method: 'POST', url: `/v1/tools/${toolId}/invoke${query}`, key, payload });
   const execution = async (key: string, id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key })).json();
   const ended = (key: string, id: string, ms = 20_000) =>
@@ -154,27 +156,26 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
   ])('discovers and calls a server speaking %s', async (_, start, handshake) => {
     const server = await start();
     try {
-      const account = await suite.t.createAccount(`pass-${++accounts}`);
-      const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: account.key, payload: { name: 'own', transport: 'streamable-http', url: server.url, auth: { none: true } } });
-      expect(registered.json()).toMatchObject({ status: { last_error: null } });
-      expect(registered.json().tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'add', description: 'Adds a and b' })]));
+      const { key, upstream } = await registering(server.url, 'own');
+      expect(upstream).toMatchObject({ status: { last_error: null } });
+      expect(upstream.tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'add', description: 'Adds a and b' })]));
       expect(server.methods).toEqual(expect.arrayContaining(handshake));
-      const rest = (await invoke(account.key, 'own.add', { a: 20, b: 22 })).json();
+      const rest = (await invoke(key, 'own.add', { a: 20, b: 22 })).json();
       expect(rest).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: 'sum=42' }] } });
       const viaMcp = await suite.t.request({
         method: 'POST',
         url: '/v1/mcp',
-        key: account.key,
+        key: key,
         payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'own.add', arguments: { a: 1, b: 2 } } },
         headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
       });
       expect(viaMcp.json().result.isError).toBeFalsy();
       expect(JSON.stringify(viaMcp.json().result.content)).toContain('sum=3');
-      expect((await invoke(account.key, 'own.add', { a: 'x', b: 1 })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'a' } });
+      expect((await invoke(key, 'own.add', { a: 'x', b: 1 })).json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'a' } });
       if (handshake.includes('server/discover')) expect(server.methods).not.toContain('initialize');
       // Calls reuse the session the first call opened: no handshake of their own.
       const handshakes = server.methods.filter((method) => method === handshake[0]).length;
-      for (const a of [1, 2, 3]) expect((await invoke(account.key, 'own.add', { a, b: 1 })).json()).toMatchObject({ status: 'success' });
+      for (const a of [1, 2, 3]) expect((await invoke(key, 'own.add', { a, b: 1 })).json()).toMatchObject({ status: 'success' });
       expect(server.methods.filter((method) => method === handshake[0])).toHaveLength(handshakes);
     } finally {
       await server.close();
@@ -184,16 +185,15 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
   it('passes progress and cancellation through to an upstream speaking only 2026-07-28', async () => {
     const server = await startModernOnlyServer();
     try {
-      const account = await suite.t.createAccount(`pass-${++accounts}`);
-      expect((await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: account.key, payload: { name: 'own', transport: 'streamable-http', url: server.url, auth: { none: true } } })).statusCode).toBe(201);
-      const queued = (await invoke(account.key, 'own.count', { inputs: { steps: 40 } }, '?async=true')).json();
+      const { key } = await registering(server.url, 'own');
+      const queued = (await invoke(key, 'own.count', { inputs: { steps: 40 } }, '?async=true')).json();
       const midway = await until('progress from the 2026 upstream', async () => {
-        const row = await execution(account.key, queued.execution_id);
+        const row = await execution(key, queued.execution_id);
         return row.status === 'running' && row.progress > 0 ? row : undefined;
       }, 10_000);
       expect(midway.progress).toBeLessThan(100);
-      expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${queued.execution_id}`, key: account.key })).statusCode).toBeLessThan(300);
-      expect(await ended(account.key, queued.execution_id, 10_000)).toMatchObject({ status: 'cancelled' });
+      expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${queued.execution_id}`, key: key })).statusCode).toBeLessThan(300);
+      expect(await ended(key, queued.execution_id, 10_000)).toMatchObject({ status: 'cancelled' });
       await until('the upstream saw the request cancelled', async () => (server.cancelled > 0 ? true : undefined), 5_000);
     } finally {
       await server.close();
@@ -203,11 +203,10 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
   it("passes a 2026-07-28 upstream's input_required to the caller and its answer back", async () => {
     const server = await startModernOnlyServer();
     try {
-      const account = await suite.t.createAccount(`pass-${++accounts}`);
-      expect((await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: account.key, payload: { name: 'own', transport: 'streamable-http', url: server.url, auth: { none: true } } })).statusCode).toBe(201);
-      const first = (await invoke(account.key, 'own.greet', { inputs: {} })).json();
+      const { key } = await registering(server.url, 'own');
+      const first = (await invoke(key, 'own.greet', { inputs: {} })).json();
       expect(first).toMatchObject({ status: 'input_required', input_requests: { 'upstream-elicitation-1': { method: 'elicitation/create', params: { message: 'Your name?' } } } });
-      const answered = await invoke(account.key, 'own.greet', {
+      const answered = await invoke(key, 'own.greet', {
         inputs: {},
         input_responses: { 'upstream-elicitation-1': { action: 'accept', content: { name: 'Ada' } } },
         request_state: first.request_state,
