@@ -2,11 +2,12 @@
  * What an upstream MCP server does during a call, passed through to our execution
  * (docs/upstreams.md#what-is-passed-through-and-what-is-not), on both engines, against the
  * official reference server on 127.0.0.1: its progress notifications as the execution's progress,
- * its elicitation as the execution's input_required and the caller's answer sent back, an
- * upstream killed mid-call ending the execution with a retryable error, and a kept session the
- * upstream lost (it restarted) replaced by a new one; and two servers of our own made with the
- * official SDK, one speaking only 2026-07-28 (SDK v2: discovery, calls, progress and
- * cancellation) and one only 2025-11-25 (SDK v1: discovery and calls).
+ * its elicitation as the execution's input_required (sync and async) and the caller's answer sent
+ * back, an upstream killed mid-call ending the execution with a retryable error, task-only tools
+ * left out, and a kept session the upstream lost (it restarted) replaced by a new one; and two
+ * servers of our own made with the official SDK, one speaking only 2026-07-28 (SDK v2: discovery,
+ * calls, progress, cancellation, input_required) and one only 2025-11-25 (SDK v1: discovery and
+ * calls), each counted to open no session per call.
  */
 import { randomBytes } from 'node:crypto';
 import { useTestApp } from './support/app';

@@ -103,6 +103,8 @@ export async function callOn(client: Client, name: string, args: Record<string, 
     return (await Promise.race([client.callTool({ name, arguments: args }, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress }), lost.promise])) as CallToolResult;
   } finally {
     lost.stop();
+    // A kept session's next question must not reach this call's (finished) execution.
+    client.removeRequestHandler('elicitation/create');
   }
 }
 
