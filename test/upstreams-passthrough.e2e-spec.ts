@@ -48,6 +48,12 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
     }, 10_000);
     // server-everything sends progress i of total 8: whole eighths, as percentages.
     expect([13, 25, 38, 50, 63, 75, 88]).toContain(midway.progress);
+    // Followed as a built-in tool's is: the event stream carries the progress still to come, then the result.
+    const streamed = (await suite.t.request({ method: 'GET', url: `/v1/executions/${queued.execution_id}/events`, key })).body.split('\n\n');
+    const progressed = streamed.filter((block) => block.startsWith('event: progress')).map((block) => JSON.parse(block.split('\n')[1].slice(6)).progress as number);
+    expect(progressed.length).toBeGreaterThan(0);
+    expect(progressed.every((percent) => percent >= midway.progress)).toBe(true);
+    expect(streamed.some((block) => block.startsWith('event: result'))).toBe(true);
     expect(await ended(key, queued.execution_id)).toMatchObject({ status: 'success', progress: 100 });
   });
 
