@@ -5,37 +5,18 @@
  * through REST (sync, async, cancelled) and MCP, inputs refused before the call, a narrowed key,
  * per-tool and per-upstream switches, and refused egress at registration and at call time.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import * as path from 'node:path';
 import { DataSource } from 'typeorm';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine } from './support/engines';
-import { freePort } from './support/free-port';
+import { useEverything } from './support/everything-server';
 import { until } from './support/poll';
 
 const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1' };
-const EVERYTHING = path.join(__dirname, '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
-
-/** The reference server on a free port, ready once it says it listens. */
-async function startEverything(): Promise<{ url: string; port: number; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let said = '';
-  child.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString()));
-  await until('server-everything listening', async () => (said.includes('listening on port') ? true : undefined), 20_000);
-  return { url: `http://127.0.0.1:${port}/mcp`, port, child };
-}
 
 describeEachEngine('upstream MCP servers', (mode) => {
   const suite = useTestApp(mode, { env: ENV });
-  let everything: Awaited<ReturnType<typeof startEverything>>;
-  beforeAll(async () => {
-    everything = await startEverything();
-  });
-  afterAll(() => {
-    everything?.child.kill();
-  });
+  const reference = useEverything();
 
   let accounts = 0;
   const account = () => suite.t.createAccount(`up-${++accounts}`);
@@ -58,7 +39,7 @@ describeEachEngine('upstream MCP servers', (mode) => {
 
   it('registers the reference server, lists its tools under the namespace, for its account alone', async () => {
     const owner = await account();
-    const created = await register(owner, { name: 'everything', url: everything.url, tools: { exclude: ['get-env'] } });
+    const created = await register(owner, { name: 'everything', url: reference.server.url, tools: { exclude: ['get-env'] } });
     expect(created.statusCode).toBe(201);
     const upstream = created.json();
     expect(upstream).toMatchObject({ name: 'everything', enabled: true, auth: { none: true }, status: { last_error: null } });
@@ -83,12 +64,12 @@ describeEachEngine('upstream MCP servers', (mode) => {
     expect((await invoke(stranger.key, 'everything.get-sum', { a: 1, b: 2 })).statusCode).toBe(404);
     expect((await mcp(stranger.key, { method: 'tools/call', params: { name: 'everything.get-sum', arguments: { a: 1, b: 2 } } })).json().error).toMatchObject({ code: -32602 });
     // The name is the account's: a second one of the same name conflicts, another account's does not.
-    expect((await register(owner, { name: 'everything', url: everything.url })).statusCode).toBe(409);
+    expect((await register(owner, { name: 'everything', url: reference.server.url })).statusCode).toBe(409);
   });
 
   it('calls upstream tools through REST and MCP as executions, refusing bad input before the call', async () => {
     const owner = await account();
-    expect((await register(owner, { name: 'everything', url: everything.url })).statusCode).toBe(201);
+    expect((await register(owner, { name: 'everything', url: reference.server.url })).statusCode).toBe(201);
 
     const summed = await invoke(owner.key, 'everything.get-sum', { a: 2, b: 40 });
     expect(summed.statusCode).toBe(200);
@@ -125,7 +106,7 @@ describeEachEngine('upstream MCP servers', (mode) => {
 
   it('cancels a long upstream call', async () => {
     const owner = await account();
-    expect((await register(owner, { name: 'everything', url: everything.url })).statusCode).toBe(201);
+    expect((await register(owner, { name: 'everything', url: reference.server.url })).statusCode).toBe(201);
     const queued = (await invoke(owner.key, 'everything.trigger-long-running-operation', { inputs: { duration: 60, steps: 60 } }, '?async=true')).json();
     await until('the long call runs', async () => ((await execution(owner.key, queued.execution_id)).status === 'running' ? true : undefined));
     const cancelled = await suite.t.request({ method: 'DELETE', url: `/v1/executions/${queued.execution_id}`, key: owner.key });
@@ -139,9 +120,9 @@ describeEachEngine('upstream MCP servers', (mode) => {
 
   it('needs upstreams:manage; a key narrowed to other tools neither sees nor calls upstream tools', async () => {
     const owner = await account();
-    expect((await register(owner, { name: 'everything', url: everything.url })).statusCode).toBe(201);
+    expect((await register(owner, { name: 'everything', url: reference.server.url })).statusCode).toBe(201);
     const reader = await suite.t.createKey(owner.id, { name: 'reader', type: 'service', scopes: ['tools:read', 'tools:invoke'] });
-    expect((await register({ id: owner.id, key: reader }, { name: 'other', url: everything.url })).statusCode).toBe(403);
+    expect((await register({ id: owner.id, key: reader }, { name: 'other', url: reference.server.url })).statusCode).toBe(403);
     const narrowed = await suite.t.createKey(owner.id, { name: 'narrow', type: 'service', tool_ids: ['json-transform'] });
     expect(await restIds(narrowed)).toEqual(['json-transform']);
     expect(await mcpNames(narrowed)).toEqual(['json-transform']);
@@ -151,7 +132,7 @@ describeEachEngine('upstream MCP servers', (mode) => {
 
   it('switches a tool or the whole upstream off and on, refreshes, deletes', async () => {
     const owner = await account();
-    const upstream = (await register(owner, { name: 'everything', url: everything.url, tools: { include: ['echo', 'get-sum'] } })).json();
+    const upstream = (await register(owner, { name: 'everything', url: reference.server.url, tools: { include: ['echo', 'get-sum'] } })).json();
     expect(upstream.tools.map((tool: { name: string }) => tool.name).sort()).toEqual(['echo', 'get-sum']);
     const patch = (payload: object) => suite.t.request({ method: 'PATCH', url: `/v1/upstreams/${upstream.id}`, key: owner.key, payload });
 
@@ -174,15 +155,15 @@ describeEachEngine('upstream MCP servers', (mode) => {
 
   it('refuses bad registrations with the envelope, and a URL the egress policy refuses at registration and at call time', async () => {
     const owner = await account();
-    const refusedAddress = await register(owner, { name: 'inside', url: `http://127.0.0.2:${everything.port}/mcp` });
+    const refusedAddress = await register(owner, { name: 'inside', url: `http://127.0.0.2:${reference.server.port}/mcp` });
     expect(refusedAddress.statusCode).toBe(400);
     expect(refusedAddress.json().error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter: 'url' }, message: expect.stringContaining('refused address') });
     for (const [body, parameter] of [
-      [{ name: 'Bad Name', url: everything.url }, 'name'],
-      [{ name: 'workflow', url: everything.url }, 'name'],
-      [{ name: 'ok', url: everything.url, auth: { bearer_secret_name: 'x', none: true } }, 'auth'],
+      [{ name: 'Bad Name', url: reference.server.url }, 'name'],
+      [{ name: 'workflow', url: reference.server.url }, 'name'],
+      [{ name: 'ok', url: reference.server.url, auth: { bearer_secret_name: 'x', none: true } }, 'auth'],
       [{ name: 'ok', url: 'ftp://127.0.0.1/mcp' }, 'url'],
-      [{ name: 'ok', url: everything.url, transport: 'stdio' }, 'transport'],
+      [{ name: 'ok', url: reference.server.url, transport: 'stdio' }, 'transport'],
     ] as const) {
       const res = await register(owner, body);
       expect(res.statusCode).toBe(400);
@@ -190,7 +171,7 @@ describeEachEngine('upstream MCP servers', (mode) => {
     }
 
     // A bearer secret not set yet: registered, its error shown, never a secret's value.
-    const unset = (await register(owner, { name: 'locked', url: everything.url, auth: { bearer_secret_name: 'EVERYTHING_TOKEN' } })).json();
+    const unset = (await register(owner, { name: 'locked', url: reference.server.url, auth: { bearer_secret_name: 'EVERYTHING_TOKEN' } })).json();
     expect(unset).toMatchObject({ auth: { bearer_secret_name: 'EVERYTHING_TOKEN' }, status: { tool_count: 0, last_error: expect.stringContaining('EVERYTHING_TOKEN') } });
     expect((await suite.t.request({ method: 'PUT', url: '/v1/secrets/EVERYTHING_TOKEN', key: owner.key, payload: { value: 'tok-very-secret' } })).statusCode).toBeLessThan(300);
     const refreshed = (await suite.t.request({ method: 'POST', url: `/v1/upstreams/${unset.id}/refresh`, key: owner.key })).json();
@@ -200,7 +181,7 @@ describeEachEngine('upstream MCP servers', (mode) => {
 
     // Registered where the policy allowed it, then pointed at a refused address (as a changed
     // EGRESS_ALLOW would leave it): the call is refused at the address check, nothing connects.
-    await suite.t.app.get(DataSource).query(`UPDATE upstreams SET url = $1 WHERE id = $2`, [`http://127.0.0.2:${everything.port}/mcp`, unset.id]);
+    await suite.t.app.get(DataSource).query(`UPDATE upstreams SET url = $1 WHERE id = $2`, [`http://127.0.0.2:${reference.server.port}/mcp`, unset.id]);
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // the catalogue's one-second reuse
     const atCall = (await invoke(owner.key, 'locked.get-sum', { a: 1, b: 1 })).json();
     expect(atCall).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringContaining('egress policy refuses') } });

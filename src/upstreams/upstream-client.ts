@@ -1,7 +1,7 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Client, ElicitRequest, ElicitResult, Progress } from '@modelcontextprotocol/client';
 import { SERVICE_VERSION } from '../common/service-version';
 import type { DiscoveredTool } from './upstream.entity';
+import { UpstreamSessions } from './upstream-sessions';
 
 /** At most this many tools/list pages are read from one upstream (a server that pages forever stops here). */
 const MAX_LIST_PAGES = 50;
@@ -18,19 +18,25 @@ export interface UpstreamConnection {
   signal: AbortSignal;
 }
 
-/** A connected SDK client (initialize done); every request it makes ends when `signal` aborts. */
-async function connected(connection: UpstreamConnection, signal: AbortSignal): Promise<Client> {
+/**
+ * A connected SDK client (initialize done, ended by `connectSignal`); every request it makes ends
+ * when `streams` aborts (its close, for a kept session; the call's end, for one of its own).
+ */
+async function connected(connection: UpstreamConnection, streams: AbortSignal, connectSignal = streams): Promise<Client> {
   // Loaded on the first upstream call, not at start: a worker process loads no MCP SDK until it calls an upstream.
-  const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
-    import('@modelcontextprotocol/sdk/client/index.js'),
-    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
-  ]);
-  const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION });
+  const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+  // The SDK v2 client probes with 2026-07-28 `server/discover` and falls back to 2025-11-25
+  // `initialize` for a server that does not know it. Elicitation is declared so upstreams offer
+  // the tools that ask (server-everything registers those only then); each call answers through its own handler.
+  const client = new Client(
+    { name: 'tool-orchestration-service', version: SERVICE_VERSION },
+    { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } },
+  );
   const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
-    fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal }),
+    fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, streams]) : streams }),
     requestInit: connection.bearer ? { headers: { authorization: `Bearer ${connection.bearer}` } } : {},
   });
-  await client.connect(transport, { signal });
+  await client.connect(transport, { signal: connectSignal });
   return client;
 }
 
@@ -54,14 +60,16 @@ async function session<T>(connection: UpstreamConnection, work: (client: Client)
   }
 }
 
-/** initialize, then tools/list page by page: the upstream's tools as it describes them. */
+/** server/discover (or initialize), then tools/list page by page: the upstream's tools as it describes them. */
 export function discoverTools(connection: UpstreamConnection): Promise<DiscoveredTool[]> {
   return session(connection, async (client) => {
     const tools: DiscoveredTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal: connection.signal });
-      for (const tool of listed.tools.filter(({ name }) => TOOL_NAME.test(name)).slice(0, MAX_TOOLS - tools.length)) {
+      // A tool the upstream runs only as a task is left out: upstream Tasks are not passed through (docs/upstreams.md), so every call would fail.
+      const callable = listed.tools.filter((tool) => TOOL_NAME.test(tool.name) && tool.execution?.taskSupport !== 'required');
+      for (const tool of callable.slice(0, MAX_TOOLS - tools.length)) {
         tools.push({
           name: tool.name,
           ...(tool.title && { title: tool.title }),
@@ -78,7 +86,66 @@ export function discoverTools(connection: UpstreamConnection): Promise<Discovere
   });
 }
 
-/** tools/call of one upstream tool; aborting the signal cancels the request (the SDK sends notifications/cancelled). */
-export function callUpstreamTool(connection: UpstreamConnection, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<CallToolResult> {
-  return session(connection, async (client) => (await client.callTool({ name, arguments: args }, undefined, { signal: connection.signal, timeout: timeoutMs })) as CallToolResult);
+/** What one tools/call does with what the upstream sends during it. */
+export interface CallHandlers {
+  timeoutMs: number;
+  /** Each `notifications/progress` of the call. */
+  onProgress(progress: Progress): void;
+  /** Each `elicitation/create` the upstream sends during the call; the answer goes back to it. */
+  onElicit(request: ElicitRequest['params']): Promise<ElicitResult>;
+}
+
+/** tools/call on a connected client: progress asked for and reported, elicitations answered, the signal cancelling it (the SDK sends notifications/cancelled). */
+export async function callOn(client: Client, name: string, args: Record<string, unknown>, signal: AbortSignal, handlers: CallHandlers): Promise<CallToolResult> {
+  client.setRequestHandler('elicitation/create', (request) => handlers.onElicit(request.params));
+  const lost = connectionLoss(client);
+  try {
+    return (await Promise.race([client.callTool({ name, arguments: args }, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress }), lost.promise])) as CallToolResult;
+  } finally {
+    lost.stop();
+    // A kept session's next question must not reach this call's (finished) execution.
+    client.removeRequestHandler('elicitation/create');
+  }
+}
+
+/** How long a ping may take when a stream broke: an upstream that does not answer it is gone. */
+const LIVENESS_PING_MS = 5_000;
+
+/**
+ * A promise that rejects when the upstream is lost while a call waits on it. The SDK reports a
+ * broken event stream only to `onerror` and leaves the request waiting (for ever when the stream
+ * cannot be resumed, docs/upstreams.md): a stream that broke is followed by a ping, and an
+ * unanswered ping, or a resumption the SDK gave up on, ends the call.
+ */
+function connectionLoss(client: Client): { promise: Promise<never>; stop(): void } {
+  let lose!: (err: Error) => void;
+  const promise = new Promise<never>((_, reject) => (lose = reject));
+  promise.catch(() => undefined);
+  const stopped = new AbortController();
+  client.onerror = (err) => {
+    if (stopped.signal.aborted) return;
+    if (/^(Maximum reconnection attempts|Failed to reconnect)/.test(err.message)) lose(new Error(`the upstream's event stream was lost: ${err.message}`));
+    else if (err.message.startsWith('SSE stream disconnected')) {
+      client.ping({ timeout: LIVENESS_PING_MS, signal: stopped.signal }).catch((pingErr: Error) => {
+        if (!stopped.signal.aborted) lose(new Error(`the upstream's event stream broke and it does not answer a ping: ${pingErr.message}`, { cause: pingErr }));
+      });
+    }
+  };
+  return { promise, stop: () => stopped.abort() };
+}
+
+/** The process's kept upstream sessions. */
+export const upstreamSessions = new UpstreamSessions();
+
+/**
+ * tools/call of one upstream tool, on a kept session of this upstream and credential
+ * (`sessionKey`) or a new one kept after; `connection.fetch` must not be bound to the call, as
+ * the session outlives it.
+ */
+export function callUpstreamTool(connection: UpstreamConnection & { sessionKey: string }, name: string, args: Record<string, unknown>, handlers: CallHandlers): Promise<CallToolResult> {
+  return upstreamSessions.run(
+    connection.sessionKey,
+    (ends) => connected(connection, ends, AbortSignal.any([ends, connection.signal])),
+    (client) => callOn(client, name, args, connection.signal, handlers),
+  );
 }

@@ -1,3 +1,4 @@
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { AppException } from '../common/errors';
 import { EgressRefusedError } from '../tools/sdk/network-errors';
 import { ToolError } from '../tools/sdk';
@@ -52,5 +53,11 @@ describe('an upstream tool as the runner runs it', () => {
     expect(refused).toMatchObject({ retryable: false, message: expect.stringContaining('egress policy refuses') });
     const down = unreachable(upstream, Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }));
     expect(down).toMatchObject({ retryable: true, message: expect.stringContaining('ECONNREFUSED') });
+  });
+
+  it('names a JSON-RPC error the upstream answered as its refusal, not retryable; a timeout stays retryable', () => {
+    const answered = unreachable(upstream, new ProtocolError(-32602, 'MCP error -32602: Invalid arguments for tool sum'));
+    expect(answered).toMatchObject({ retryable: false, message: "Upstream 'calc' refused the call: MCP error -32602: Invalid arguments for tool sum", details: { upstream: 'calc', rpc_code: -32602 } });
+    expect(unreachable(upstream, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out'))).toMatchObject({ retryable: true });
   });
 });

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
+import { fetch as undiciFetch } from 'undici';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { inputErrorToException } from '../tools/input-errors';
 import { createHash } from 'node:crypto';
@@ -11,6 +13,7 @@ import type { RegisteredTool, ResolvedDefinition } from '../tools/tool-catalogue
 import type { AccountTool } from '../tools/account-tools';
 import { callOperation } from './openapi-call';
 import { callUpstreamTool } from './upstream-client';
+import { passthroughFor } from './upstream-passthrough';
 import type { DiscoveredTool, Upstream } from './upstream.entity';
 
 /** Calls per minute per key of one upstream tool: the default of built-in tools (docs/writing-a-tool.md). */
@@ -71,12 +74,21 @@ export function resultOf(upstream: Upstream, tool: DiscoveredTool, answer: CallT
     throw new ToolError(`Upstream '${upstream.name}' tool '${tool.name}' failed: ${text || 'no message'}`, { details: { upstream: upstream.name, tool: tool.name } });
   }
   if (tool.outputSchema) return (answer.structuredContent ?? {}) as Record<string, unknown>;
-  return { content: answer.content, ...(answer.structuredContent && { structured_content: answer.structuredContent }) };
+  return { content: answer.content, ...(answer.structuredContent !== undefined && { structured_content: answer.structuredContent }) };
+}
+
+/**
+ * A JSON-RPC error the upstream answered (the SDK's ProtocolError, known by its brand so the SDK
+ * is not loaded to check): the call reached it and was refused, so trying again will not help.
+ */
+function answeredWithError(err: unknown): err is Error & { code: number } {
+  return err instanceof Error && typeof (err as { code?: unknown }).code === 'number' && (err.constructor as { mcpBrand?: unknown }).mcpBrand === 'mcp.ProtocolError';
 }
 
 /**
  * An upstream failing to answer as a ToolError: refused by the egress policy (the registration's
- * fault, not retryable), else unreachable or a protocol error (retryable).
+ * fault, not retryable), a JSON-RPC error it answered (not retryable), else unreachable, lost or
+ * timed out (retryable).
  */
 export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): ToolError {
   if (err instanceof ToolError) return err;
@@ -88,16 +100,36 @@ export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): Too
       suggestion: 'Register the upstream at an address the service may reach, or ask the operator to add it to EGRESS_ALLOW',
     });
   }
+  if (answeredWithError(err)) {
+    return new ToolError(`Upstream '${upstream.name}' refused the call: ${err.message}`, { details: { ...details, rpc_code: err.code } });
+  }
   const cause = (err as { cause?: { code?: string } })?.cause?.code;
   return new ToolError(`Upstream '${upstream.name}' could not be called: ${(err as Error).message}${cause ? ` (${cause})` : ''}`, { retryable: true, details });
+}
+
+/** The egress policy's fetch, not bound to this execution's signal: the session it opens is kept for later calls. */
+function unboundFetch(ctx: ToolContext): typeof fetch {
+  const dispatcher = ctx.http.dispatcher;
+  return ((input: Parameters<typeof fetch>[0], init: RequestInit = {}) => undiciFetch(input as never, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
+}
+
+/** Sessions are kept per upstream, address and credential (its digest: the key holds no secret). */
+function sessionKeyOf(upstream: Upstream, bearer: string | undefined): string {
+  return `${upstream.id} ${upstream.url} ${bearer === undefined ? '-' : createHash('sha256').update(bearer).digest('base64url')}`;
 }
 
 /** One call: an OpenAPI operation's HTTP request, or an MCP tools/call with the bearer token read at call time. */
 async function callOf(upstream: Upstream, tool: DiscoveredTool, input: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
   if (tool.operation) return callOperation({ upstream: upstream.name, baseUrl: upstream.url, auth: upstream.auth, timeoutMs: upstream.timeout_seconds * 1000 }, tool.operation, input, ctx);
   const bearer = 'bearer_secret_name' in upstream.auth ? await ctx.secrets.get(upstream.auth.bearer_secret_name) : undefined;
-  const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: ctx.http.fetch, signal: ctx.signal }, tool.name, input, upstream.timeout_seconds * 1000);
-  return resultOf(upstream, tool, answer);
+  const passthrough = passthroughFor(ctx, upstream.name, upstream.timeout_seconds * 1000);
+  try {
+    const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: unboundFetch(ctx), signal: ctx.signal, sessionKey: sessionKeyOf(upstream, bearer) }, tool.name, input, passthrough);
+    if (passthrough.failure) throw passthrough.failure;
+    return resultOf(upstream, tool, answer);
+  } catch (err) {
+    throw passthrough.failure ?? err;
+  }
 }
 
 /**

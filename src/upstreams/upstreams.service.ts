@@ -1,4 +1,4 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, LessThan, Not, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -17,7 +17,7 @@ import { CatalogueChanges } from '../tools/catalogue-changes';
 import { RuntimeTools } from '../tools/runtime-tools';
 import type { RegisteredTool } from '../tools/tool-catalogue';
 import { dereferencedDocument, documentOfText, operationTools } from './openapi-document';
-import { discoverTools } from './upstream-client';
+import { discoverTools, upstreamSessions } from './upstream-client';
 import { enabledTools, registeredUpstreamTool, unreachable, upstreamToolId } from './upstream-tool';
 import { Upstream, type DiscoveredTool, type UpstreamAuth, type UpstreamToolFilter } from './upstream.entity';
 
@@ -97,7 +97,7 @@ function kept(filter: UpstreamToolFilter, name: string): boolean {
  * switches, refresh, and their tools as the account's catalogue sees them.
  */
 @Injectable()
-export class UpstreamsService implements OnModuleInit {
+export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
   private readonly egress: Egress;
   private readonly recent = new Map<string, { at: number; upstreams: Upstream[] }>();
 
@@ -115,6 +115,11 @@ export class UpstreamsService implements OnModuleInit {
   /** A queued call of an upstream tool finds it here, on whichever process runs it. */
   onModuleInit(): void {
     this.runtimeTools.provide((accountId, toolId) => this.toolOfAccount(accountId, toolId));
+  }
+
+  /** Kept upstream sessions are closed (their GET streams would hold the process's connections). */
+  onApplicationShutdown(): void {
+    upstreamSessions.closeAll();
   }
 
   /** Registers the upstream and discovers its tools; an unreachable one is kept with its error (fix it, then refresh). */
