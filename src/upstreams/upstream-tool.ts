@@ -5,7 +5,6 @@ import addFormats from 'ajv-formats';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { inputErrorToException } from '../tools/input-errors';
-import { createHash } from 'node:crypto';
 import { canonicalJson } from '../common/canonical-json';
 import { findRefusal } from '../tools/sdk/network-errors';
 import { ToolError, type ToolContext, type ToolInputProperty } from '../tools/sdk';
