@@ -54,28 +54,31 @@ async function session<T>(connection: UpstreamConnection, work: (client: Client)
   }
 }
 
-/** initialize, then tools/list page by page: the upstream's tools as it describes them. */
-export function discoverTools(connection: UpstreamConnection): Promise<DiscoveredTool[]> {
-  return session(connection, async (client) => {
-    const tools: DiscoveredTool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal: connection.signal });
-      for (const tool of listed.tools.filter(({ name }) => TOOL_NAME.test(name)).slice(0, MAX_TOOLS - tools.length)) {
-        tools.push({
-          name: tool.name,
-          ...(tool.title && { title: tool.title }),
-          ...(tool.description && { description: tool.description }),
-          inputSchema: tool.inputSchema as Record<string, unknown>,
-          ...(tool.outputSchema && { outputSchema: tool.outputSchema as Record<string, unknown> }),
-          ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
-        });
-      }
-      cursor = listed.nextCursor;
-      if (!cursor || tools.length >= MAX_TOOLS) break;
+/** tools/list page by page on a connected client: the upstream's tools as it describes them. */
+export async function listedTools(client: Client, signal: AbortSignal): Promise<DiscoveredTool[]> {
+  const tools: DiscoveredTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal });
+    for (const tool of listed.tools.filter(({ name }) => TOOL_NAME.test(name)).slice(0, MAX_TOOLS - tools.length)) {
+      tools.push({
+        name: tool.name,
+        ...(tool.title && { title: tool.title }),
+        ...(tool.description && { description: tool.description }),
+        inputSchema: tool.inputSchema as Record<string, unknown>,
+        ...(tool.outputSchema && { outputSchema: tool.outputSchema as Record<string, unknown> }),
+        ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
+      });
     }
-    return tools;
-  });
+    cursor = listed.nextCursor;
+    if (!cursor || tools.length >= MAX_TOOLS) break;
+  }
+  return tools;
+}
+
+/** initialize, then tools/list page by page. */
+export function discoverTools(connection: UpstreamConnection): Promise<DiscoveredTool[]> {
+  return session(connection, (client) => listedTools(client, connection.signal));
 }
 
 /** tools/call of one upstream tool; aborting the signal cancels the request (the SDK sends notifications/cancelled). */

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { Upstream } from './upstream.entity';
+import { StdioSupervisor } from './stdio-supervisor';
 import { UpstreamsService } from './upstreams.service';
 
 /**
@@ -12,7 +13,7 @@ import { UpstreamsService } from './upstreams.service';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Upstream]), ToolsModule, SecretsModule],
-  providers: [UpstreamsService],
+  providers: [UpstreamsService, StdioSupervisor],
   exports: [UpstreamsService],
 })
 export class UpstreamsModule {}
