@@ -136,3 +136,15 @@ function targetOf(target: unknown): string {
   const { tool, workflow } = target as { tool?: string; workflow?: string };
   return tool ? `tool ${tool}` : `workflow ${workflow}`;
 }
+
+export const UPSTREAM_VIEW: View = {
+  columns: [
+    col('id', 'id'),
+    col('name', 'name'),
+    col('transport', 'transport'),
+    col('shared', 'shared'),
+    { header: 'tools', value: (r: Row) => (r.status as Row | undefined)?.tool_count, flexible: false },
+    { header: 'last error', value: (r: Row) => (r.status as Row | undefined)?.last_error, flexible: true },
+  ],
+  fields: ['id', 'name', 'transport', 'shared', 'registered_by', 'stdio', 'url', 'tools', 'status'],
+};
