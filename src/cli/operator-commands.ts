@@ -200,6 +200,7 @@ function registerUpstreamCommands(program: Command): void {
     const tools = o.include || o.exclude ? { tools: { ...(o.include && { include: o.include }), ...(o.exclude && { exclude: o.exclude }) } } : {};
     const common = { account: o.account, name: o.name, shared: o.shared === true, timeout: o.timeout, ...tools };
     const [program, ...args] = command;
+    if (o.stdio && !program) throw new InvalidArgumentError('--stdio needs the command after --: tos upstreams add … --stdio -- npx -y @scope/server');
     const where = o.url
       ? { transport: 'streamable-http', url: o.url, auth: o.bearerSecret ? { bearer_secret_name: o.bearerSecret } : { none: true } }
       : o.image
