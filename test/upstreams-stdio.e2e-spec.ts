@@ -6,7 +6,9 @@
  * (a killed process restarts on the next call after its backoff, an idle one stops, app close
  * leaves none), and an operator-wide upstream in every account's catalogue with the owner's secrets.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -22,12 +24,42 @@ import { StdioSupervisor } from '../src/upstreams/stdio-supervisor';
 import { UpstreamsService } from '../src/upstreams/upstreams.service';
 import { startTestApp, useTestApp, type SuiteApp, type TestAccount } from './support/app';
 import { describeEachEngine, ENGINE_MODES } from './support/engines';
+import { freePort } from './support/free-port';
+import { listenHttp } from './support/http-listen';
 import { until } from './support/poll';
 
 const MODULES = path.join(__dirname, '..', 'node_modules', '@modelcontextprotocol');
 const EVERYTHING = path.join(MODULES, 'server-everything', 'dist', 'index.js');
 const FILESYSTEM = path.join(MODULES, 'server-filesystem', 'dist', 'index.js');
-const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), UPSTREAMS_STDIO: 'true', UPSTREAMS_STDIO_IDLE_SECONDS: '3', UPSTREAMS_STDIO_CONCURRENCY: '2' };
+const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), UPSTREAMS_STDIO: 'true', UPSTREAMS_STDIO_IDLE_SECONDS: '3', UPSTREAMS_STDIO_CONCURRENCY: '2', EGRESS_ALLOW: '127.0.0.1' };
+
+/** The everything server over Streamable HTTP behind a loopback proxy that notes each request's Authorization header. */
+async function startRemote(): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let said = '';
+  child.stderr!.on('data', (chunk: Buffer) => (said += chunk.toString()));
+  await until('server-everything listening', async () => (said.includes('listening on port') ? true : undefined), 20_000);
+  const seen: string[] = [];
+  const proxy = createServer((req, res) => {
+    seen.push(req.headers.authorization ?? '(none)');
+    const forwarded = request({ host: '127.0.0.1', port, path: req.url, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${port}` } }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forwarded.on('error', () => res.destroy());
+    req.pipe(forwarded);
+  });
+  const listening = await listenHttp(proxy);
+  return {
+    url: `${listening.url}/mcp`,
+    seen,
+    close: async () => {
+      await listening.close();
+      child.kill();
+    },
+  };
+}
 
 /**
  * An operator action as `tos` runs it: through the embedded service's operator endpoint (token
@@ -52,11 +84,16 @@ async function operator(suite: SuiteApp, action: OperatorAction, args: Record<st
 describeEachEngine('stdio upstreams', (mode) => {
   const suite = useTestApp(mode, { env: ENV });
   let folder: string;
-  beforeAll(() => {
+  let remote: Awaited<ReturnType<typeof startRemote>>;
+  beforeAll(async () => {
     folder = mkdtempSync(path.join(tmpdir(), 'tos-stdio-fs-'));
     writeFileSync(path.join(folder, 'notes.txt'), 'hello from the temp folder\n');
+    remote = await startRemote();
   });
-  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+  afterAll(async () => {
+    rmSync(folder, { recursive: true, force: true });
+    await remote?.close();
+  });
 
   let accounts = 0;
   const account = async () => {
@@ -121,6 +158,16 @@ describeEachEngine('stdio upstreams', (mode) => {
     const calls = await Promise.all(Array.from({ length: 5 }, () => invoke(owner.key, 'everything.trigger-long-running-operation', { duration: 1, steps: 1 })));
     expect(calls.map((call) => call.json().status)).toEqual(Array(5).fill('success'));
     expect(Date.now() - started).toBeGreaterThanOrEqual(2_500);
+
+    // Two long calls fill both slots; cancelled mid-way, they free them: the next call runs at once, not after 60 s.
+    const execution = async (id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key: owner.key })).json();
+    const longs = await Promise.all([1, 2].map(async () => (await invoke(owner.key, 'everything.trigger-long-running-operation', { duration: 60, steps: 60 }, '?async=true')).json().execution_id as string));
+    await until('both long calls run', async () => ((await Promise.all(longs.map(execution))).every((row) => row.status === 'running') ? true : undefined));
+    for (const id of longs) expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${id}`, key: owner.key })).statusCode).toBeLessThan(300);
+    await until('both cancelled', async () => ((await Promise.all(longs.map(execution))).every((row) => row.status === 'cancelled') ? true : undefined), 10_000);
+    const freed = Date.now();
+    expect((await invoke(owner.key, 'everything.get-sum', { a: 1, b: 1 })).json().status).toBe('success');
+    expect(Date.now() - freed).toBeLessThan(5_000);
   }, 60_000);
 
   it('restarts a killed process on the next call, after a backoff; stops an idle one', async () => {
@@ -165,6 +212,23 @@ describeEachEngine('stdio upstreams', (mode) => {
     expect((await addStdio(user, { name: 'sharedfs', shared: true, command: process.execPath, args: [FILESYSTEM, folder] })).status).toBe(409);
     expect((await operator(suite, 'upstreams.remove', { account: operatorAccount.name, name: 'sharedfs' })).status).toBe(200);
     await until('shared tools gone', async () => (!(await restIds(user.key)).includes('sharedfs.list_directory') ? true : undefined), 5_000);
+  }, 60_000);
+
+  it('an operator-wide Streamable HTTP upstream sends its owner’s bearer secret, whichever account calls', async () => {
+    const operatorAccount = await account();
+    expect((await suite.t.request({ method: 'PUT', url: '/v1/secrets/REMOTE_TOKEN', key: operatorAccount.key, payload: { value: 'owner-bearer' } })).statusCode).toBeLessThan(300);
+    const shared = await operator(suite, 'upstreams.add', { account: operatorAccount.name, name: 'remote', shared: true, transport: 'streamable-http', url: remote.url, auth: { bearer_secret_name: 'REMOTE_TOKEN' } });
+    expect(shared.status).toBe(200);
+    expect(shared.body.result).toMatchObject({ shared: true, transport: 'streamable-http', status: { last_error: null } });
+
+    // The caller holds a REMOTE_TOKEN of its own: it is never the one sent.
+    const user = await account();
+    expect((await suite.t.request({ method: 'PUT', url: '/v1/secrets/REMOTE_TOKEN', key: user.key, payload: { value: 'caller-bearer' } })).statusCode).toBeLessThan(300);
+    remote.seen.length = 0;
+    expect((await invoke(user.key, 'remote.get-sum', { a: 20, b: 22 })).json()).toMatchObject({ status: 'success', result: { content: [{ text: expect.stringContaining('42') }] } });
+    expect(remote.seen.length).toBeGreaterThan(0);
+    expect(new Set(remote.seen)).toEqual(new Set(['Bearer owner-bearer']));
+    expect((await operator(suite, 'upstreams.remove', { account: operatorAccount.name, name: 'remote' })).status).toBe(200);
   }, 60_000);
 
   it('refuses stdio from account keys (403) and bad operator arguments (400)', async () => {
