@@ -199,7 +199,8 @@ class SupervisedServer {
     let partial = '';
     transport.stderr?.on('data', (chunk: Buffer) => {
       const lines = (partial + chunk.toString('utf8')).split('\n');
-      partial = lines.pop()!.slice(-STDERR_LINE_CHARS * 4);
+      // Only a line's head is logged: an endless line is kept to a head long enough to mask secrets in it.
+      partial = lines.pop()!.slice(0, STDERR_LINE_CHARS * 4);
       for (const line of lines) this.logLine(line, masked);
     });
   }
