@@ -44,6 +44,21 @@ describe('the stdio supervisor', () => {
     }
   }, 30_000);
 
+  it('waits out a backoff after a failed start, and shutdown does not wait for it', async () => {
+    const supervisor = new StdioSupervisor(config);
+    const dies = async () => ({ process: { command: process.execPath, args: ['-e', 'process.exit(3)'], env: {} }, secretValues: [] });
+    const signal = new AbortController().signal;
+    await expect(supervisor.use(upstream, dies, signal, async () => 1)).rejects.toThrow(/could not be started/);
+    const retried = supervisor.use(upstream, dies, signal, async () => 1);
+    const failed = expect(retried).rejects.toThrow(/shutting down/);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closing = Date.now();
+    await supervisor.onApplicationShutdown();
+    await failed;
+    expect(Date.now() - closing).toBeLessThan(500);
+    await expect(supervisor.use(upstream, dies, signal, async () => 1)).rejects.toThrow(/shutting down/);
+  });
+
   it('refuses every call while UPSTREAMS_STDIO is off, starting nothing', async () => {
     const supervisor = new StdioSupervisor({ ...config, UPSTREAMS_STDIO: 'false' } as AppConfig);
     const started = jest.fn(start);

@@ -38,10 +38,11 @@ interface Running {
   stopping: boolean;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) =>
+/** Waits `ms`, or rejects as soon as `signal` aborts. */
+const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+    signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
   });
 
 /** `promise`, or the signal's reason as soon as it aborts (the promise runs on for others waiting on it). */
@@ -67,7 +68,8 @@ class SupervisedServer {
   private active = 0;
   private readonly waiting: (() => void)[] = [];
   private idleTimer?: NodeJS.Timeout;
-  private closed = false;
+  /** Aborted by close(): a start waiting out its backoff gives up at once rather than hold up shutdown. */
+  private readonly closing = new AbortController();
   private stderrWindow = { from: 0, lines: 0, dropped: 0 };
 
   constructor(
@@ -91,7 +93,7 @@ class SupervisedServer {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.closing.abort(new ToolError(`Upstream '${this.name}' is shutting down`, { retryable: true, details: { upstream: this.name } }));
     clearTimeout(this.idleTimer);
     await this.starting?.catch(() => undefined);
     await this.stop();
@@ -123,7 +125,7 @@ class SupervisedServer {
     const next = this.waiting.shift();
     if (next) return next();
     this.active -= 1;
-    if (this.active === 0 && !this.closed) this.idleTimer = setTimeout(() => void this.idle(), this.limits.idleMs).unref();
+    if (this.active === 0 && !this.closing.signal.aborted) this.idleTimer = setTimeout(() => void this.idle(), this.limits.idleMs).unref();
   }
 
   private async idle(): Promise<void> {
@@ -133,7 +135,7 @@ class SupervisedServer {
   }
 
   private client(signal: AbortSignal): Promise<Client> {
-    if (this.closed) return Promise.reject(new ToolError(`Upstream '${this.name}' is shutting down`, { retryable: true, details: { upstream: this.name } }));
+    if (this.closing.signal.aborted) return Promise.reject(this.closing.signal.reason);
     if (this.running) return Promise.resolve(this.running.client);
     this.starting ??= this.spawn().finally(() => (this.starting = undefined));
     return untilAborted(this.starting, signal).then((running) => running.client);
@@ -141,7 +143,7 @@ class SupervisedServer {
 
   private async spawn(): Promise<Running> {
     const wait = this.notBefore - Date.now();
-    if (wait > 0) await sleep(wait);
+    if (wait > 0) await sleep(wait, this.closing.signal);
     const [{ Client }, { StdioClientTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/stdio.js')]);
     const { process: launched, secretValues } = await this.start();
     // The SDK gives the child only HOME, LOGNAME, PATH, SHELL, TERM and USER of ours, plus `env`: none of the service's own secrets.
@@ -158,10 +160,10 @@ class SupervisedServer {
       this.crashed(running.startedAt);
       throw new ToolError(`Upstream '${this.name}' could not be started: ${(err as Error).message}`, { retryable: true, details: { upstream: this.name } });
     }
-    if (this.closed) {
+    if (this.closing.signal.aborted) {
       running.stopping = true;
       await client.close().catch(() => undefined);
-      throw new ToolError(`Upstream '${this.name}' is shutting down`, { retryable: true, details: { upstream: this.name } });
+      throw this.closing.signal.reason;
     }
     this.running = running;
     this.logger.log(`Stdio upstream '${this.name}' started (pid ${transport.pid})`);
@@ -232,6 +234,7 @@ export class StdioSupervisor implements OnApplicationShutdown {
   private readonly logger = new Logger('StdioUpstreams');
   private readonly servers = new Map<string, SupervisedServer>();
   private readonly limits: StdioLimits;
+  private shutDown = false;
   readonly enabled: boolean;
 
   constructor(config: AppConfig) {
@@ -242,6 +245,8 @@ export class StdioSupervisor implements OnApplicationShutdown {
   /** Runs `work` with the upstream's client in one of its slots, starting its process first when none runs. */
   use<T>(upstream: { id: string; name: string }, start: () => Promise<StdioStart>, signal: AbortSignal, work: (client: Client) => Promise<T>): Promise<T> {
     if (!this.enabled) return Promise.reject(new ToolError(`Upstream '${upstream.name}' is a stdio server, and stdio upstreams are off (UPSTREAMS_STDIO)`, { details: { upstream: upstream.name } }));
+    // A call arriving after shutdown must not start a process nobody would stop.
+    if (this.shutDown) return Promise.reject(new ToolError(`Upstream '${upstream.name}' is shutting down`, { retryable: true, details: { upstream: upstream.name } }));
     let server = this.servers.get(upstream.id);
     if (!server) {
       server = new SupervisedServer(upstream.name, start, this.limits, this.logger);
@@ -263,6 +268,7 @@ export class StdioSupervisor implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.shutDown = true;
     const servers = [...this.servers.values()];
     this.servers.clear();
     await Promise.all(servers.map((server) => server.close()));
