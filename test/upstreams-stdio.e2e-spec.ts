@@ -205,6 +205,9 @@ describeEachEngine('stdio upstreams', (mode) => {
     const user = await account(); // holds no FS_TOKEN: the owner's is used
     await until('shared tools listed', async () => ((await restIds(user.key)).includes('sharedfs.list_directory') ? true : undefined), 5_000);
     expect((await invoke(user.key, 'sharedfs.list_directory', { path: folder })).json()).toMatchObject({ status: 'success', result: { content: expect.stringContaining('notes.txt') } });
+    const overMcp = (await mcp(user.key, { method: 'tools/call', params: { name: 'sharedfs.read_text_file', arguments: { path: path.join(folder, 'notes.txt') } } })).json().result;
+    expect(overMcp.isError).toBeFalsy();
+    expect(JSON.stringify(overMcp)).toContain('hello from the temp folder');
     // Not the user's to see as a registration, nor to change.
     expect((await suite.t.request({ method: 'GET', url: `/v1/upstreams/${shared.body.result.id}`, key: user.key })).statusCode).toBe(404);
     expect((await suite.t.request({ method: 'GET', url: '/v1/upstreams', key: user.key })).json().upstreams).toEqual([]);
