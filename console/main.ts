@@ -1,12 +1,15 @@
 /** The console's shell: who is signed in, sign-in and sign-out, and a hash router over the pages. */
 import { api, ApiError, useCsrfToken } from './api.js';
+import { connectedAppsPage } from './connected-apps.js';
 import { clearNotice, h, notify } from './dom.js';
 import { executionPage, executionsPage } from './executions.js';
 import { keysPage } from './keys.js';
+import { membersPage } from './members.js';
 import { schedulePage, schedulesPage } from './schedules.js';
 import { secretsPage } from './secrets.js';
 import { toolPage, toolsPage } from './tools.js';
 import { triggerPage, triggersPage } from './triggers.js';
+import { upstreamsPage } from './upstreams.js';
 import { usagePage } from './usage.js';
 import { webhookPage } from './webhook-deliveries.js';
 import { webhooksPage } from './webhooks.js';
@@ -33,6 +36,9 @@ function pageFor(section: string, arg: string | undefined): Page | undefined {
     case 'tools': return arg ? toolPage : toolsPage;
     case 'usage': return usagePage;
     case 'webhooks': return arg ? webhookPage : webhooksPage;
+    case 'connected-apps': return connectedAppsPage;
+    case 'members': return membersPage;
+    case 'upstreams': return upstreamsPage;
     case 'workflows': return arg ? workflowPage : workflowsPage;
     case 'runs': return arg ? runPage : undefined;
     case 'schedules': return arg ? schedulePage : schedulesPage;
@@ -106,6 +112,19 @@ function signedOut(reason: string): void {
     h('p', {}, 'Sign in with a one-time link. An operator makes one with ', h('code', {}, 'tos console link --account <name>'), '; an account holder with a key that holds keys:manage with ', h('code', {}, 'POST /v1/console/links'), '.'),
   );
   main.focus();
+  void offerSingleSignOn(main);
+}
+
+/** The operator's identity provider, when one is configured (GET /console/sso answers 404 when not). */
+async function offerSingleSignOn(page: HTMLElement): Promise<void> {
+  let sso: { provider: string; start_url: string };
+  try {
+    sso = await api('GET', '/console/sso');
+  } catch {
+    return;
+  }
+  if (page !== main || !page.isConnected) return;
+  page.insertBefore(h('p', {}, h('a', { href: sso.start_url, class: 'button' }, `Sign in with ${sso.provider}`)), page.children[2] ?? null);
 }
 
 /** The link's token stays in the fragment (never sent to the server by the browser) until the button spends it. */

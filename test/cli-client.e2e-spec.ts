@@ -19,6 +19,7 @@ import { missingPrerequisite } from './support/prerequisites';
 import { ENGINE_MODES } from './support/engines';
 import { TestToolsModule } from './support/test-tools.module';
 import { startRecordingServer } from './support/recording-server';
+import { startPetsApi } from './support/openapi-pets';
 import { arrived, verified } from './support/webhook-receiver';
 import { readOperatorFile } from '../src/operator/operator-file';
 
@@ -257,6 +258,41 @@ describe('tos client commands', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/^tos: CONNECTION_FAILED: cannot open an MCP session/);
     expect(refused.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('upstreams add (an OpenAPI document), list, show, test, disable and enable a tool, rm; the tools invoked like any other', async () => {
+    const api = await startPetsApi();
+    try {
+      const added = await json(['upstreams', 'add', 'pets', '--openapi', `${api.origin}/openapi.json`, '--base-url', `${api.origin}/api`, '--operations', 'listPets,showPetById']);
+      expect(added).toMatchObject({ code: 0, body: { name: 'pets', type: 'openapi', status: { tool_count: 2, last_error: null } } });
+      const upstreamId = added.body.id as string;
+      const table = await tos(['upstreams', 'list']);
+      expect(table.stdout).toMatch(/^ID\s+NAME\s+TYPE\s+WHERE\s+TOOLS\s+ENABLED\s+LAST ERROR\n/);
+      expect(table.stdout).toMatch(new RegExp(`\\n${upstreamId}\\s+pets\\s+openapi\\s+${api.origin}/api\\s+2\\s+true`));
+      expect((await json(['upstreams', 'show', upstreamId])).body.tools.map((tool: { id: string }) => tool.id)).toEqual(['pets.listPets', 'pets.showPetById']);
+      expect(await json(['invoke', 'pets.showPetById', '--set', 'petId=1'])).toMatchObject({ code: 0, body: { status: 'success', result: { id: 1, name: 'Rex' } } });
+      expect(await json(['upstreams', 'test', upstreamId])).toMatchObject({ code: 0, body: { status: { tool_count: 2, last_error: null } } });
+
+      const off = await json(['upstreams', 'disable', upstreamId, '--tool', 'showPetById']);
+      expect(off.body.tools).toEqual([expect.objectContaining({ name: 'listPets', enabled: true }), expect.objectContaining({ name: 'showPetById', enabled: false })]);
+      await until('the tool gone from the catalogue', async () => ((await json(['invoke', 'pets.showPetById', '--set', 'petId=1'])).code !== 0 ? true : undefined));
+      expect((await json(['upstreams', 'enable', upstreamId, '--tool', 'showPetById'])).body.tools[1]).toMatchObject({ enabled: true });
+
+      // Usage errors say what to give, before any request.
+      const neither = await tos(['upstreams', 'add', 'x']);
+      expect(neither).toMatchObject({ code: 2, stderr: expect.stringContaining('give --url (an MCP server) or --openapi') });
+      expect((await tos(['upstreams', 'add', 'x', '--openapi', `${api.origin}/openapi.json`])).stderr).toContain('--openapi needs --base-url and --operations');
+      expect((await tos(['upstreams', 'add', 'x', '--url', `${api.origin}/mcp`, '--api-key-header', 'x-key'])).stderr).toContain('--api-key-header and --api-key-secret go together');
+      // An upstream the service cannot reach: registered with its error, and `test` exits 1 saying it.
+      const dead = await json(['upstreams', 'add', 'dead', '--url', 'http://127.0.0.1:9/mcp']);
+      expect(dead.body.status.last_error).toEqual(expect.any(String));
+      expect(await tos(['upstreams', 'test', dead.body.id])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^tos: UPSTREAM_UNREACHABLE: /) });
+
+      for (const upstream of [upstreamId, dead.body.id]) expect(await json(['upstreams', 'rm', upstream])).toMatchObject({ code: 0, body: { deleted: upstream } });
+      expect((await json(['upstreams', 'list'])).body).toEqual([]);
+    } finally {
+      await api.close();
+    }
   });
 
   it('webhooks create (secret printed once), list, test, deliveries, redeliver, rotate, update, delete', async () => {

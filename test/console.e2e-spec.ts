@@ -19,6 +19,7 @@ import { until } from './support/poll';
 import { DATABASE_MODES } from './support/databases';
 import { ENGINE_MODES } from './support/engines';
 import { startRecordingServer } from './support/recording-server';
+import { startPetsApi } from './support/openapi-pets';
 import { arrived, verified } from './support/webhook-receiver';
 import { TestToolsModule } from './support/test-tools.module';
 
@@ -231,6 +232,54 @@ describeWithChromium('browser console', () => {
     await page.getByText('No secrets yet.').waitFor();
   });
 
+  it('upstreams: registers OpenAPI operations, tests the connection, turns a tool off and on, deletes; the tools join the catalogue', async () => {
+    const pets = await startPetsApi();
+    try {
+      await page.goto(`${baseUrl}/console#/keys`);
+      await page.locator('#nav').getByRole('link', { name: 'Upstreams' }).click();
+      await page.getByRole('heading', { name: 'Upstreams', exact: true }).waitFor();
+      await page.getByText('No upstreams yet.').waitFor();
+      await page.getByLabel('Name').fill('pets');
+      await page.getByLabel('Kind').selectOption('openapi');
+      await page.getByLabel('URL', { exact: true }).fill(`${pets.origin}/openapi.json`);
+      await page.getByLabel('Base URL').fill(`${pets.origin}/api`);
+      await page.getByLabel('Operations').fill('listPets, showPetById');
+      await page.getByRole('button', { name: 'Register' }).click();
+      await notice(page).getByText('Registered pets').waitFor();
+      const row = page.getByRole('row').filter({ hasText: 'pets' });
+      await row.getByText('serving').waitFor();
+      await row.getByText('2 tools on of 2').click();
+      await row.getByText('pets.showPetById').waitFor();
+      await shoot(page, '8b-upstreams');
+      const tools = async () => (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100', key: suite.acme.key })).json().tools.map((tool: { id: string }) => tool.id);
+      expect(await tools()).toEqual(expect.arrayContaining(['pets.listPets', 'pets.showPetById']));
+
+      await page.getByRole('button', { name: 'Test connection pets' }).click();
+      await notice(page).getByText('Contacted pets').waitFor();
+      await page.getByRole('button', { name: 'Turn off pets.showPetById' }).click();
+      await notice(page).getByText('pets.showPetById turned off').waitFor();
+      await until('the tool out of the catalogue', async () => (!(await tools()).includes('pets.showPetById') ? true : undefined));
+      // The tool list stays open across the page's refreshes.
+      await page.getByRole('row').filter({ hasText: 'pets' }).getByText('1 tool on of 2').waitFor();
+      await page.getByRole('button', { name: 'Turn on pets.showPetById' }).click();
+      await notice(page).getByText('pets.showPetById turned on').waitFor();
+
+      // A refused registration says why and keeps what was typed.
+      await page.getByLabel('Name').fill('pets');
+      await page.getByLabel('Kind').selectOption('mcp');
+      await page.getByLabel('URL', { exact: true }).fill('http://127.0.0.1:9/mcp');
+      await page.getByRole('button', { name: 'Register' }).click();
+      await notice(page).getByText(/^CONFLICT: /).waitFor();
+      expect(await page.getByLabel('URL', { exact: true }).inputValue()).toBe('http://127.0.0.1:9/mcp');
+
+      await page.getByRole('button', { name: 'Delete pets' }).click();
+      await page.getByText('No upstreams yet.').waitFor();
+      expect(await tools()).not.toContain('pets.listPets');
+    } finally {
+      await pets.close();
+    }
+  });
+
   it('webhooks: adds one with its secret shown once, sends a test the receiver verifies, shows it in the log, redelivers, rotates, disables, deletes', async () => {
     const receiver = await startRecordingServer(() => ({ status: 200, body: 'received-ok' }));
     const hookUrl = `${receiver.url}/hooks`;
@@ -238,7 +287,7 @@ describeWithChromium('browser console', () => {
       await page.goto(`${baseUrl}/console#/keys`);
       await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click();
       await page.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
-      await page.getByLabel('URL').fill(hookUrl);
+      await page.getByLabel('URL', { exact: true }).fill(hookUrl);
       await page.getByLabel('Description').fill('from the console');
       await expect(page.getByRole('checkbox', { name: 'execution.completed' }).isChecked()).resolves.toBe(true);
       await page.getByRole('button', { name: 'Add webhook' }).click();
@@ -317,7 +366,7 @@ describeWithChromium('browser console', () => {
       // The alerting subscription, made in the page: webhook.disabled only.
       await page.goto(`${baseUrl}/console#/keys`);
       await page.locator('#nav').getByRole('link', { name: 'Webhooks' }).click();
-      await page.getByLabel('URL').fill(`${alerts.url}/alerts`);
+      await page.getByLabel('URL', { exact: true }).fill(`${alerts.url}/alerts`);
       await page.getByRole('checkbox', { name: 'execution.completed' }).uncheck();
       await page.getByRole('checkbox', { name: 'execution.failed' }).uncheck();
       await page.getByRole('checkbox', { name: 'webhook.disabled' }).check();

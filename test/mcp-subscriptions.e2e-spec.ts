@@ -8,30 +8,16 @@
  */
 import { startTestApp, useTestApp, type TestAccount, type TestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
+import { listChanges, listen as openStream, type Listening } from './support/mcp-listen';
 import { until } from './support/poll';
 import { TestToolsModule } from './support/test-tools.module';
 
-const MODERN = '2026-07-28';
-const ENVELOPE = {
-  'io.modelcontextprotocol/protocolVersion': MODERN,
-  'io.modelcontextprotocol/clientInfo': { name: 'e2e-listen', version: '1.0.0' },
-  'io.modelcontextprotocol/clientCapabilities': {},
-};
 const WORKFLOW = {
   description: 'Echoes its input',
   inputs: { a: { type: 'integer', required: true } },
   steps: [{ id: 'sum', tool: 'json-transform', inputs: { expression: 'a', data: { a: '${{ inputs.a }}' } } }],
   outputs: { total: '${{ steps.sum.result.result }}' },
 };
-
-type Message = { jsonrpc: '2.0'; id?: unknown; method?: string; params?: Record<string, any>; result?: any; error?: { code: number; message: string } };
-
-/** An open `subscriptions/listen` stream: the messages read so far, and how to end it. */
-interface Listening {
-  status: number;
-  messages: Message[];
-  close(): void;
-}
 
 describeEachEngine('MCP subscriptions/listen', (mode) => {
   const suite = useTestApp(mode, { extensions: [TestToolsModule] });
@@ -52,44 +38,8 @@ describeEachEngine('MCP subscriptions/listen', (mode) => {
     if (other !== suite.t) await other.close();
   });
 
-  const listen = async (key: string, notifications: Record<string, unknown>, id: unknown = 1): Promise<Listening> => {
-    const abort = new AbortController();
-    const res = await fetch(url, {
-      method: 'POST',
-      signal: abort.signal,
-      headers: {
-        authorization: `Bearer ${key}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN,
-        'mcp-method': 'subscriptions/listen',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: ENVELOPE } }),
-    });
-    const stream: Listening = { status: res.status, messages: [], close: () => abort.abort() };
-    open.push(stream);
-    if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-      stream.messages.push((await res.json()) as Message);
-      return stream;
-    }
-    void (async () => {
-      const decoder = new TextDecoder();
-      let buffered = '';
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffered += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffered.indexOf('\n\n')) >= 0) {
-          const frame = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          const data = frame.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
-          if (data) stream.messages.push(JSON.parse(data) as Message);
-        }
-      }
-    })().catch(() => undefined); // aborted at the test's end
-    await until('the subscription acknowledged', async () => stream.messages.length > 0 || undefined, 5_000, 20);
-    return stream;
-  };
-  const changes = (stream: Listening) => stream.messages.filter((message) => message.method === 'notifications/tools/list_changed');
+  const listen = (key: string, notifications: Record<string, unknown>, id: unknown = 1) => openStream(url, key, notifications, open, id);
+  const changes = listChanges;
   const save = async (owner: TestAccount, document: object): Promise<string> => {
     const res = await other.request({ method: 'POST', url: '/v1/workflows', key: owner.key, payload: document });
     expect(res.statusCode).toBe(201);

@@ -6,10 +6,9 @@
  * narrowed to one tool cannot call another; a token for another resource is refused.
  */
 import { randomBytes } from 'node:crypto';
-import { auth, UnauthorizedError, exchangeAuthorization, refreshAuthorization, startAuthorization, discoverOAuthServerInfo, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, UnauthorizedError, exchangeAuthorization, refreshAuthorization, startAuthorization, discoverOAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type * as Jose from 'jose';
 import { SESSION_COOKIE } from '../src/sessions/console-credentials';
 import { ConsoleSessions } from '../src/sessions/console-sessions.service';
@@ -18,35 +17,12 @@ import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { ensureConformanceSuite, runAuthorizationConformance } from './support/conformance';
 import { freePort } from './support/free-port';
+import { MemoryClientProvider } from './support/sdk-oauth-client';
 import { TestToolsModule } from './support/test-tools.module';
 
 // The signing keys are sealed with SECRETS_KEY (required with PostgreSQL; PGlite makes one in DATA_DIR).
 const ENV: Record<string, string> = { EGRESS_ALLOW: '127.0.0.1', OAUTH_BUILTIN: 'true', SECRETS_KEY: randomBytes(32).toString('base64') };
 const REDIRECT = 'http://127.0.0.1:9/callback'; // never reached: the test reads the code off the redirect
-
-/** The SDK's storage for one client, in memory; the authorization URL it would open is kept for the "browser". */
-class MemoryClientProvider implements OAuthClientProvider {
-  info?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = '';
-  authorizationUrl?: URL;
-  readonly redirectUrl = REDIRECT;
-  readonly clientMetadata: OAuthClientMetadata = {
-    client_name: 'E2E Agent',
-    redirect_uris: [REDIRECT],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    token_endpoint_auth_method: 'none',
-    application_type: 'native',
-  } as OAuthClientMetadata;
-  clientInformation = () => this.info;
-  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.info = info);
-  tokens = () => this.saved;
-  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
-  codeVerifier = () => this.verifier;
-}
 
 /** Cookies by name (oidc-provider's are path-scoped; sending them everywhere is harmless here). */
 class Browser {
@@ -123,7 +99,7 @@ describeEachEngine('OAuth built-in authorization server', (mode) => {
 
   /** The SDK's whole flow, as its transport runs it: 401 → discovery → registration → PKCE → consent → token. */
   const authorize = async (account: TestAccount, choice: { tools?: string[] } = {}) => {
-    const provider = new MemoryClientProvider();
+    const provider = new MemoryClientProvider(REDIRECT);
     const transport = new StreamableHTTPClientTransport(new URL(mcp()), { authProvider: provider });
     await expect(new Client({ name: 'oauth-builtin-e2e', version: '1.0.0' }).connect(transport)).rejects.toThrow(UnauthorizedError);
     const asked = provider.authorizationUrl!.searchParams;
@@ -214,7 +190,7 @@ describeEachEngine('OAuth built-in authorization server', (mode) => {
   });
 
   it('binds tokens to the resource: one for /v1 does not open /v1/mcp, and another server is refused at the authorization endpoint', async () => {
-    const provider = new MemoryClientProvider();
+    const provider = new MemoryClientProvider(REDIRECT);
     expect(await auth(provider, { serverUrl: mcp() })).toBe('REDIRECT');
     const { authorizationServerMetadata: metadata } = await discoverOAuthServerInfo(mcp());
     const start = (resource: string) => startAuthorization(issuer(), { metadata, clientInformation: provider.info!, redirectUrl: REDIRECT, scope: 'tools:read tools:invoke', resource: new URL(resource) });
@@ -263,7 +239,7 @@ describeEachEngine('OAuth built-in authorization server', (mode) => {
   }, 60_000);
 
   it('sends the client back with access_denied when the person denies', async () => {
-    const provider = new MemoryClientProvider();
+    const provider = new MemoryClientProvider(REDIRECT);
     expect(await auth(provider, { serverUrl: mcp() })).toBe('REDIRECT');
     const { query } = await consent(provider.authorizationUrl!, await consoleSession(suite.acme), { deny: true });
     expect(query.get('error')).toBe('access_denied');

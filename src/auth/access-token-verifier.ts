@@ -8,6 +8,7 @@ import { fetch as undiciFetch } from 'undici';
 import { AppException } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import type { Principal } from '../identity/principal';
+import { type ClaimRule, matchClaimRules, parseClaimRules } from '../identity/claim-rules';
 import { SCOPES, type Scope } from '../identity/scopes';
 import { Account, accountLimits } from '../keys/account.entity';
 import { EgressPool, egressSettingsOf } from '../tools/egress/egress';
@@ -37,7 +38,8 @@ interface CachedAccount {
  * OAuth access tokens (RFC 9068 JWTs) of OAUTH_ISSUER, turned into the same Principal an API key
  * gives (docs/authorization.md#access-tokens): signature against the issuer's JWKS (cached, fetched
  * under the egress policy), issuer, audience = the resource the request is for (RFC 8707), exp and
- * nbf; `sub` is the account, `scope` its scopes, `tools` (when present) its tool allowlist.
+ * nbf; `sub` is the account (or, from an external identity provider with OAUTH_SUBJECT=claims, its
+ * claims mapped by OIDC_RULES), `scope` its scopes, `tools` (when present) its tool allowlist.
  */
 @Injectable()
 export class AccessTokenVerifier {
@@ -47,6 +49,7 @@ export class AccessTokenVerifier {
   /** Tokens verified lately, by resource and digest: a client sends one token many times, and its signature check is most of a token's cost. */
   private readonly verified = new LRUCache<string, { principal: Principal; until: number }>({ max: VERIFIED_CACHE_MAX });
   private readonly cacheTtlMs: number;
+  private readonly rules: ClaimRule[] | null;
 
   constructor(
     private readonly config: AppConfig,
@@ -54,6 +57,7 @@ export class AccessTokenVerifier {
     @InjectRepository(Account) private readonly accountRepository: Repository<Account>,
   ) {
     this.cacheTtlMs = config.AUTH_CACHE_TTL_SECONDS * 1000;
+    this.rules = config.OAUTH_SUBJECT === 'claims' ? parseClaimRules(config.OIDC_RULES!) : null;
   }
 
   /** Whether a bearer credential is an access token this service would verify (else it is read as an API key). */
@@ -92,8 +96,10 @@ export class AccessTokenVerifier {
       return { ok: false, message: refusalOf(err as Error, jose, resourceIdentifier(this.config, resource)) };
     }
     if (typeof payload.sub !== 'string') return { ok: false, message: "Invalid access token: the 'sub' claim is missing or wrong" };
-    const account = await this.account(payload.sub, now);
-    if (!account) return { ok: false, message: 'Invalid access token: its subject is not an account of this service' };
+    const subject = this.subjectOf(payload);
+    if (!subject) return { ok: false, message: 'Invalid access token: no claim rule of this service maps its groups or email to an account' };
+    const account = await this.account(subject.accountId, now);
+    if (!account) return { ok: false, message: this.rules ? 'Invalid access token: the account its claims map to does not exist' : 'Invalid access token: its subject is not an account of this service' };
     const clientId = typeof payload.client_id === 'string' ? payload.client_id : 'unknown';
     const tools = payload.tools;
     // A tool allowlist that cannot be read must not read as "every tool".
@@ -107,12 +113,22 @@ export class AccessTokenVerifier {
         accountId: account.id,
         tier: account.tier,
         limits: accountLimits(account),
-        scopes: scopesOf(payload.scope),
+        scopes: subject.scopes ? new Set([...scopesOf(payload.scope)].filter((scope) => subject.scopes!.includes(scope))) : scopesOf(payload.scope),
         toolIds: Array.isArray(tools) ? new Set(tools.filter((tool): tool is string => typeof tool === 'string')) : null,
         expiresAt: new Date(payload.exp! * 1000),
         revokedAt: null,
       },
     };
+  }
+
+  /**
+   * The account a token acts for: its `sub`, or with OAUTH_SUBJECT=claims the account of the first
+   * claim rule it matches, its scopes then bounded by that rule's role too.
+   */
+  private subjectOf(payload: Jose.JWTPayload): { accountId: string; scopes?: readonly Scope[] } | null {
+    if (!this.rules) return { accountId: payload.sub! };
+    const match = matchClaimRules(this.rules, payload, this.config.OIDC_GROUPS_CLAIM);
+    return match && { accountId: match.accountId, scopes: match.scopes };
   }
 
   private loadJose(): Promise<typeof Jose> {

@@ -15,10 +15,11 @@ import { clientKeys, clientSecrets } from './client/account-commands';
 import { positiveInt, readStdin } from './client/commands';
 import { examples } from './client/help';
 import { addOutputOptions, emit, OutputOptions, View } from './client/output';
-import { ACCOUNT_VIEW, KEY_VIEW, LINK_VIEW, SECRET_VIEW, UPSTREAM_VIEW } from './client/views';
+import { ACCOUNT_VIEW, KEY_VIEW, LINK_VIEW, SECRET_VIEW } from './client/views';
 import { runOperatorAction } from './operator-client';
 
-async function operator(action: OperatorAction, args: Record<string, unknown>, view: View<never>, o: OutputOptions): Promise<void> {
+/** Runs an operator action (on the endpoint or the database) and prints its result. */
+export async function operator(action: OperatorAction, args: Record<string, unknown>, view: View<never>, o: OutputOptions): Promise<void> {
   await emit(await runOperatorAction(action, args), view, o);
 }
 
@@ -160,55 +161,6 @@ export function registerOperatorCommands(program: Command): Command {
     ),
     ['tos console link --account acme'],
   ).action((o) => operator('console.link', { account: o.account }, LINK_VIEW, o));
-  registerUpstreamCommands(program);
   return keys;
 }
 
-/** `VARIABLE=SECRET_NAME`, repeatable: a stdio server's environment from the owning account's secrets. */
-function envFromSecret(value: string, previous: Record<string, string> = {}): Record<string, string> {
-  const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.+)$/.exec(value);
-  if (!match || !SECRET_NAME.test(match[2])) throw new InvalidArgumentError('VARIABLE=SECRET_NAME');
-  return { ...previous, [match[1]]: match[2] };
-}
-
-/** Operator-registered upstreams (docs/upstreams.md#operator-registered-upstreams): stdio servers and shared ones. */
-function registerUpstreamCommands(program: Command): void {
-  const upstreams = program.command('upstreams').description('operator: upstreams only the operator registers (stdio servers, shared with every account)');
-  examples(
-    addOutputOptions(
-      upstreams
-        .command('add')
-        .description('register an upstream owned by --account, whose secrets it uses; --stdio needs UPSTREAMS_STDIO=true on the service')
-        .requiredOption('--account <name>', 'owning account')
-        .requiredOption('--name <name>', 'its tools are <name>.<tool>')
-        .option('--shared', "put its tools in every account's catalogue")
-        .option('--stdio', 'run the command given after -- as a local stdio server')
-        .option('--image <image>', 'run this container image as a stdio server (docker run -i --rm --network none)')
-        .option('--allow-egress', 'with --image: give the container a network')
-        .option('--cwd <dir>', 'with --stdio: absolute folder to run in')
-        .option('--env <VARIABLE=SECRET>', 'stdio: an environment variable from one of the account’s secrets (repeatable)', envFromSecret)
-        .option('--url <url>', 'a Streamable HTTP server instead')
-        .option('--bearer-secret <name>', 'with --url: the account’s secret sent as Authorization: Bearer', secretName)
-        .option('--include <list>', 'only these upstream tools', list)
-        .option('--exclude <list>', 'not these upstream tools', list)
-        .option('--timeout <seconds>', 'seconds a call may take (default 30)', positiveInt)
-        .argument('[command...]', 'with --stdio: the command and its arguments, after --'),
-      UPSTREAM_VIEW,
-    ),
-    ['tos upstreams add --account ops --name files --shared --stdio -- npx -y @modelcontextprotocol/server-filesystem /srv/docs', 'tos upstreams add --account ops --name search --shared --url https://search.internal/mcp --bearer-secret SEARCH_TOKEN'],
-  ).action((command: string[], o) => {
-    const tools = o.include || o.exclude ? { tools: { ...(o.include && { include: o.include }), ...(o.exclude && { exclude: o.exclude }) } } : {};
-    const common = { account: o.account, name: o.name, shared: o.shared === true, timeout: o.timeout, ...tools };
-    const [program, ...args] = command;
-    if (o.stdio && !program) throw new InvalidArgumentError('--stdio needs the command after --: tos upstreams add … --stdio -- npx -y @scope/server');
-    const where = o.url
-      ? { transport: 'streamable-http', url: o.url, auth: o.bearerSecret ? { bearer_secret_name: o.bearerSecret } : { none: true } }
-      : o.image
-        ? { transport: 'stdio', image: o.image, args: command, env_from_secrets: o.env, ...(o.allowEgress && { allow_egress: true }) }
-        : { transport: 'stdio', command: o.stdio ? program : undefined, args, env_from_secrets: o.env, cwd: o.cwd };
-    return operator('upstreams.add', { ...common, ...where }, UPSTREAM_VIEW, o);
-  });
-  examples(upstreams.command('rm').description('remove an operator-registered upstream (its processes stop)').requiredOption('--account <name>', 'owning account').requiredOption('--name <name>', 'upstream name'), [
-    'tos upstreams rm --account ops --name files',
-  ]).action((o) => operator('upstreams.remove', { account: o.account, name: o.name }, {}, o));
-}

@@ -5,6 +5,7 @@ import { EXIT } from './client/api-client';
 import { registerClientCommands } from './client/commands';
 import { registerClientKeyCommands } from './client/account-commands';
 import { registerOrchestrationCommands } from './client/orchestration-commands';
+import { registerUpstreamCommands } from './client/upstream-commands';
 import { registerWebhookCommands } from './client/webhook-commands';
 import { registerWorkflowCommands } from './client/workflow-commands';
 import { registerCompletion } from './completion';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerClientCommands(program);
   registerClientKeyCommands(keys);
   registerWebhookCommands(program);
+  registerUpstreamCommands(program);
   registerWorkflowCommands(program);
   registerOrchestrationCommands(program);
   registerAdvisoryCommands(program);

@@ -70,6 +70,33 @@ describe('loadConfig', () => {
     expect(loadConfig({ OAUTH_ISSUER: 'https://login.example.com', PUBLIC_URL: 'https://tos.example.com' }).OAUTH_ISSUER).toBe('https://login.example.com');
   });
 
+  it('takes single sign-on only whole: client, secret, rules and PUBLIC_URL; https unless loopback; valid rules; secret never shown', () => {
+    const rules = JSON.stringify([{ group: 'ops', account: 'acct_1', role: 'owner' }]);
+    const sso = { OIDC_ISSUER: 'https://login.example.com', OIDC_CLIENT_ID: 'tos', OIDC_CLIENT_SECRET: 'a-client-secret-value', OIDC_RULES: rules, PUBLIC_URL: 'https://tos.example.com' };
+    expect(loadConfig(sso)).toMatchObject({ OIDC_ISSUER: sso.OIDC_ISSUER, OIDC_SCOPES: 'openid email profile', OIDC_GROUPS_CLAIM: 'groups' });
+    expect(() => loadConfig({ ...sso, OIDC_CLIENT_SECRET: '', OIDC_RULES: '' })).toThrow(/OIDC_ISSUER: set OIDC_CLIENT_SECRET, OIDC_RULES too/);
+    expect(() => loadConfig({ ...sso, OIDC_ISSUER: 'http://login.example.com' })).toThrow(/must be https \(plain http only on a loopback address\)/);
+    expect(loadConfig({ ...sso, OIDC_ISSUER: 'http://127.0.0.1:4000' }).OIDC_ISSUER).toBe('http://127.0.0.1:4000');
+    expect(() => loadConfig({ ...sso, OIDC_RULES: '[{"group":"ops","account":"acct_1","role":"root"}]' })).toThrow(/OIDC_RULES: rule 0: role must be one of owner, member, viewer/);
+    expect(() => loadConfig({ ...sso, OIDC_SCOPES: 'email profile' })).toThrow(/OIDC_SCOPES: must include openid/);
+    let message = '';
+    try {
+      loadConfig({ ...sso, OIDC_CLIENT_SECRET: 'x'.repeat(2000) });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/OIDC_CLIENT_SECRET/);
+    expect(message).not.toContain('xxxxxxxx');
+  });
+
+  it('maps token claims through the rules only for an external issuer that has them', () => {
+    const rules = JSON.stringify([{ group: 'ops', account: 'acct_1', role: 'owner' }]);
+    expect(loadConfig({ OAUTH_SUBJECT: 'claims', OAUTH_ISSUER: 'https://login.example.com', PUBLIC_URL: 'https://tos.example.com', OIDC_RULES: rules }).OAUTH_SUBJECT).toBe('claims');
+    expect(() => loadConfig({ OAUTH_SUBJECT: 'claims', OAUTH_ISSUER: 'https://login.example.com', PUBLIC_URL: 'https://tos.example.com' })).toThrow(/OAUTH_SUBJECT=claims: set OAUTH_ISSUER .* and OIDC_RULES/);
+    expect(() => loadConfig({ OAUTH_SUBJECT: 'claims', OAUTH_BUILTIN: 'true', PUBLIC_URL: 'https://tos.example.com', OIDC_RULES: rules })).toThrow(/built-in authorization server's tokens name accounts/);
+    expect(() => loadConfig({ OAUTH_SUBJECT: 'sub' })).toThrow(/OAUTH_SUBJECT must be account or claims/);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadConfig({ DATABASE_URL: '', BOOTSTRAP_API_KEY: '' }).DATABASE_URL).toBeUndefined();
   });

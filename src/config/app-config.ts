@@ -16,6 +16,7 @@ import {
 } from 'class-validator';
 import { SERVICE_KEY_PATTERN } from '../identity/key-secret';
 import { TIERS, Tier } from '../identity/tiers';
+import { parseClaimRules } from '../identity/claim-rules';
 import { shownConfigValue } from './shown-value';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -218,6 +219,10 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   ORCHESTRATION_POLL_MS = 1000;
 
+  /** Seconds after which an API process discovers an upstream's tools again (docs/upstreams.md#staying-current); 0 only on request. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
+  UPSTREAM_REFRESH_SECONDS = 300;
+
   /** How often each delivering process looks for due webhook deliveries, in milliseconds; 0 stops delivering. */
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   WEBHOOK_POLL_MS = 500;
@@ -287,10 +292,57 @@ export class AppConfig {
   @IsIn(['true', 'false'], { message: 'OAUTH_BUILTIN must be true or false' })
   OAUTH_BUILTIN: 'true' | 'false' = 'false';
 
+  /**
+   * Requests per minute per client IP to the built-in server's registration endpoint, and as many to
+   * its token endpoint (docs/authorization.md#limits): hosted clients share a few egress IPs, hence generous.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(1_000_000)
+  OAUTH_IP_RATE_LIMIT = 300;
+
   /** The issuer's JWKS; read from its RFC 8414 (or OpenID) metadata when unset. */
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   @MaxLength(2048)
   OAUTH_JWKS_URL?: string;
+
+  /**
+   * How an access token's subject becomes an account (docs/authorization.md#external-authorization-server):
+   * `account`, its `sub` is an account id (the built-in server's tokens); `claims`, its claims go
+   * through OIDC_RULES, for an OAUTH_ISSUER that is the company's identity provider.
+   */
+  @IsIn(['account', 'claims'], { message: 'OAUTH_SUBJECT must be account or claims' })
+  OAUTH_SUBJECT: 'account' | 'claims' = 'account';
+
+  /** The operator's OpenID provider for console sign-in (docs/authorization.md#single-sign-on); off when unset. */
+  @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @MaxLength(2048)
+  OIDC_ISSUER?: string;
+
+  /** The client this service is registered as at OIDC_ISSUER. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MaxLength(512)
+  OIDC_CLIENT_ID?: string;
+
+  /** That client's secret (client_secret_basic); never logged or shown. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MaxLength(1024)
+  OIDC_CLIENT_SECRET?: string;
+
+  /** The name on the console's "Sign in with …" button. */
+  @IsString() @MinLength(1) @MaxLength(64)
+  OIDC_PROVIDER_NAME = 'your identity provider';
+
+  /** Scopes asked of the provider at sign-in, space-separated; openid is always among them. */
+  @Matches(/^[\x21\x23-\x5B\x5D-\x7E]+( [\x21\x23-\x5B\x5D-\x7E]+)*$/, { message: 'OIDC_SCOPES must be scope names separated by single spaces' })
+  OIDC_SCOPES = 'openid email profile';
+
+  /** The claim holding the user's groups (an array of names), read by group rules. */
+  @Matches(/^[A-Za-z0-9_.:/-]{1,128}$/, { message: 'OIDC_GROUPS_CLAIM must be a claim name' })
+  OIDC_GROUPS_CLAIM = 'groups';
+
+  /**
+   * Claim rules, a JSON array (docs/authorization.md#claim-rules): `{"group": …}` or `{"email_domain": …}`
+   * with `"account"` and `"role"`; the first rule a user matches decides, none refuses them.
+   */
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @MaxLength(200_000)
+  OIDC_RULES?: string;
 
   /** Tools per MCP tools/list page. */
   @Transform(toInt) @IsInt() @Min(1) @Max(1000)
@@ -330,9 +382,11 @@ export class AppConfig {
 
 /** Where the built-in authorization server is mounted: its issuer is PUBLIC_URL + this. */
 export const BUILTIN_ISSUER_PATH = '/oauth';
+/** The built-in server's consent page (ours, src/oauth/consent-page.ts): under the issuer, but not oidc-provider's. */
+export const INTERACTION_PATH = `${BUILTIN_ISSUER_PATH}/interaction/`;
 
 /** Variables holding credentials: a start-up error names them but never shows their value. */
-const CREDENTIAL_VARIABLES: ReadonlySet<string> = new Set(['BOOTSTRAP_API_KEY', 'METRICS_TOKEN', 'SECRETS_KEY', 'SECRETS_PREVIOUS_KEYS']);
+const CREDENTIAL_VARIABLES: ReadonlySet<string> = new Set(['BOOTSTRAP_API_KEY', 'METRICS_TOKEN', 'SECRETS_KEY', 'SECRETS_PREVIOUS_KEYS', 'OIDC_CLIENT_SECRET']);
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -358,7 +412,37 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   } else if (errors.length === 0 && config.OAUTH_ISSUER && !config.PUBLIC_URL) {
     lines.push(`  OAUTH_ISSUER: set PUBLIC_URL too, the URL clients reach the service at: access tokens are accepted only for the resources under it (docs/authorization.md#access-tokens)`);
   }
+  if (errors.length === 0) lines.push(...singleSignOnProblems(config));
   if (lines.length > 0) throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   if (config.OAUTH_BUILTIN === 'true') config.OAUTH_ISSUER ??= `${config.publicUrl}${BUILTIN_ISSUER_PATH}`;
   return Object.defineProperty(config, 'environment', { value: Object.freeze({ ...env }), enumerable: false });
+}
+
+/** What single sign-on and claim-mapped tokens need together (docs/authorization.md#single-sign-on). */
+function singleSignOnProblems(config: AppConfig): string[] {
+  const problems: string[] = [];
+  const howto = '(docs/authorization.md#single-sign-on)';
+  if (config.OIDC_RULES !== undefined) {
+    try {
+      parseClaimRules(config.OIDC_RULES);
+    } catch (err) {
+      problems.push(`  OIDC_RULES: ${(err as Error).message} ${howto}`);
+    }
+  }
+  if (config.OIDC_ISSUER) {
+    const missing = (['OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_RULES', 'PUBLIC_URL'] as const).filter((name) => config[name] === undefined);
+    if (missing.length > 0) problems.push(`  OIDC_ISSUER: set ${missing.join(', ')} too: the client registered at the provider, the rules that map its users to accounts, and the URL its redirect comes back to ${howto}`);
+    if (!isSecureOrLoopback(config.OIDC_ISSUER)) problems.push(`  OIDC_ISSUER: must be https (plain http only on a loopback address) ${howto}`);
+    if (!config.OIDC_SCOPES.split(' ').includes('openid')) problems.push(`  OIDC_SCOPES: must include openid ${howto}`);
+  }
+  if (config.OAUTH_SUBJECT === 'claims') {
+    if (config.OAUTH_BUILTIN === 'true') problems.push(`  OAUTH_SUBJECT=claims: the built-in authorization server's tokens name accounts; claims are for an external OAUTH_ISSUER ${howto}`);
+    else if (!config.OAUTH_ISSUER || config.OIDC_RULES === undefined) problems.push(`  OAUTH_SUBJECT=claims: set OAUTH_ISSUER (the identity provider) and OIDC_RULES (how its claims map to accounts) ${howto}`);
+  }
+  return problems;
+}
+
+function isSecureOrLoopback(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === 'https:' || ['127.0.0.1', '[::1]', 'localhost'].includes(hostname);
 }

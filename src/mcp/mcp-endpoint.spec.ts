@@ -15,7 +15,7 @@ import type { LiveUpdates } from '../executions/live/live-updates';
 import type { AdmissionGate } from '../limits/admission-gate';
 import { McpTools } from './mcp-tools';
 import { OutageLog, type Dependency } from '../common/outages';
-import { CatalogueChanges } from '../workflows/catalogue-changes';
+import { CatalogueChanges } from '../tools/catalogue-changes';
 import type { PublishedWorkflows } from '../workflows/published-workflows';
 import type { WorkflowRuns } from '../workflows/workflow-runs';
 

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import type { LiveListener, LiveUpdates } from '../executions/live/live-updates';
 import { canUseTool, type Principal } from '../identity/principal';
-import type { CatalogueChange } from '../workflows/catalogue-changes';
+import type { CatalogueChange } from '../tools/catalogue-changes';
 import { executionIdOfUri, executionUri } from './mcp-execution-uri';
 
 type Listener = (event: ServerEvent) => void;

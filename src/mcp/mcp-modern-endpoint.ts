@@ -29,7 +29,7 @@ import { McpListenBus } from './mcp-listen-bus';
 import { LiveUpdates } from '../executions/live/live-updates';
 import { LIMITS } from '../executions/live/live-protocol';
 import { MODERN_CAPABILITIES } from './mcp-server-card';
-import { CatalogueChanges } from '../workflows/catalogue-changes';
+import { CatalogueChanges } from '../tools/catalogue-changes';
 
 /**
  * How long a client may reuse a tools/list answer. `private`: the list depends on the key (its

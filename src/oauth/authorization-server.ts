@@ -6,14 +6,16 @@ import type { FastifyInstance } from 'fastify';
 import type * as Jose from 'jose';
 import { Repository } from 'typeorm';
 import { fetch as undiciFetch } from 'undici';
-import { AppConfig, BUILTIN_ISSUER_PATH } from '../config/app-config';
+import { AppConfig, BUILTIN_ISSUER_PATH, INTERACTION_PATH } from '../config/app-config';
 import { SCOPES } from '../identity/scopes';
 import { Account } from '../keys/account.entity';
 import { SecretsService } from '../secrets/secrets.service';
+import { WindowStore } from '../limits/window-store';
 import { EgressPool, egressSettingsOf } from '../tools/egress/egress';
 import { importEsm } from '../tools/sdk/import-esm';
 import { FIRST_SCOPES, resourceIdentifier } from '../auth/protected-resource';
 import { ConsentPage } from './consent-page';
+import { limitOAuthEndpoint } from './endpoint-limits';
 import { inMainRealm } from './main-realm';
 import { OAuthRecord } from './oauth-record.entity';
 import { GRANT_TOOLS_MODEL, OAuthStore, purgeExpiredOAuthRecords } from './oauth-store';
@@ -26,8 +28,6 @@ const GRANT_TTL_SECONDS = 90 * 24 * 3600;
 const INTERACTION_TTL_SECONDS = 600;
 const CODE_TTL_SECONDS = 60;
 const PURGE_EVERY_MS = 10 * 60_000;
-/** The consent page (ours, src/oauth/consent-page.ts) lives under the issuer but is not oidc-provider's. */
-export const INTERACTION_PATH = `${BUILTIN_ISSUER_PATH}/interaction/`;
 
 /** The slice of oidc-provider's API this module uses (the package ships no types). */
 export interface OidcProvider {
@@ -70,6 +70,7 @@ export class AuthorizationServer implements OnModuleInit, OnModuleDestroy {
     private readonly egresses: EgressPool,
     private readonly secrets: SecretsService,
     private readonly consent: ConsentPage,
+    private readonly windows: WindowStore,
     @InjectRepository(OAuthRecord) private readonly records: Repository<OAuthRecord>,
     @InjectRepository(Account) private readonly accounts: Repository<Account>,
   ) {}
@@ -110,20 +111,22 @@ export class AuthorizationServer implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Hands requests under the issuer's path (and RFC 8414's path-inserted metadata URL) to oidc-provider
-   * before Fastify reads their body: it parses its own forms. The consent page is left to Nest.
+   * before Fastify reads their body: it parses its own forms. The consent page is served raw too.
+   * Both answer on the raw response, so the headers the earlier hooks set (security headers, request
+   * id) are copied onto it; registration and the token endpoint are limited per client IP first.
    */
   private mount(fastify: FastifyInstance): void {
     const discovery = new Set([`/.well-known/oauth-authorization-server${BUILTIN_ISSUER_PATH}`, `/.well-known/openid-configuration${BUILTIN_ISSUER_PATH}`]);
+    const ipLimit = this.config.OAUTH_IP_RATE_LIMIT;
     fastify.addHook('onRequest', async (request, reply) => {
       const url = withDefaultScope(request.raw.url ?? '/', request.method);
       const path = url.split('?')[0];
-      if (path.startsWith(INTERACTION_PATH)) {
-        reply.hijack();
-        return void this.consent.handle(this.oidc, this.resources, request.raw, reply.raw);
-      }
       const inner = discovery.has(path) ? '/.well-known/openid-configuration' : path.startsWith(`${BUILTIN_ISSUER_PATH}/`) ? url.slice(BUILTIN_ISSUER_PATH.length) : null;
       if (inner === null) return;
+      await limitOAuthEndpoint(this.windows, ipLimit, request, path);
+      for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
       reply.hijack();
+      if (path.startsWith(INTERACTION_PATH)) return void this.consent.handle(this.oidc, this.resources, request.raw, reply.raw);
       const raw = request.raw as IncomingMessage & { originalUrl?: string };
       raw.originalUrl = discovery.has(path) ? `${BUILTIN_ISSUER_PATH}${inner}` : url;
       raw.url = inner;

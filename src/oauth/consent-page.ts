@@ -4,7 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { FastifyRequest } from 'fastify';
 import { Repository } from 'typeorm';
-import { AppConfig } from '../config/app-config';
+import { AppConfig, INTERACTION_PATH } from '../config/app-config';
 import type { Principal } from '../identity/principal';
 import { SCOPES, type Scope } from '../identity/scopes';
 import { sessionSecretOf } from '../sessions/console-credentials';
@@ -13,6 +13,7 @@ import { ToolCatalogue } from '../tools/tool-catalogue';
 import type { InteractionDetails, OidcProvider } from './authorization-server';
 import { OAuthRecord } from './oauth-record.entity';
 import { GRANT_TOOLS_MODEL } from './oauth-store';
+import { escapeHtml } from '../common/html';
 
 const MAX_FORM_BYTES = 64 * 1024;
 const OIDC_SCOPES = new Set(['openid', 'offline_access']);
@@ -69,7 +70,10 @@ export class ConsentPage {
     }
   }
 
-  /** A grant holds what was approved; the ticked tools (unless all of an unrestricted account's) become the tokens' `tools`. */
+  /**
+   * A grant holds what was approved; the ticked tools (unless all of an unrestricted account's) become the
+   * tokens' `tools`. The client as the page named it is kept beside them: a metadata-document client is not stored.
+   */
   private async grant(provider: OidcProvider, consent: Consent, principal: Principal, tools: string[]): Promise<string> {
     const grant = new provider.Grant({ accountId: principal.accountId, clientId: consent.client.id });
     // The API's scopes are the server's too (clients register and discover them), so they are granted on both sides.
@@ -83,7 +87,7 @@ export class ConsentPage {
     }
     const grantId = await grant.save();
     const everyTool = principal.toolIds === null && tools.length === this.catalogue.all().length;
-    await this.records.save({ model: GRANT_TOOLS_MODEL, id: grantId, payload: { tools: everyTool ? null : tools }, grant_id: grantId, uid: null, account_id: principal.accountId, expires_at: null, consumed_at: null });
+    await this.records.save({ model: GRANT_TOOLS_MODEL, id: grantId, payload: { tools: everyTool ? null : tools, client_name: consent.client.name, client_uri: consent.client.uri ?? null }, grant_id: grantId, uid: null, account_id: principal.accountId, expires_at: null, consumed_at: null });
     return grantId;
   }
 
@@ -133,7 +137,7 @@ export class ConsentPage {
     const tools = consent.tools
       .map((tool) => `<li><label><input type="checkbox" name="tools" value="${escapeHtml(tool.id)}" checked> ${escapeHtml(tool.name)} <code>${escapeHtml(tool.id)}</code></label></li>`)
       .join('');
-    const who = principal ? `<p>Signed in to account <code>${escapeHtml(principal.accountId)}</code>.</p>` : '<p>You are not signed in here yet: open a console sign-in link in this browser first.</p>';
+    const who = principal ? `<p>Signed in to account <code>${escapeHtml(principal.accountId)}</code>.</p>` : this.signInOffer(uid);
     const site = consent.client.uri ? ` (<a href="${escapeHtml(consent.client.uri)}" rel="noreferrer">${escapeHtml(consent.client.uri)}</a>)` : '';
     return `${who}
 <p><strong>${escapeHtml(consent.client.name)}</strong>${site} asks to act for your account at <code>${escapeHtml(consent.resource)}</code>.</p>
@@ -145,6 +149,14 @@ export class ConsentPage {
 </form>`;
   }
 
+  /** How to sign in from here: a console sign-in link, or single sign-on that comes back to this page (docs/authorization.md#single-sign-on). */
+  private signInOffer(uid: string): string {
+    const links = '<p>You are not signed in here yet: open a console sign-in link in this browser first.</p>';
+    if (!this.config.OIDC_ISSUER) return links;
+    const start = `/console/sso/start?${new URLSearchParams({ return_to: `${INTERACTION_PATH}${uid}` }).toString()}`;
+    return `<p>You are not signed in here yet. <a href="${escapeHtml(start)}">Sign in with ${escapeHtml(this.config.OIDC_PROVIDER_NAME)}</a>, or open a console sign-in link in this browser first.</p>`;
+  }
+
   /** No script, no style, nothing outside this origin; the form may post here and then redirect to the client. */
   private page(res: ServerResponse, status: number, title: string, body: string, redirectOrigin: string | null = null): void {
     const nonce = randomBytes(16).toString('base64');
@@ -154,7 +166,8 @@ export class ConsentPage {
       'cache-control': 'no-store',
       'content-security-policy': `default-src 'none'; style-src 'nonce-${nonce}'; form-action ${formAction}; base-uri 'none'; frame-ancestors 'none'`,
       'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      // same-origin, not no-referrer: with no-referrer a browser's form post says `Origin: null`, which the origin check refuses.
+      'referrer-policy': 'same-origin',
     });
     res.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><style nonce="${nonce}">body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}button{margin-right:1rem}</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`);
   }
@@ -170,8 +183,4 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | null> {
     chunks.push(chunk);
   }
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

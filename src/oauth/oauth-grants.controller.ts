@@ -12,11 +12,15 @@ export interface GrantView {
   id: string;
   client_id: string;
   client_name: string | null;
+  /** The client's home page, from its registration or Client ID Metadata Document. */
+  client_uri: string | null;
   /** Per resource (token audience), the scopes granted. */
   resources: Record<string, string[]>;
   /** The tools its tokens may call; null = every tool the account may call. */
   tools: string[] | null;
   created_at: string | null;
+  /** When the client last got tokens with it (the code exchange or a refresh); access tokens are not looked up, so their use is not seen. */
+  last_used_at: string | null;
   expires_at: string | null;
 }
 
@@ -39,20 +43,29 @@ export class OAuthGrantsController {
     const grants = (await this.records.find({ where: { model: 'Grant', account_id: principal.accountId }, order: { id: 'ASC' } })).filter((row) => !row.expires_at || row.expires_at > now);
     const ids = grants.map((row) => row.id);
     const clientIds = [...new Set(grants.map((row) => String(row.payload.clientId)))];
-    const [tools, clients] = await Promise.all([
+    const [tools, clients, refreshTokens] = await Promise.all([
       this.records.find({ where: { model: GRANT_TOOLS_MODEL, id: In(ids) } }),
       this.records.find({ where: { model: 'Client', id: In(clientIds) } }),
+      this.records.find({ where: { model: 'RefreshToken', grant_id: In(ids) } }),
     ]);
-    const toolsOf = new Map(tools.map((row) => [row.id, row.payload.tools as string[] | null]));
-    const nameOf = new Map(clients.map((row) => [row.id, typeof row.payload.client_name === 'string' ? row.payload.client_name : null]));
+    const consentOf = new Map(tools.map((row) => [row.id, row.payload]));
+    const clientOf = new Map(clients.map((row) => [row.id, row.payload]));
+    const lastUsed = new Map<string, number>();
+    for (const token of refreshTokens) {
+      const issued = token.payload.iat;
+      if (typeof issued === 'number' && issued > (lastUsed.get(token.grant_id!) ?? 0)) lastUsed.set(token.grant_id!, issued);
+    }
     return {
       grants: grants.map((row) => ({
         id: row.id,
         client_id: String(row.payload.clientId),
-        client_name: nameOf.get(String(row.payload.clientId)) ?? null,
+        // A registered client as it is now; a metadata-document client as the consent page named it.
+        client_name: text(clientOf.get(String(row.payload.clientId))?.client_name ?? consentOf.get(row.id)?.client_name),
+        client_uri: text(clientOf.get(String(row.payload.clientId))?.client_uri ?? consentOf.get(row.id)?.client_uri),
         resources: Object.fromEntries(Object.entries((row.payload.resources ?? {}) as Record<string, string>).map(([resource, scope]) => [resource, scope.split(' ').filter(Boolean)])),
-        tools: toolsOf.get(row.id) ?? null,
+        tools: (consentOf.get(row.id)?.tools as string[] | null | undefined) ?? null,
         created_at: typeof row.payload.iat === 'number' ? new Date(row.payload.iat * 1000).toISOString() : null,
+        last_used_at: lastUsed.has(row.id) ? new Date(lastUsed.get(row.id)! * 1000).toISOString() : null,
         expires_at: row.expires_at?.toISOString() ?? null,
       })),
     };
@@ -68,4 +81,8 @@ export class OAuthGrantsController {
     if (!grant) throw new AppException('NOT_FOUND', `No grant '${id}' on this account`);
     await new OAuthStore(this.records, 'Grant').revokeByGrantId(id);
   }
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
 }

@@ -1,5 +1,6 @@
 import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { Account } from '../keys/account.entity';
+import { AccountMember } from './account-member.entity';
 import type { Scope } from '../identity/scopes';
 
 /** A signed-in console: the browser holds the secret in a cookie, the database its SHA-256. */
@@ -28,9 +29,17 @@ export class ConsoleSession {
   @Column('text', { array: true, nullable: true })
   tool_ids: string[] | null;
 
-  /** The link it was opened with. */
-  @Column('text')
-  link_id: string;
+  /** The link it was opened with; null for a single sign-on. */
+  @Column('text', { nullable: true })
+  link_id: string | null;
+
+  /** The member a single sign-on opened it for: removing the member ends the session. */
+  @Column('text', { nullable: true })
+  member_id: string | null;
+
+  @ManyToOne(() => AccountMember, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'member_id', foreignKeyConstraintName: 'fk_console_sessions_member' })
+  member?: AccountMember;
 
   @Column('text', { nullable: true })
   user_agent: string | null;

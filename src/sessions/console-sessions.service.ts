@@ -6,9 +6,10 @@ import { randomBase62 } from '../common/ids';
 import { AppConfig } from '../config/app-config';
 import { hashSecret } from '../identity/key-secret';
 import type { Principal } from '../identity/principal';
-import { SCOPES } from '../identity/scopes';
+import { SCOPES, type Scope } from '../identity/scopes';
 import { accountLimits } from '../keys/account.entity';
 import type { Grantor } from '../keys/api-keys.service';
+import type { AccountMember } from './account-member.entity';
 import { ConsoleLink } from './console-link.entity';
 import { ConsoleSession } from './console-session.entity';
 import { newConsoleSecret } from './console-credentials';
@@ -76,14 +77,20 @@ export class ConsoleSessions {
       .execute();
     const link = (raw as ConsoleLink[])[0];
     if (!link) throw await this.refusal(token);
+    return this.open({ account_id: link.account_id, scopes: link.scopes, tool_ids: link.tool_ids, link_id: link.id, member_id: null }, userAgent, now);
+  }
+
+  /** A session for a member a single sign-on admitted, with their role's scopes. */
+  openForMember(member: AccountMember, scopes: readonly Scope[], userAgent: string | undefined, now = new Date()): Promise<OpenedSession> {
+    return this.open({ account_id: member.account_id, scopes: [...scopes], tool_ids: null, link_id: null, member_id: member.id }, userAgent, now);
+  }
+
+  private async open(grant: Pick<ConsoleSession, 'account_id' | 'scopes' | 'tool_ids' | 'link_id' | 'member_id'>, userAgent: string | undefined, now: Date): Promise<OpenedSession> {
     const secret = newConsoleSecret();
     const session = this.sessions.create({
+      ...grant,
       id: `ses_${randomBase62(20)}`,
       secret_hash: hashSecret(secret),
-      account_id: link.account_id,
-      scopes: link.scopes,
-      tool_ids: link.tool_ids,
-      link_id: link.id,
       user_agent: userAgent?.slice(0, MAX_USER_AGENT) ?? null,
       created_at: now,
       last_seen_at: now,

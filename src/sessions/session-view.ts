@@ -7,6 +7,7 @@ export function sessionView(session: ConsoleSession, idleUntil: Date) {
     id: session.id,
     scopes: session.scopes,
     tool_ids: session.tool_ids,
+    member_id: session.member_id,
     user_agent: session.user_agent,
     created_at: iso(session.created_at),
     last_seen_at: iso(session.last_seen_at),

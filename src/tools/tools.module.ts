@@ -2,6 +2,9 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import * as path from 'node:path';
 import { AppConfig } from '../config/app-config';
+import { openBroadcast } from '../redis/broadcast';
+import { RedisConnections } from '../redis/redis-connections';
+import { CatalogueChanges } from './catalogue-changes';
 import { EgressPool } from './egress/egress';
 import { ToolThreads } from './isolation/tool-threads';
 import { ProviderExplorer } from './provider-explorer';
@@ -24,12 +27,13 @@ export const WORKSPACE = Symbol('WORKSPACE');
     { provide: ToolCatalogue, useExisting: ToolRegistry },
     ToolThreads,
     RuntimeTools,
+    { provide: CatalogueChanges, inject: [RedisConnections], useFactory: (redis: RedisConnections) => new CatalogueChanges(openBroadcast(redis, 'catalogue-changes')) },
     {
       provide: WORKSPACE,
       inject: [AppConfig],
       useFactory: (config: AppConfig) => createWorkspace(path.resolve(config.WORKSPACE_ROOT)),
     },
   ],
-  exports: [EgressPool, ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, RuntimeTools, WORKSPACE],
+  exports: [EgressPool, ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, RuntimeTools, CatalogueChanges, WORKSPACE],
 })
 export class ToolsModule {}

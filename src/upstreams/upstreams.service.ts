@@ -1,7 +1,8 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { IsNull, LessThan, Not, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import { canonicalJson } from '../common/canonical-json';
 import { AppException } from '../common/errors';
 import { ToolError } from '../tools/sdk';
 import { randomBase62 } from '../common/ids';
@@ -12,6 +13,7 @@ import { SecretsService } from '../secrets/secrets.service';
 import { EgressPool, egressSettingsOf, type Egress } from '../tools/egress/egress';
 import { checkedRegisteredUrl } from '../tools/egress/registered-url';
 import { createToolHttp } from '../tools/egress/tool-network';
+import { CatalogueChanges } from '../tools/catalogue-changes';
 import { RuntimeTools } from '../tools/runtime-tools';
 import type { RegisteredTool } from '../tools/tool-catalogue';
 import { dereferencedDocument, documentOfText, operationTools } from './openapi-document';
@@ -117,6 +119,7 @@ export class UpstreamsService implements OnModuleInit {
     @InjectRepository(Upstream) private readonly upstreams: Repository<Upstream>,
     private readonly secrets: SecretsService,
     private readonly runtimeTools: RuntimeTools,
+    private readonly changes: CatalogueChanges,
     private readonly stdio: StdioSupervisor,
     config: AppConfig,
     egresses: EgressPool,
@@ -159,6 +162,7 @@ export class UpstreamsService implements OnModuleInit {
     const row = this.newRow(principal, { name: fields.name, transport: 'openapi', url, spec_url: specUrl, auth: fields.auth, tool_filter: { include: fields.operations }, timeout_seconds: fields.timeout ?? 30 }, now);
     Object.assign(row, { tools, ...(specUrl && { last_contact_at: new Date(), latency_ms: Date.now() - started }) });
     await this.insert(principal, row);
+    this.announce(row, row.tools.map((tool) => tool.name));
     return upstreamView(row);
   }
 
@@ -193,6 +197,7 @@ export class UpstreamsService implements OnModuleInit {
     await this.upstreams.delete({ id: row.id });
     await this.stdio.stop(row.id);
     this.recent.clear();
+    this.announce(row, row.tools.map((tool) => tool.name));
   }
 
   private newRow(principal: Principal, fields: Pick<Upstream, 'name' | 'transport' | 'url' | 'auth' | 'tool_filter' | 'timeout_seconds'> & Partial<Pick<Upstream, 'spec_url' | 'stdio' | 'shared' | 'operator_registered'>>, now: Date): Upstream {
@@ -260,6 +265,7 @@ export class UpstreamsService implements OnModuleInit {
     await this.upstreams.update({ id: row.id }, { enabled: row.enabled, disabled_tools: row.disabled_tools, updated_at: now });
     if (row.shared) this.recent.clear();
     else this.recent.delete(principal.accountId);
+    this.announce(row, row.tools.map((tool) => tool.name));
     return upstreamView(row);
   }
 
@@ -268,6 +274,33 @@ export class UpstreamsService implements OnModuleInit {
     await this.upstreams.delete({ id: row.id });
     await this.stdio.stop(row.id);
     this.recent.delete(principal.accountId);
+    this.announce(row, row.tools.map((tool) => tool.name));
+  }
+
+  /**
+   * Discovers again, in the background, up to `limit` enabled upstreams whose record is older than
+   * `intervalMs` (docs/upstreams.md#staying-current): each is claimed by moving its `updated_at`
+   * where it still holds the value read, so among any number of processes one refreshes it.
+   * Inline OpenAPI documents have nothing to fetch again. Answers how many it refreshed.
+   */
+  async refreshDue(intervalMs: number, limit: number, now = new Date()): Promise<number> {
+    const due = await this.upstreams.find({
+      where: [
+        { enabled: true, transport: Not('openapi'), updated_at: LessThan(new Date(now.getTime() - intervalMs)) },
+        { enabled: true, transport: 'openapi', spec_url: Not(IsNull()), updated_at: LessThan(new Date(now.getTime() - intervalMs)) },
+      ],
+      order: { updated_at: 'ASC' },
+      take: limit,
+    });
+    let refreshed = 0;
+    for (const row of due) {
+      if (row.transport === 'stdio' && !this.stdio.enabled) continue; // nothing to start while the switch is off
+      const claimed = await this.upstreams.update({ id: row.id, updated_at: row.updated_at }, { updated_at: now });
+      if (!claimed.affected) continue;
+      await this.discover(row);
+      refreshed += 1;
+    }
+    return refreshed;
   }
 
   /** Lists the upstream's tools again (initialize + tools/list) and records how that went. */
@@ -382,10 +415,24 @@ export class UpstreamsService implements OnModuleInit {
     await this.recorded(row, fields, new Date());
   }
 
+  /** What a discovery found; tools that came, went or changed their schema are announced. */
   private async recorded(row: Upstream, fields: Partial<Upstream>, now: Date): Promise<void> {
+    const before = row.tools;
     Object.assign(row, fields, { updated_at: now });
     await this.upstreams.update({ id: row.id }, { ...fields, updated_at: now } as QueryDeepPartialEntity<Upstream>);
     if (row.shared) this.recent.clear();
     else this.recent.delete(row.account_id);
+    if (fields.tools) this.announce(row, changedToolNames(before, fields.tools));
   }
+
+  /** Tells the account's MCP `subscriptions/listen` streams, on every API process, that these upstream tools changed. */
+  private announce(row: Upstream, toolNames: readonly string[]): void {
+    this.changes.announce({ accountId: row.account_id, toolIds: toolNames.map((name) => upstreamToolId(row, name)) });
+  }
+}
+
+/** The names of the tools new, gone, or described differently between two discoveries (keys in any order: jsonb keeps its own). */
+function changedToolNames(before: readonly DiscoveredTool[], after: readonly DiscoveredTool[]): string[] {
+  const [was, is] = [before, after].map((tools) => new Map(tools.map((tool) => [tool.name, canonicalJson(tool)])));
+  return [...new Set([...was.keys(), ...is.keys()])].filter((name) => was.get(name) !== is.get(name));
 }

@@ -19,7 +19,10 @@ export function referencedSteps(expression: string): string[] {
  * name no step, cycles, expressions that do not parse, references to steps that are not upstream,
  * literal inputs the tool would refuse. Every problem names the step and the field at fault.
  */
-export function checkDocument(document: WorkflowDocument, catalogue: ToolCatalogue): DocumentProblem[] {
+/** The tools a document's steps may name: the registry's, and those the account added at run time. */
+export type StepTools = Pick<ToolCatalogue, 'has' | 'get'>;
+
+export function checkDocument(document: WorkflowDocument, catalogue: StepTools): DocumentProblem[] {
   const problems: DocumentProblem[] = [];
   const byId = new Map(document.steps.map((step) => [step.id, step]));
   document.steps.forEach((step, index) => {

@@ -1,11 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ExecutionsModule } from '../executions/executions.module';
-import { openBroadcast } from '../redis/broadcast';
-import { RedisConnections } from '../redis/redis-connections';
 import { ToolsModule } from '../tools/tools.module';
 import { AccountTools } from '../tools/account-tools';
-import { CatalogueChanges } from './catalogue-changes';
 import { UpstreamsModule } from '../upstreams/upstreams.module';
 import { AccountCatalogue } from './account-catalogue';
 import { PublishedWorkflows } from './published-workflows';
@@ -25,8 +22,7 @@ import { WorkflowsService } from './workflows.service';
 @Module({
   imports: [TypeOrmModule.forFeature([Workflow, WorkflowVersion, WorkflowRun]), ToolsModule, ExecutionsModule, UpstreamsModule],
   providers: [
-    { provide: CatalogueChanges, inject: [RedisConnections], useFactory: (redis: RedisConnections) => new CatalogueChanges(openBroadcast(redis, 'catalogue-changes')) },
     WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, WorkflowExpressions, RunStore, PublishedWorkflows, AccountCatalogue, { provide: AccountTools, useExisting: AccountCatalogue }],
-  exports: [CatalogueChanges, WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, RunStore, PublishedWorkflows, AccountTools],
+  exports: [WorkflowsService, WorkflowRuns, RunGraphs, WorkflowEngine, RunStore, PublishedWorkflows, AccountTools],
 })
 export class WorkflowsModule {}

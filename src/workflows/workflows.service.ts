@@ -3,9 +3,10 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, Repository } from 'typeorm';
 import { AppException } from '../common/errors';
 import { newWorkflowId, WORKFLOW_ID_PATTERN } from '../common/ids';
-import { ToolCatalogue } from '../tools/tool-catalogue';
-import { CatalogueChanges } from './catalogue-changes';
-import { checkDocument } from './workflow-checks';
+import { RuntimeTools } from '../tools/runtime-tools';
+import { ToolCatalogue, type RegisteredTool } from '../tools/tool-catalogue';
+import { CatalogueChanges } from '../tools/catalogue-changes';
+import { checkDocument, type StepTools } from './workflow-checks';
 import { documentSource, readDocument, type DocumentProblem, type WorkflowDocument } from './workflow-document';
 import { Workflow, WorkflowVersion } from './workflow.entity';
 
@@ -27,13 +28,14 @@ export class WorkflowsService {
     @InjectRepository(WorkflowVersion) private readonly versions: Repository<WorkflowVersion>,
     private readonly dataSource: DataSource,
     private readonly catalogue: ToolCatalogue,
+    private readonly runtimeTools: RuntimeTools,
     private readonly changes: CatalogueChanges,
   ) {}
 
   /** A valid document from a request body (JSON, YAML text, or `{ document }`), or a 400 listing its problems. */
-  async parse(body: unknown): Promise<WorkflowDocument> {
+  async parse(accountId: string, body: unknown): Promise<WorkflowDocument> {
     const { document, problems } = readDocument(await documentSource(body));
-    const all: DocumentProblem[] = document ? checkDocument(document, this.catalogue) : problems;
+    const all: DocumentProblem[] = document ? checkDocument(document, await this.stepTools(accountId, document)) : problems;
     if (!document || all.length > 0) {
       const [first] = all;
       const where = first.step ? `step '${first.step}', ${first.path}` : first.path;
@@ -44,8 +46,19 @@ export class WorkflowsService {
     return document;
   }
 
+  /** The registry, and the tools of the account's upstreams its steps name (docs/upstreams.md): what a step may call. */
+  private async stepTools(accountId: string, document: WorkflowDocument): Promise<StepTools> {
+    const added = new Map<string, RegisteredTool>();
+    for (const { tool: toolId } of document.steps) {
+      if (this.catalogue.has(toolId) || added.has(toolId)) continue;
+      const tool = await this.runtimeTools.find(accountId, toolId);
+      if (tool) added.set(toolId, tool);
+    }
+    return { has: (toolId) => this.catalogue.has(toolId) || added.has(toolId), get: (toolId) => added.get(toolId) ?? this.catalogue.get(toolId) };
+  }
+
   async create(accountId: string, body: unknown): Promise<Workflow> {
-    const document = await this.parse(body);
+    const document = await this.parse(accountId, body);
     if ((await this.workflows.countBy({ account_id: accountId })) >= MAX_WORKFLOWS_PER_ACCOUNT) {
       throw new AppException('CONFLICT', `An account keeps at most ${MAX_WORKFLOWS_PER_ACCOUNT} workflows; delete one first`);
     }
@@ -57,7 +70,7 @@ export class WorkflowsService {
   }
 
   async update(accountId: string, id: string, body: unknown): Promise<Workflow> {
-    const document = await this.parse(body);
+    const document = await this.parse(accountId, body);
     const current = await this.get(accountId, id);
     const before = { name: current.name, publish: current.publish };
     const next = Object.assign(current, { name: document.name, version: current.version + 1, document, publish: document.publish, updated_at: new Date() });

@@ -141,10 +141,11 @@ export const UPSTREAM_VIEW: View = {
   columns: [
     col('id', 'id'),
     col('name', 'name'),
-    col('transport', 'transport'),
-    col('shared', 'shared'),
-    { header: 'tools', value: (r: Row) => (r.status as Row | undefined)?.tool_count, flexible: false },
-    { header: 'last error', value: (r: Row) => (r.status as Row | undefined)?.last_error, flexible: true },
+    col('type', 'type'),
+    { header: 'where', value: (r) => r.url ?? r.base_url ?? (r.stdio as Row | undefined)?.command ?? (r.stdio as Row | undefined)?.image, flexible: true },
+    { header: 'tools', value: (r) => (r.status as Row | undefined)?.tool_count },
+    col('enabled', 'enabled'),
+    { header: 'last error', value: (r) => (r.status as Row | undefined)?.last_error, flexible: true },
   ],
-  fields: ['id', 'name', 'transport', 'shared', 'registered_by', 'stdio', 'url', 'tools', 'status'],
+  fields: ['id', 'name', 'type', 'transport', 'url', 'base_url', 'spec_url', 'operations', 'tools_filter', 'auth', 'timeout', 'enabled', 'shared', 'registered_by', 'stdio', 'tools', 'status', 'created_at', 'updated_at'],
 };

@@ -11,7 +11,7 @@ export interface CatalogueChange {
 type Listener = (change: CatalogueChange) => void;
 
 /**
- * Tells every API process that an account's catalogue changed (a published workflow came, went or
+ * Tells every API process that an account's catalogue changed (a published workflow or an upstream's tool came, went or
  * was renamed), so MCP `subscriptions/listen` streams held by any of them can send
  * `notifications/tools/list_changed` (docs/mcp.md, "Change subscriptions").
  */
