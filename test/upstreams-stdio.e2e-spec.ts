@@ -6,7 +6,8 @@
  * (a killed process restarts on the next call after its backoff, an idle one stops, app close
  * leaves none), and an operator-wide upstream in every account's catalogue with the owner's secrets.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -31,6 +32,7 @@ import { until } from './support/poll';
 const MODULES = path.join(__dirname, '..', 'node_modules', '@modelcontextprotocol');
 const EVERYTHING = path.join(MODULES, 'server-everything', 'dist', 'index.js');
 const FILESYSTEM = path.join(MODULES, 'server-filesystem', 'dist', 'index.js');
+const CLI = path.join(__dirname, '..', 'src', 'cli', 'main.ts');
 const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), UPSTREAMS_STDIO: 'true', UPSTREAMS_STDIO_IDLE_SECONDS: '3', UPSTREAMS_STDIO_CONCURRENCY: '2', EGRESS_ALLOW: '127.0.0.1' };
 
 /** The everything server over Streamable HTTP behind a loopback proxy that notes each request's Authorization header. */
@@ -258,6 +260,17 @@ describeEachEngine('stdio upstreams', (mode) => {
     expect(missing.status).toBe(200);
     expect(missing.body.result.status.last_error).toMatch(/could not be started/);
   });
+
+  it('tos upstreams add|rm --account registers and removes one (embedded: through the operator endpoint; with DATABASE_URL: on the database)', async () => {
+    const owner = await account();
+    const tos = (...args: string[]) => promisify(execFile)(process.execPath, ['-r', 'ts-node/register/transpile-only', CLI, ...args], { env: { PATH: process.env.PATH!, LOG_LEVEL: 'error', ...suite.env, TOS_URL: '', TOS_API_KEY: '' } });
+    const added = await tos('upstreams', 'add', 'clifiles', '--account', owner.name, '--output', 'json', '--stdio', '--', process.execPath, FILESYSTEM, folder);
+    expect(JSON.parse(added.stdout)).toMatchObject({ name: 'clifiles', transport: 'stdio', registered_by: 'operator', status: { last_error: null } });
+    await until('its tools listed', async () => ((await restIds(owner.key)).includes('clifiles.list_directory') ? true : undefined), 5_000);
+    expect((await invoke(owner.key, 'clifiles.list_directory', { path: folder })).json()).toMatchObject({ status: 'success', result: { content: expect.stringContaining('notes.txt') } });
+    await tos('upstreams', 'rm', 'clifiles', '--account', owner.name);
+    await until('its tools gone', async () => (!(await restIds(owner.key)).includes('clifiles.list_directory') ? true : undefined), 5_000);
+  }, 120_000);
 
   it('app close stops every child it started', async () => {
     const owner = await account();
