@@ -27,6 +27,7 @@ import { startTestApp, useTestApp, type SuiteApp, type TestAccount } from './sup
 import { describeEachEngine, ENGINE_MODES } from './support/engines';
 import { freePort } from './support/free-port';
 import { listenHttp } from './support/http-listen';
+import { listChanges, listen, type Listening } from './support/mcp-listen';
 import { until } from './support/poll';
 
 const MODULES = path.join(__dirname, '..', 'node_modules', '@modelcontextprotocol');
@@ -91,8 +92,13 @@ describeEachEngine('stdio upstreams', (mode) => {
     folder = mkdtempSync(path.join(tmpdir(), 'tos-stdio-fs-'));
     writeFileSync(path.join(folder, 'notes.txt'), 'hello from the temp folder\n');
     remote = await startRemote();
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    mcpUrl = `${(await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1')}/v1/mcp`;
   });
+  const open: Listening[] = [];
+  let mcpUrl: string;
   afterAll(async () => {
+    for (const stream of open) stream.close();
     rmSync(folder, { recursive: true, force: true });
     await remote?.close();
   });
@@ -200,12 +206,16 @@ describeEachEngine('stdio upstreams', (mode) => {
   it('an operator-wide upstream is in every account’s catalogue, called with its owner’s secrets', async () => {
     const operatorAccount = await account();
     expect((await suite.t.request({ method: 'PUT', url: '/v1/secrets/FS_TOKEN', key: operatorAccount.key, payload: { value: 'owner-held-token' } })).statusCode).toBeLessThan(300);
+    const user = await account(); // holds no FS_TOKEN: the owner's is used
+    const heard = await listen(mcpUrl, user.key, { toolsListChanged: true }, open);
     const shared = await addStdio(operatorAccount, { name: 'sharedfs', shared: true, command: process.execPath, args: [FILESYSTEM, folder], env_from_secrets: { FS_TOKEN: 'FS_TOKEN' } });
     expect(shared.status).toBe(200);
     expect(shared.body.result).toMatchObject({ shared: true, status: { last_error: null } });
 
-    const user = await account(); // holds no FS_TOKEN: the owner's is used
     await until('shared tools listed', async () => ((await restIds(user.key)).includes('sharedfs.list_directory') ? true : undefined), 5_000);
+    // Another account's listen stream hears the change (the operator registered it after the stream opened).
+    await until('tools/list_changed heard by another account', async () => (listChanges(heard).length > 0 ? true : undefined), 5_000);
+    heard.close();
     expect((await invoke(user.key, 'sharedfs.list_directory', { path: folder })).json()).toMatchObject({ status: 'success', result: { content: expect.stringContaining('notes.txt') } });
     const overMcp = (await mcp(user.key, { method: 'tools/call', params: { name: 'sharedfs.read_text_file', arguments: { path: path.join(folder, 'notes.txt') } } })).json().result;
     expect(overMcp.isError).toBeFalsy();

@@ -13,7 +13,7 @@ import { SecretsService } from '../secrets/secrets.service';
 import { EgressPool, egressSettingsOf, type Egress } from '../tools/egress/egress';
 import { checkedRegisteredUrl } from '../tools/egress/registered-url';
 import { createToolHttp } from '../tools/egress/tool-network';
-import { CatalogueChanges } from '../tools/catalogue-changes';
+import { CatalogueChanges, EVERY_ACCOUNT } from '../tools/catalogue-changes';
 import { RuntimeTools } from '../tools/runtime-tools';
 import type { RegisteredTool } from '../tools/tool-catalogue';
 import { dereferencedDocument, documentOfText, operationTools } from './openapi-document';
@@ -425,9 +425,9 @@ export class UpstreamsService implements OnModuleInit {
     if (fields.tools) this.announce(row, changedToolNames(before, fields.tools));
   }
 
-  /** Tells the account's MCP `subscriptions/listen` streams, on every API process, that these upstream tools changed. */
+  /** Tells the account's MCP `subscriptions/listen` streams (every account's, for a shared upstream), on every API process, that these upstream tools changed. */
   private announce(row: Upstream, toolNames: readonly string[]): void {
-    this.changes.announce({ accountId: row.account_id, toolIds: toolNames.map((name) => upstreamToolId(row, name)) });
+    this.changes.announce({ accountId: row.shared ? EVERY_ACCOUNT : row.account_id, toolIds: toolNames.map((name) => upstreamToolId(row, name)) });
   }
 }
 
