@@ -163,12 +163,14 @@ describeEachEngine('upstream MCP servers', (mode) => {
       [{ name: 'workflow', url: reference.server.url }, 'name'],
       [{ name: 'ok', url: reference.server.url, auth: { bearer_secret_name: 'x', none: true } }, 'auth'],
       [{ name: 'ok', url: 'ftp://127.0.0.1/mcp' }, 'url'],
-      [{ name: 'ok', url: reference.server.url, transport: 'stdio' }, 'transport'],
+      [{ name: 'ok', url: reference.server.url, transport: 'sse' }, 'transport'],
     ] as const) {
       const res = await register(owner, body);
       expect(res.statusCode).toBe(400);
       expect(JSON.stringify(res.json().error)).toContain(parameter);
     }
+    // stdio is the operator's alone (test/upstreams-stdio.e2e-spec.ts).
+    expect((await register(owner, { name: 'ok', url: reference.server.url, transport: 'stdio' })).json().error).toMatchObject({ code: 'FORBIDDEN', details: { parameter: 'transport' } });
 
     // A bearer secret not set yet: registered, its error shown, never a secret's value.
     const unset = (await register(owner, { name: 'locked', url: reference.server.url, auth: { bearer_secret_name: 'EVERYTHING_TOKEN' } })).json();

@@ -8,15 +8,17 @@ import { RedisModule } from '../redis/redis.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { loadExtensionModules } from '../tools/extension-modules';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
 
 /**
  * What the operator CLI needs: the database, the key, secret and console-session services, no HTTP;
  * with `tools`, the service's tools too (built-in and EXTENSION_MODULES), for a command whose
- * tool ids the key service checks. Without them the catalogue is empty.
+ * tool ids the key service checks. Without them the catalogue is empty. With `upstreams`, the
+ * upstreams service, for the operator's upstream commands.
  */
 @Module({})
 export class CliModule {
-  static forRoot(config: AppConfig, tools: boolean): DynamicModule {
+  static forRoot(config: AppConfig, tools: boolean, upstreams = false): DynamicModule {
     return {
       module: CliModule,
       imports: [
@@ -27,6 +29,7 @@ export class CliModule {
         SecretsModule,
         SessionsModule,
         ...(tools ? [BuiltinToolsModule, ...loadExtensionModules(config.EXTENSION_MODULES)] : []),
+        ...(upstreams ? [UpstreamsModule] : []),
       ],
     };
   }

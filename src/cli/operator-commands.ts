@@ -18,7 +18,8 @@ import { addOutputOptions, emit, OutputOptions, View } from './client/output';
 import { ACCOUNT_VIEW, KEY_VIEW, LINK_VIEW, SECRET_VIEW } from './client/views';
 import { runOperatorAction } from './operator-client';
 
-async function operator(action: OperatorAction, args: Record<string, unknown>, view: View<never>, o: OutputOptions): Promise<void> {
+/** Runs an operator action (on the endpoint or the database) and prints its result. */
+export async function operator(action: OperatorAction, args: Record<string, unknown>, view: View<never>, o: OutputOptions): Promise<void> {
   await emit(await runOperatorAction(action, args), view, o);
 }
 
@@ -162,3 +163,4 @@ export function registerOperatorCommands(program: Command): Command {
   ).action((o) => operator('console.link', { account: o.account }, LINK_VIEW, o));
   return keys;
 }
+

@@ -5,10 +5,11 @@ import { loadConfig } from '../config/app-config';
 import { claimDataDir } from '../database/data-source-options';
 import { AccountsService } from '../keys/accounts.service';
 import { ApiKeysService } from '../keys/api-keys.service';
-import { OPERATOR_ACTIONS, OperatorAction, needsTools } from '../operator/operator-actions';
+import { OPERATOR_ACTIONS, OperatorAction, needsTools, needsUpstreams } from '../operator/operator-actions';
 import { readOperatorFile } from '../operator/operator-file';
 import { SecretsService } from '../secrets/secrets.service';
 import { ConsoleSessions } from '../sessions/console-sessions.service';
+import { UpstreamsService } from '../upstreams/upstreams.service';
 import { CliModule } from './cli.module';
 
 /** Opens the database for one action, runs it, closes. */
@@ -18,9 +19,9 @@ export async function runOperatorDirectly(action: OperatorAction, args: Record<s
   // Links made while the embedded service is down point where it last ran, unless PUBLIC_URL says otherwise.
   const publicUrl = config.PUBLIC_URL || config.DATABASE_URL ? config.publicUrl : (readOperatorFile(config.DATA_DIR)?.public_url ?? config.publicUrl);
   // Failures reach the handler in main.ts, which prints their message once.
-  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, needsTools(action, args)), { logger: false, abortOnError: false });
+  const app = await NestFactory.createApplicationContext(CliModule.forRoot(config, needsTools(action, args), needsUpstreams(action)), { logger: false, abortOnError: false });
   try {
-    const services = { accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService), consoleSessions: app.get(ConsoleSessions), publicUrl };
+    const services = { accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService), consoleSessions: app.get(ConsoleSessions), ...(needsUpstreams(action) && { upstreams: app.get(UpstreamsService) }), publicUrl };
     return await OPERATOR_ACTIONS[action](services, args);
   } finally {
     await app.close();

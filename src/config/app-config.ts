@@ -85,6 +85,21 @@ export class AppConfig {
   @Matches(/^$|^\s*(\[?[0-9A-Fa-f:.]+\]?(:\d{1,5})?)(\s*,\s*\[?[0-9A-Fa-f:.]+\]?(:\d{1,5})?)*\s*$/, { message: 'EGRESS_DNS_SERVERS must be comma-separated IP addresses with optional ports (10.0.0.53, 10.0.0.54:5353, [fd00::53]:53)' })
   EGRESS_DNS_SERVERS = '';
 
+  /**
+   * Lets the operator register local stdio MCP servers (docs/upstreams.md#local-stdio-servers): commands
+   * run as the service's user, so it is off unless the operator turns it on.
+   */
+  @IsIn(['true', 'false'], { message: 'UPSTREAMS_STDIO must be true or false' })
+  UPSTREAMS_STDIO: 'true' | 'false' = 'false';
+
+  /** Calls one stdio upstream runs at once in a process; more wait their turn. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(64)
+  UPSTREAMS_STDIO_CONCURRENCY = 4;
+
+  /** Seconds a stdio upstream's process may sit unused before it is stopped (started again on the next call). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(24 * 3600)
+  UPSTREAMS_STDIO_IDLE_SECONDS = 600;
+
   /** 32 random bytes (base64 or hex) sealing account secrets (AES-256-GCM); secrets are off without it. */
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   SECRETS_KEY?: string;

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server';
 import type { LiveListener, LiveUpdates } from '../executions/live/live-updates';
 import { canUseTool, type Principal } from '../identity/principal';
-import type { CatalogueChange } from '../tools/catalogue-changes';
+import { EVERY_ACCOUNT, type CatalogueChange } from '../tools/catalogue-changes';
 import { executionIdOfUri, executionUri } from './mcp-execution-uri';
 
 type Listener = (event: ServerEvent) => void;
@@ -37,7 +37,7 @@ export class McpListenBus implements ServerEventBus {
   /** Tells the streams of the change's account, whose key sees a tool it touched, that their tool list changed. */
   catalogueChanged({ accountId, toolIds }: CatalogueChange): void {
     for (const [listener, principal] of this.listeners) {
-      if (principal?.accountId === accountId && toolIds.some((toolId) => canUseTool(principal, toolId))) listener({ kind: 'tools_list_changed' });
+      if (principal && (principal.accountId === accountId || accountId === EVERY_ACCOUNT) && toolIds.some((toolId) => canUseTool(principal, toolId))) listener({ kind: 'tools_list_changed' });
     }
   }
 

@@ -1,5 +1,6 @@
 /**
- * What an operator may do (accounts, any account's keys and secrets, console sign-in links), as one
+ * What an operator may do (accounts, any account's keys and secrets, console sign-in links,
+ * upstreams only the operator may register: stdio servers, shared ones), as one
  * table of named actions. The CLI runs them on the database it opens, or asks the running service
  * to run them through its operator endpoint: the same code either way.
  */
@@ -12,12 +13,16 @@ import { ApiKeysService } from '../keys/api-keys.service';
 import { keyView } from '../keys/key-view';
 import { SecretsService } from '../secrets/secrets.service';
 import { ConsoleSessions } from '../sessions/console-sessions.service';
+import { operatorUpstreamOf } from '../upstreams/upstream-fields';
+import type { UpstreamsService } from '../upstreams/upstreams.service';
 
 export interface OperatorServices {
   accounts: AccountsService;
   keys: ApiKeysService;
   secrets: SecretsService;
   consoleSessions: ConsoleSessions;
+  /** Loaded for the upstreams actions only (needsUpstreams). */
+  upstreams?: UpstreamsService;
   /** Where the service is reached: console links start with it. */
   publicUrl: string;
 }
@@ -77,7 +82,17 @@ export const OPERATOR_ACTIONS = {
     const link = await s.consoleSessions.createLink((await s.accounts.findByName(text(a, 'account'))).id, null);
     return { ...link, url: `${s.publicUrl}${link.path}` };
   },
+  'upstreams.add': async (s: OperatorServices, a: Args) => upstreamsOf(s).createByOperator(operatorUpstreamOf((await s.accounts.findByName(text(a, 'account'))).id, a)),
+  'upstreams.remove': async (s: OperatorServices, a: Args) => {
+    await upstreamsOf(s).deleteByOperator((await s.accounts.findByName(text(a, 'account'))).id, text(a, 'name'));
+    return { deleted: text(a, 'name') };
+  },
 } as const;
+
+function upstreamsOf(s: OperatorServices): UpstreamsService {
+  if (!s.upstreams) throw new Error('the upstreams service is not loaded for this action');
+  return s.upstreams;
+}
 
 export type OperatorAction = keyof typeof OPERATOR_ACTIONS;
 
@@ -85,3 +100,6 @@ export const isOperatorAction = (name: string): name is OperatorAction => Object
 
 /** Which actions need the tool catalogue loaded (a key's tool_ids are checked against it). */
 export const needsTools = (action: OperatorAction, args: Args): boolean => action === 'keys.create' && Array.isArray(args.tool_ids);
+
+/** Which actions need the upstreams service (it brings the tool catalogue and the stdio supervisor). */
+export const needsUpstreams = (action: OperatorAction): boolean => action.startsWith('upstreams.');

@@ -20,6 +20,7 @@ import { AccountsService } from '../keys/accounts.service';
 import { ApiKeysService } from '../keys/api-keys.service';
 import { SecretsService } from '../secrets/secrets.service';
 import { ConsoleSessions } from '../sessions/console-sessions.service';
+import { UpstreamsService } from '../upstreams/upstreams.service';
 import { isOperatorAction, OPERATOR_ACTIONS, OperatorServices } from './operator-actions';
 import { writeOperatorFile } from './operator-file';
 
@@ -43,6 +44,7 @@ export class OperatorEndpoint implements OnApplicationBootstrap, OnApplicationSh
     private readonly keys: ApiKeysService,
     private readonly secrets: SecretsService,
     private readonly consoleSessions: ConsoleSessions,
+    private readonly upstreams: UpstreamsService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -86,7 +88,7 @@ export class OperatorEndpoint implements OnApplicationBootstrap, OnApplicationSh
     if (req.method !== 'POST' || !action || !isOperatorAction(action)) return void reply(404, { error: { code: 'NOT_FOUND', message: 'Unknown operator action' } });
     try {
       const args = await readJson(req);
-      const services: OperatorServices = { accounts: this.accounts, keys: this.keys, secrets: this.secrets, consoleSessions: this.consoleSessions, publicUrl: this.publicUrl() };
+      const services: OperatorServices = { accounts: this.accounts, keys: this.keys, secrets: this.secrets, consoleSessions: this.consoleSessions, upstreams: this.upstreams, publicUrl: this.publicUrl() };
       reply(200, { result: await OPERATOR_ACTIONS[action](services, args) });
     } catch (err) {
       if (err instanceof AppException) return void reply(err.status, { error: err.body });

@@ -2,8 +2,12 @@ import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { Broadcast } from '../redis/broadcast';
 
-/** A change to an account's own part of the tool catalogue: the tool ids that came, went or changed. */
+/** The `accountId` of a change to what every account sees (an operator-wide upstream, docs/upstreams.md#operator-registered-upstreams). */
+export const EVERY_ACCOUNT = '*';
+
+/** A change to an account's own part of the tool catalogue (or to every account's): the tool ids that came, went or changed. */
 export interface CatalogueChange {
+  /** An account's id, or EVERY_ACCOUNT. */
   accountId: string;
   toolIds: string[];
 }

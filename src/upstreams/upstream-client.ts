@@ -60,30 +60,39 @@ async function session<T>(connection: UpstreamConnection, work: (client: Client)
   }
 }
 
+/** What listing needs of a connected client: the SDK v2 client of an HTTP upstream, or the SDK v1 client driving a stdio process. */
+interface ToolLister {
+  listTools(params: { cursor?: string }, options: { signal: AbortSignal }): Promise<{ tools: ListedTool[]; nextCursor?: string }>;
+}
+type ListedTool = Omit<DiscoveredTool, 'operation'> & { execution?: { taskSupport?: string } };
+
+/** tools/list page by page on a connected client: the upstream's tools as it describes them. */
+export async function listedTools(client: ToolLister, signal: AbortSignal): Promise<DiscoveredTool[]> {
+  const tools: DiscoveredTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page++) {
+    const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal });
+    // A tool the upstream runs only as a task is left out: upstream Tasks are not passed through (docs/upstreams.md), so every call would fail.
+    const callable = listed.tools.filter((tool) => TOOL_NAME.test(tool.name) && tool.execution?.taskSupport !== 'required');
+    for (const tool of callable.slice(0, MAX_TOOLS - tools.length)) {
+      tools.push({
+        name: tool.name,
+        ...(tool.title && { title: tool.title }),
+        ...(tool.description && { description: tool.description }),
+        inputSchema: tool.inputSchema as Record<string, unknown>,
+        ...(tool.outputSchema && { outputSchema: tool.outputSchema as Record<string, unknown> }),
+        ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
+      });
+    }
+    cursor = listed.nextCursor;
+    if (!cursor || tools.length >= MAX_TOOLS) break;
+  }
+  return tools;
+}
+
 /** server/discover (or initialize), then tools/list page by page: the upstream's tools as it describes them. */
 export function discoverTools(connection: UpstreamConnection): Promise<DiscoveredTool[]> {
-  return session(connection, async (client) => {
-    const tools: DiscoveredTool[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal: connection.signal });
-      // A tool the upstream runs only as a task is left out: upstream Tasks are not passed through (docs/upstreams.md), so every call would fail.
-      const callable = listed.tools.filter((tool) => TOOL_NAME.test(tool.name) && tool.execution?.taskSupport !== 'required');
-      for (const tool of callable.slice(0, MAX_TOOLS - tools.length)) {
-        tools.push({
-          name: tool.name,
-          ...(tool.title && { title: tool.title }),
-          ...(tool.description && { description: tool.description }),
-          inputSchema: tool.inputSchema as Record<string, unknown>,
-          ...(tool.outputSchema && { outputSchema: tool.outputSchema as Record<string, unknown> }),
-          ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
-        });
-      }
-      cursor = listed.nextCursor;
-      if (!cursor || tools.length >= MAX_TOOLS) break;
-    }
-    return tools;
-  });
+  return session(connection, (client) => listedTools(client, connection.signal));
 }
 
 /** What one tools/call does with what the upstream sends during it. */

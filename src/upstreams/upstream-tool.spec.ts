@@ -2,7 +2,7 @@ import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/cli
 import { AppException } from '../common/errors';
 import { EgressRefusedError } from '../tools/sdk/network-errors';
 import { ToolError } from '../tools/sdk';
-import { registeredUpstreamTool, resultOf, unreachable } from './upstream-tool';
+import { registeredUpstreamTool, resultOf, unreachable, type UpstreamCalls } from './upstream-tool';
 import type { DiscoveredTool, Upstream } from './upstream.entity';
 
 const upstream = { id: 'up_1', name: 'calc', url: 'http://127.0.0.1:1/mcp', auth: { none: true }, timeout_seconds: 20 } as Upstream;
@@ -15,7 +15,8 @@ const sum: DiscoveredTool = {
 };
 
 describe('an upstream tool as the runner runs it', () => {
-  const tool = registeredUpstreamTool(upstream, sum);
+  const calls: UpstreamCalls = { stdio: () => Promise.reject(new Error('no stdio here')), ownerSecret: async () => undefined };
+  const tool = registeredUpstreamTool(upstream, sum, calls);
 
   it('is named <upstream>.<tool>, with the upstream timeout and its annotations as effects', () => {
     expect(tool.definition).toMatchObject({ id: 'calc.sum', timeout: 20, effects: 'read', idempotent: true, cacheable: false });

@@ -3,6 +3,7 @@ import { fetch as undiciFetch } from 'undici';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { Client as StdioClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { inputErrorToException } from '../tools/input-errors';
 import { canonicalJson } from '../common/canonical-json';
@@ -117,10 +118,25 @@ function sessionKeyOf(upstream: Upstream, bearer: string | undefined): string {
   return `${upstream.id} ${upstream.url} ${bearer === undefined ? '-' : createHash('sha256').update(bearer).digest('base64url')}`;
 }
 
-/** One call: an OpenAPI operation's HTTP request, or an MCP tools/call with the bearer token read at call time. */
-async function callOf(upstream: Upstream, tool: DiscoveredTool, input: Record<string, unknown>, ctx: ToolContext): Promise<Record<string, unknown>> {
+/** What the service lends upstream calls: the supervised stdio processes, and the owning account's secrets for a shared upstream. */
+export interface UpstreamCalls {
+  stdio<T>(upstream: Upstream, signal: AbortSignal, work: (client: StdioClient) => Promise<T>): Promise<T>;
+  ownerSecret(upstream: Upstream, name: string): Promise<string | undefined>;
+}
+
+/**
+ * One call: an OpenAPI operation's HTTP request, a tools/call to the supervised stdio process, or
+ * an MCP tools/call on a kept session with the bearer token read at call time (a shared upstream's
+ * from its owning account, never the caller's), progress and questions passed through.
+ */
+async function callOf(upstream: Upstream, tool: DiscoveredTool, input: Record<string, unknown>, ctx: ToolContext, calls: UpstreamCalls): Promise<Record<string, unknown>> {
   if (tool.operation) return callOperation({ upstream: upstream.name, baseUrl: upstream.url, auth: upstream.auth, timeoutMs: upstream.timeout_seconds * 1000 }, tool.operation, input, ctx);
-  const bearer = 'bearer_secret_name' in upstream.auth ? await ctx.secrets.get(upstream.auth.bearer_secret_name) : undefined;
+  if (upstream.transport === 'stdio') {
+    const answer = await calls.stdio(upstream, ctx.signal, async (client) => (await client.callTool({ name: tool.name, arguments: input }, undefined, { signal: ctx.signal, timeout: upstream.timeout_seconds * 1000 })) as CallToolResult);
+    return resultOf(upstream, tool, answer);
+  }
+  const secretName = 'bearer_secret_name' in upstream.auth ? upstream.auth.bearer_secret_name : undefined;
+  const bearer = secretName === undefined ? undefined : upstream.shared ? await calls.ownerSecret(upstream, secretName) : await ctx.secrets.get(secretName);
   const passthrough = passthroughFor(ctx, upstream.name, upstream.timeout_seconds * 1000);
   try {
     const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: unboundFetch(ctx), signal: ctx.signal, sessionKey: sessionKeyOf(upstream, bearer) }, tool.name, input, passthrough);
@@ -145,7 +161,7 @@ function schemaVersion(tool: DiscoveredTool): string {
  * (cancel and timeout abort the request) and its egress-bound fetch, the bearer token read from
  * the account's secrets at call time, the structured result checked against the outputSchema.
  */
-export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool): RegisteredTool {
+export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool, calls: UpstreamCalls): RegisteredTool {
   const id = upstreamToolId(upstream, tool.name);
   const description = tool.description ?? `Tool '${tool.name}' of the upstream '${upstream.name}'`;
   const readOnly = tool.annotations?.readOnlyHint === true;
@@ -180,7 +196,7 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool)
     handler: {
       execute: async (input: Record<string, unknown>, ctx: ToolContext) => {
         try {
-          return await callOf(upstream, tool, input, ctx);
+          return await callOf(upstream, tool, input, ctx, calls);
         } catch (err) {
           if (ctx.signal.aborted) throw err;
           throw unreachable(upstream, err);

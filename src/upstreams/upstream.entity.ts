@@ -36,9 +36,19 @@ export interface DiscoveredTool {
   operation?: HttpOperation;
 }
 
+/**
+ * How a local stdio MCP server is started (docs/upstreams.md#local-stdio-servers): a command, or a
+ * container image run on the Docker engine. Secrets are named, never held: `env_from_secrets` maps
+ * an environment variable to one of the owning account's secrets, read when the process starts.
+ */
+export type StdioLaunchSpec =
+  | { command: string; args: string[]; env_from_secrets: Record<string, string>; cwd?: string }
+  | { image: string; args: string[]; env_from_secrets: Record<string, string>; allow_egress: boolean };
+
 /** An MCP server or OpenAPI operations an account registered (docs/upstreams.md): its tools join that account's catalogue as `<name>.<tool>`. */
 @Entity('upstreams')
 @Index('idx_upstreams_account_name', ['account_id', 'name'], { unique: true })
+@Index('idx_upstreams_shared', ['name'], { where: '"shared"' })
 export class Upstream {
   /** `up_` + 24 base62, time-ordered. */
   @PrimaryColumn('text', { primaryKeyConstraintName: 'pk_upstreams' })
@@ -55,15 +65,27 @@ export class Upstream {
   name: string;
 
   @Column('text')
-  transport: 'streamable-http' | 'openapi';
+  transport: 'streamable-http' | 'openapi' | 'stdio';
 
-  /** The MCP endpoint, or an OpenAPI upstream's base URL. */
+  /** The MCP endpoint, or an OpenAPI upstream's base URL; empty for a stdio upstream. */
   @Column('text')
   url: string;
 
   /** Where an OpenAPI upstream's document was fetched from (refresh fetches it again); null when it was given inline. */
   @Column('text', { nullable: true })
   spec_url: string | null;
+
+  /** A stdio upstream's command or image; null for the others. */
+  @Column('jsonb', { nullable: true })
+  stdio: StdioLaunchSpec | null;
+
+  /** Operator-wide: its tools are in every account's catalogue, called with the owning (operator's) account's secrets. */
+  @Column('boolean', { default: false })
+  shared: boolean;
+
+  /** Registered through an operator command: the owning account sees it but cannot change or delete it. */
+  @Column('boolean', { default: false })
+  operator_registered: boolean;
 
   /** Names a secret, never holds one. */
   @Column('jsonb')

@@ -4,23 +4,10 @@ import { Allow, ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsO
 import { AppException } from '../common/errors';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
-import { SECRET_NAME } from '../secrets/secret-name';
 import { MAX_OPERATIONS } from './openapi-document';
-import type { UpstreamAuth } from './upstream.entity';
+import { authOf, filterOf, UPSTREAM_NAME, UpstreamToolFilterDto } from './upstream-fields';
 import { MAX_UPSTREAMS_PER_ACCOUNT, UpstreamsService } from './upstreams.service';
 
-/** Lower-case, so `<name>.<tool>` reads as one id; `workflow` is the published workflows' prefix (docs/workflows.md#publishing). */
-const UPSTREAM_NAME = /^(?!workflow$)[a-z][a-z0-9-]{0,31}$/;
-
-export class UpstreamToolFilterDto {
-  @ApiPropertyOptional({ type: [String], maxItems: 500 })
-  @IsOptional() @IsArray() @ArrayMaxSize(500) @IsString({ each: true }) @MaxLength(128, { each: true })
-  include?: string[];
-
-  @ApiPropertyOptional({ type: [String], maxItems: 500 })
-  @IsOptional() @IsArray() @ArrayMaxSize(500) @IsString({ each: true }) @MaxLength(128, { each: true })
-  exclude?: string[];
-}
 
 export class CreateUpstreamDto {
   @ApiProperty({ pattern: UPSTREAM_NAME.source, description: 'Its tools are `<name>.<tool>`.' })
@@ -31,9 +18,9 @@ export class CreateUpstreamDto {
   @IsOptional() @IsIn(['mcp', 'openapi'])
   type?: 'mcp' | 'openapi';
 
-  @ApiPropertyOptional({ enum: ['streamable-http'], description: 'An MCP upstream’s transport (required for `type: "mcp"`).' })
-  @ValidateIf((body: CreateUpstreamDto) => body.type !== 'openapi') @IsIn(['streamable-http'])
-  transport?: 'streamable-http';
+  @ApiPropertyOptional({ enum: ['streamable-http', 'stdio'], description: 'An MCP upstream’s transport (required for `type: "mcp"`). `stdio` is the operator’s alone (403 here): see docs/upstreams.md#local-stdio-servers.' })
+  @ValidateIf((body: CreateUpstreamDto) => body.type !== 'openapi') @IsIn(['streamable-http', 'stdio'])
+  transport?: 'streamable-http' | 'stdio';
 
   @ApiPropertyOptional({ format: 'uri', maxLength: 2048, description: 'An MCP upstream’s endpoint (required for `type: "mcp"`), http(s); checked against the egress policy here and at every call.' })
   @ValidateIf((body: CreateUpstreamDto) => body.type !== 'openapi') @IsString() @MaxLength(2048)
@@ -86,21 +73,6 @@ export class UpdateUpstreamDto {
   cache_ttl?: number;
 }
 
-/** An HTTP header name (RFC 9110 token) that is not one the call sets itself. */
-const API_KEY_HEADER = /^(?!(?:authorization|host|content-type|content-length|accept|cookie|connection|transfer-encoding)$)[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/i;
-
-/** `auth` as one of its forms (the API-key header for OpenAPI upstreams only), else the 400 naming what is wrong. */
-function authOf(raw: Record<string, unknown>, openapi: boolean): UpstreamAuth {
-  const keys = Object.keys(raw).sort().join(',');
-  if (keys === 'none' && raw.none === true) return { none: true };
-  if (keys === 'bearer_secret_name' && typeof raw.bearer_secret_name === 'string' && SECRET_NAME.test(raw.bearer_secret_name)) return { bearer_secret_name: raw.bearer_secret_name };
-  if (openapi && keys === 'api_key_header,api_key_secret_name' && typeof raw.api_key_header === 'string' && API_KEY_HEADER.test(raw.api_key_header) && typeof raw.api_key_secret_name === 'string' && SECRET_NAME.test(raw.api_key_secret_name)) {
-    return { api_key_header: raw.api_key_header, api_key_secret_name: raw.api_key_secret_name };
-  }
-  const forms = openapi ? '{ "bearer_secret_name": "<secret name>" }, { "api_key_header": "<header>", "api_key_secret_name": "<secret name>" }' : '{ "bearer_secret_name": "<secret name>" }';
-  throw AppException.invalidRequest(`auth must be ${forms} or { "none": true }`, { parameter: 'auth' });
-}
-
 /** Exactly one of `spec_url` and `spec`. */
 function specSourceOf(body: CreateUpstreamDto): { spec_url: string } | { spec: unknown } {
   if ((body.spec_url === undefined) === (body.spec === undefined)) throw AppException.invalidRequest('give exactly one of spec_url and spec', { parameter: body.spec_url === undefined ? 'spec_url' : 'spec' });
@@ -108,20 +80,6 @@ function specSourceOf(body: CreateUpstreamDto): { spec_url: string } | { spec: u
     throw AppException.invalidRequest('spec must be the OpenAPI document as a JSON object or as YAML text', { parameter: 'spec' });
   }
   return body.spec_url !== undefined ? { spec_url: body.spec_url } : { spec: body.spec };
-}
-
-function filterOf(raw: UpstreamToolFilterDto | undefined): UpstreamToolFilterDto | undefined {
-  if (!raw) return undefined;
-  const names = (list: unknown, member: string) => {
-    if (list === undefined) return undefined;
-    if (!Array.isArray(list) || list.length > 500 || !list.every((name) => typeof name === 'string' && name.length > 0 && name.length <= 128)) {
-      throw AppException.invalidRequest(`tools.${member} must be a list of at most 500 tool names`, { parameter: `tools.${member}` });
-    }
-    return list as string[];
-  };
-  const include = names(raw.include, 'include');
-  const exclude = names(raw.exclude, 'exclude');
-  return { ...(include && { include }), ...(exclude && { exclude }) };
 }
 
 /** The account's upstream MCP servers (docs/upstreams.md). */
@@ -133,6 +91,9 @@ export class UpstreamsController {
   /** 201 with the upstream and what its discovery found (or the error it met, in `status.last_error`). */
   @Post()
   create(@CurrentPrincipal() principal: Principal, @Body() body: CreateUpstreamDto) {
+    if (body.type !== 'openapi' && body.transport === 'stdio') {
+      throw new AppException('FORBIDDEN', 'Stdio upstreams run commands on the service’s machine: only the operator registers them (tos upstreams add --stdio, docs/upstreams.md#local-stdio-servers)', { details: { parameter: 'transport' } });
+    }
     if (body.type === 'openapi') {
       return this.upstreams.createOpenApi(principal, { name: body.name, base_url: body.base_url!, ...specSourceOf(body), operations: body.operations!, auth: authOf(body.auth, true), timeout: body.timeout, cache_ttl: body.cache_ttl });
     }

@@ -3,17 +3,18 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { Upstream } from './upstream.entity';
+import { StdioSupervisor } from './stdio-supervisor';
 import { UpstreamRefresher } from './upstream-refresher';
 import { UpstreamsService } from './upstreams.service';
 
 /**
  * Upstream MCP servers (docs/upstreams.md), in every role: the API registers them and lists their
- * tools; whichever process runs a call finds the tool through RuntimeTools. The controller is the
- * ApiModule's.
+ * tools; whichever process runs a call finds the tool through RuntimeTools; each process
+ * supervises the stdio servers its calls need. The controller is the ApiModule's.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Upstream]), ToolsModule, SecretsModule],
-  providers: [UpstreamsService, UpstreamRefresher],
+  providers: [UpstreamsService, UpstreamRefresher, StdioSupervisor],
   exports: [UpstreamsService],
 })
 export class UpstreamsModule {}

@@ -13,13 +13,15 @@ import { SecretsService } from '../secrets/secrets.service';
 import { EgressPool, egressSettingsOf, type Egress } from '../tools/egress/egress';
 import { checkedRegisteredUrl } from '../tools/egress/registered-url';
 import { createToolHttp } from '../tools/egress/tool-network';
-import { CatalogueChanges } from '../tools/catalogue-changes';
+import { CatalogueChanges, EVERY_ACCOUNT } from '../tools/catalogue-changes';
 import { RuntimeTools } from '../tools/runtime-tools';
 import type { RegisteredTool } from '../tools/tool-catalogue';
 import { dereferencedDocument, documentOfText, operationTools } from './openapi-document';
-import { discoverTools, upstreamSessions } from './upstream-client';
-import { enabledTools, registeredUpstreamTool, unreachable, upstreamToolId } from './upstream-tool';
-import { Upstream, type DiscoveredTool, type UpstreamAuth, type UpstreamToolFilter } from './upstream.entity';
+import { discoverTools, listedTools, upstreamSessions } from './upstream-client';
+import { stdioProcessOf, stdioView } from './stdio-launch';
+import { StdioSupervisor, type StdioStart } from './stdio-supervisor';
+import { enabledTools, registeredUpstreamTool, unreachable, upstreamToolId, type UpstreamCalls } from './upstream-tool';
+import { Upstream, type DiscoveredTool, type StdioLaunchSpec, type UpstreamAuth, type UpstreamToolFilter } from './upstream.entity';
 
 export const MAX_UPSTREAMS_PER_ACCOUNT = 20;
 /** How long discovery (initialize + tools/list) may take at registration and refresh. */
@@ -48,6 +50,18 @@ export type OpenApiUpstreamFields = {
   cache_ttl?: number;
 } & ({ spec_url: string } | { spec: unknown });
 
+/**
+ * An upstream the operator registers (docs/upstreams.md#operator-registered-upstreams): owned by the
+ * named account, whose secrets it uses; `shared` puts its tools in every account's catalogue.
+ */
+export type OperatorUpstreamFields = {
+  accountId: string;
+  name: string;
+  shared: boolean;
+  tools?: UpstreamToolFilter;
+  timeout?: number;
+} & ({ url: string; auth: UpstreamAuth } | { stdio: StdioLaunchSpec });
+
 export interface UpstreamChange {
   enabled?: boolean;
   /** Per upstream tool name: false switches it off, true on again. */
@@ -60,7 +74,9 @@ export function upstreamView(row: Upstream): Record<string, unknown> {
   const off = new Set(row.disabled_tools);
   const where = row.transport === 'openapi'
     ? { type: 'openapi', base_url: row.url, spec_url: row.spec_url, operations: row.tool_filter.include ?? [] }
-    : { type: 'mcp', transport: row.transport, url: row.url, tools_filter: row.tool_filter };
+    : row.stdio
+      ? { type: 'mcp', transport: 'stdio', stdio: stdioView(row.stdio), tools_filter: row.tool_filter }
+      : { type: 'mcp', transport: row.transport, url: row.url, tools_filter: row.tool_filter };
   return {
     id: row.id,
     name: row.name,
@@ -69,6 +85,8 @@ export function upstreamView(row: Upstream): Record<string, unknown> {
     timeout: row.timeout_seconds,
     cache_ttl: row.cache_ttl_seconds,
     enabled: row.enabled,
+    shared: row.shared,
+    registered_by: row.operator_registered ? 'operator' : 'account',
     tools: row.tools.map((tool) => ({
       name: tool.name,
       id: upstreamToolId(row, tool.name),
@@ -106,11 +124,18 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     private readonly secrets: SecretsService,
     private readonly runtimeTools: RuntimeTools,
     private readonly changes: CatalogueChanges,
+    private readonly stdio: StdioSupervisor,
     config: AppConfig,
     egresses: EgressPool,
   ) {
     this.egress = egresses.for(egressSettingsOf(config));
+    this.calls = {
+      stdio: (upstream, signal, work) => this.stdio.use(upstream, () => this.stdioStart(upstream), signal, work),
+      ownerSecret: (upstream, name) => this.secrets.find(upstream.account_id, name),
+    };
   }
+
+  private readonly calls: UpstreamCalls;
 
   /** A queued call of an upstream tool finds it here, on whichever process runs it. */
   onModuleInit(): void {
@@ -150,9 +175,47 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     return upstreamView(row);
   }
 
-  private newRow(principal: Principal, fields: Pick<Upstream, 'name' | 'transport' | 'url' | 'auth' | 'tool_filter' | 'timeout_seconds' | 'cache_ttl_seconds'> & { spec_url?: string | null }, now: Date): Upstream {
+  /**
+   * An operator command's registration (src/operator/operator-actions.ts): a stdio server (only with
+   * UPSTREAMS_STDIO=true) or a Streamable HTTP one, possibly shared with every account.
+   */
+  async createByOperator(fields: OperatorUpstreamFields, now = new Date()): Promise<Record<string, unknown>> {
+    const owner = { accountId: fields.accountId } as Principal;
+    const common = { name: fields.name, tool_filter: fields.tools ?? {}, timeout_seconds: fields.timeout ?? 30, shared: fields.shared, operator_registered: true };
+    let row: Upstream;
+    if ('stdio' in fields) {
+      if (!this.stdio.enabled) throw new AppException('FORBIDDEN', 'Stdio upstreams are off on this service: the operator sets UPSTREAMS_STDIO=true to allow them (docs/upstreams.md#local-stdio-servers)', { details: { parameter: 'transport' } });
+      row = this.newRow(owner, { ...common, transport: 'stdio', url: '', auth: { none: true }, stdio: fields.stdio }, now);
+    } else {
+      const url = checkedRegisteredUrl(fields.url, this.egress.policy, 'name a secret in auth.bearer_secret_name instead');
+      row = this.newRow(owner, { ...common, transport: 'streamable-http', url, auth: fields.auth }, now);
+    }
+    if (fields.shared && (await this.upstreams.exists({ where: { name: fields.name, shared: true } }))) {
+      throw new AppException('CONFLICT', `A shared upstream named '${fields.name}' exists: pick another name`, { details: { parameter: 'name' } });
+    }
+    await this.insert(owner, row);
+    if (fields.shared) this.recent.clear();
+    await this.discover(row);
+    return upstreamView(row);
+  }
+
+  /** An operator command's removal: the upstream of that account and name, its process stopped here. */
+  async deleteByOperator(accountId: string, name: string): Promise<void> {
+    const row = await this.upstreams.findOne({ where: { account_id: accountId, name } });
+    if (!row) throw AppException.notFound('Upstream', name);
+    await this.upstreams.delete({ id: row.id });
+    await this.stdio.stop(row.id);
+    this.recent.clear();
+    this.announce(row, row.tools.map((tool) => tool.name));
+  }
+
+  private newRow(principal: Principal, fields: Pick<Upstream, 'name' | 'transport' | 'url' | 'auth' | 'tool_filter' | 'timeout_seconds'> & Partial<Pick<Upstream, 'spec_url' | 'stdio' | 'shared' | 'operator_registered' | 'cache_ttl_seconds'>>, now: Date): Upstream {
     return this.upstreams.create({
       spec_url: null,
+      stdio: null,
+      shared: false,
+      operator_registered: false,
+      cache_ttl_seconds: 0,
       ...fields,
       id: `up_${randomBase62(24)}`,
       account_id: principal.accountId,
@@ -201,7 +264,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
   }
 
   async update(principal: Principal, id: string, change: UpstreamChange, now = new Date()): Promise<Record<string, unknown>> {
-    const row = await this.find(principal, id);
+    const row = await this.findOwn(principal, id);
     const off = new Set(row.disabled_tools);
     for (const [name, on] of Object.entries(change.tools_enabled ?? {})) {
       if (!row.tools.some((tool) => tool.name === name)) throw AppException.invalidRequest(`Upstream '${row.name}' has no tool '${name}'`, { parameter: `tools_enabled.${name}` });
@@ -210,14 +273,16 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     }
     Object.assign(row, { enabled: change.enabled ?? row.enabled, disabled_tools: [...off].sort(), cache_ttl_seconds: change.cache_ttl ?? row.cache_ttl_seconds, updated_at: now });
     await this.upstreams.update({ id: row.id }, { enabled: row.enabled, disabled_tools: row.disabled_tools, cache_ttl_seconds: row.cache_ttl_seconds, updated_at: now });
-    this.recent.delete(principal.accountId);
+    if (row.shared) this.recent.clear();
+    else this.recent.delete(principal.accountId);
     this.announce(row, row.tools.map((tool) => tool.name));
     return upstreamView(row);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
-    const row = await this.find(principal, id);
+    const row = await this.findOwn(principal, id);
     await this.upstreams.delete({ id: row.id });
+    await this.stdio.stop(row.id);
     this.recent.delete(principal.accountId);
     this.announce(row, row.tools.map((tool) => tool.name));
   }
@@ -239,6 +304,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     });
     let refreshed = 0;
     for (const row of due) {
+      if (row.transport === 'stdio' && !this.stdio.enabled) continue; // nothing to start while the switch is off
       const claimed = await this.upstreams.update({ id: row.id, updated_at: row.updated_at }, { updated_at: now });
       if (!claimed.affected) continue;
       await this.discover(row);
@@ -256,16 +322,23 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
 
   /** The account's enabled upstream tools that the key may use, as the runner runs them. */
   async toolsOf(principal: Principal): Promise<RegisteredTool[]> {
-    return (await this.enabledUpstreams(principal.accountId)).flatMap((upstream) => enabledTools(upstream).map((tool) => registeredUpstreamTool(upstream, tool))).filter((tool) => canUseTool(principal, tool.definition.id));
+    return (await this.enabledUpstreams(principal.accountId)).flatMap((upstream) => enabledTools(upstream).map((tool) => registeredUpstreamTool(upstream, tool, this.calls))).filter((tool) => canUseTool(principal, tool.definition.id));
   }
 
-  /** The account's enabled upstreams, read at most once a FRESH_MS per process (listings and calls alike) unless `fresh`. */
+  /**
+   * The account's enabled upstreams and the shared ones (an account's own shadows a shared one of
+   * its name; stdio ones only while UPSTREAMS_STDIO is on), read at most once a FRESH_MS per
+   * process (listings and calls alike) unless `fresh`.
+   */
   private async enabledUpstreams(accountId: string, fresh = false): Promise<Upstream[]> {
     const now = Date.now();
     let entry = this.recent.get(accountId);
     if (!entry || fresh || now - entry.at > FRESH_MS) {
       if (this.recent.size > 10_000) this.recent.clear();
-      entry = { at: now, upstreams: await this.upstreams.find({ where: { account_id: accountId, enabled: true }, order: { name: 'ASC' } }) };
+      const rows = await this.upstreams.find({ where: [{ account_id: accountId, enabled: true }, { shared: true, enabled: true }], order: { name: 'ASC' } });
+      const own = new Set(rows.filter((row) => row.account_id === accountId).map((row) => row.name));
+      const upstreams = rows.filter((row) => (row.account_id === accountId || !own.has(row.name)) && (row.transport !== 'stdio' || this.stdio.enabled));
+      entry = { at: now, upstreams };
       this.recent.set(accountId, entry);
     }
     return entry.upstreams;
@@ -287,7 +360,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     const find = (upstreams: Upstream[]) => {
       const upstream = upstreams.find(({ name }) => name === toolId.slice(0, dot));
       const tool = upstream && enabledTools(upstream).find(({ name }) => name === toolId.slice(dot + 1));
-      return tool ? registeredUpstreamTool(upstream, tool) : undefined;
+      return tool ? registeredUpstreamTool(upstream, tool, this.calls) : undefined;
     };
     return find(await this.enabledUpstreams(accountId)) ?? find(await this.enabledUpstreams(accountId, true));
   }
@@ -296,6 +369,25 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     const row = await this.upstreams.findOne({ where: { id, account_id: principal.accountId } });
     if (!row) throw AppException.notFound('Upstream', id);
     return row;
+  }
+
+  /** One the account registered itself: an operator's is changed only by operator commands. */
+  private async findOwn(principal: Principal, id: string): Promise<Upstream> {
+    const row = await this.find(principal, id);
+    if (row.operator_registered) throw new AppException('FORBIDDEN', `Upstream '${row.name}' was registered by the operator: only operator commands change or remove it`);
+    return row;
+  }
+
+  /** A stdio upstream's process with the owning account's secrets in its environment; a missing one is an error naming it. */
+  private async stdioStart(row: Upstream): Promise<StdioStart> {
+    const spec = row.stdio!;
+    const secrets: Record<string, string> = {};
+    for (const [variable, name] of Object.entries(spec.env_from_secrets)) {
+      const value = await this.secrets.find(row.account_id, name);
+      if (value === undefined) throw new ToolError(`Upstream '${row.name}' needs the secret '${name}' (for ${variable}), which is not set`, { details: { upstream: row.name } });
+      secrets[variable] = value;
+    }
+    return { process: stdioProcessOf(spec, secrets), secretValues: Object.values(secrets) };
   }
 
   private async discover(row: Upstream): Promise<void> {
@@ -307,7 +399,10 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     try {
       const bearer = 'bearer_secret_name' in row.auth ? await this.secrets.find(row.account_id, row.auth.bearer_secret_name) : undefined;
       if ('bearer_secret_name' in row.auth && bearer === undefined) throw new Error(`secret '${row.auth.bearer_secret_name}' is not set (PUT /v1/secrets/${row.auth.bearer_secret_name})`);
-      tools = (await discoverTools({ url: row.url, bearer, fetch: createToolHttp(this.egress, signal).fetch, signal })).filter((tool) => kept(row.tool_filter, tool.name));
+      const listed = row.transport === 'stdio'
+        ? await this.stdio.use(row, () => this.stdioStart(row), signal, (client) => listedTools(client, signal))
+        : await discoverTools({ url: row.url, bearer, fetch: createToolHttp(this.egress, signal).fetch, signal });
+      tools = listed.filter((tool) => kept(row.tool_filter, tool.name));
     } catch (err) {
       error = unreachable(row, err).message.slice(0, 500);
     }
@@ -335,13 +430,14 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     const before = row.tools;
     Object.assign(row, fields, { updated_at: now });
     await this.upstreams.update({ id: row.id }, { ...fields, updated_at: now } as QueryDeepPartialEntity<Upstream>);
-    this.recent.delete(row.account_id);
+    if (row.shared) this.recent.clear();
+    else this.recent.delete(row.account_id);
     if (fields.tools) this.announce(row, changedToolNames(before, fields.tools));
   }
 
-  /** Tells the account's MCP `subscriptions/listen` streams, on every API process, that these upstream tools changed. */
+  /** Tells the account's MCP `subscriptions/listen` streams (every account's, for a shared upstream), on every API process, that these upstream tools changed. */
   private announce(row: Upstream, toolNames: readonly string[]): void {
-    this.changes.announce({ accountId: row.account_id, toolIds: toolNames.map((name) => upstreamToolId(row, name)) });
+    this.changes.announce({ accountId: row.shared ? EVERY_ACCOUNT : row.account_id, toolIds: toolNames.map((name) => upstreamToolId(row, name)) });
   }
 }
 

@@ -1,5 +1,11 @@
-/** `tos upstreams …`: MCP servers and OpenAPI operations registered as the account's tools (docs/cli.md#tos-upstreams, docs/upstreams.md). */
-import { Command, Option } from 'commander';
+/**
+ * `tos upstreams …`: MCP servers and OpenAPI operations registered as the account's tools
+ * (docs/cli.md#tos-upstreams, docs/upstreams.md); with `--account`, the operator's registrations:
+ * stdio servers and upstreams shared with every account.
+ */
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { SECRET_NAME } from '../../secrets/secret-name';
+import { operator } from '../operator-commands';
 import { ClientError, EXIT, type ApiClient } from './api-client';
 import { id, positiveInt, runClient } from './commands';
 import { examples } from './help';
@@ -9,6 +15,13 @@ import { UPSTREAM_VIEW } from './views';
 const commaList = (value: string): string[] => value.split(',').map((s) => s.trim()).filter(Boolean);
 
 interface AddOptions {
+  account?: string;
+  shared?: boolean;
+  stdio?: boolean;
+  image?: string;
+  allowEgress?: boolean;
+  cwd?: string;
+  env?: Record<string, string>;
   url?: string;
   openapi?: string;
   baseUrl?: string;
@@ -46,6 +59,28 @@ function registration(name: string, o: AddOptions): Record<string, unknown> {
   return { ...common, type: 'openapi', spec_url: o.openapi, base_url: o.baseUrl, operations: o.operations };
 }
 
+/** `VARIABLE=SECRET_NAME`, repeatable: a stdio server's environment from the owning account's secrets. */
+function envFromSecret(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.+)$/.exec(value);
+  if (!match || !SECRET_NAME.test(match[2])) throw new InvalidArgumentError('VARIABLE=SECRET_NAME');
+  return { ...previous, [match[1]]: match[2] };
+}
+
+/**
+ * An operator registration (--account, docs/upstreams.md#operator-registered-upstreams): a stdio
+ * server (--stdio -- <command…>, or --image) or a Streamable HTTP one, --shared with every account.
+ */
+function operatorRegistration(name: string, command: string[], o: AddOptions): Record<string, unknown> {
+  const common = { account: o.account, name, shared: o.shared === true, timeout: o.timeout, ...((o.include || o.exclude) && { tools: { include: o.include, exclude: o.exclude } }) };
+  if ([o.stdio, o.image, o.url].filter(Boolean).length !== 1) throw usage('with --account give one of --stdio (then -- and the command), --image or --url', 'tos upstreams add files --account ops --stdio -- npx -y @modelcontextprotocol/server-filesystem /srv/docs');
+  if (o.openapi) throw usage('--openapi is an account’s registration (without --account)', 'an operator registers MCP servers: --stdio, --image or --url');
+  if (o.url) return { ...common, transport: 'streamable-http', url: o.url, auth: authOf(o) };
+  if (o.image) return { ...common, transport: 'stdio', image: o.image, args: command, env_from_secrets: o.env, ...(o.allowEgress && { allow_egress: true }) };
+  const [program, ...args] = command;
+  if (!program) throw usage('--stdio needs the command after --', 'tos upstreams add files --account ops --stdio -- npx -y @scope/server');
+  return { ...common, transport: 'stdio', command: program, args, env_from_secrets: o.env, cwd: o.cwd };
+}
+
 /** PATCH the upstream, or one of its tools when --tool names it. */
 const toggle = (c: ApiClient, upstreamId: string, tool: string | undefined, on: boolean) =>
   c.request('PATCH', `/v1/upstreams/${id(upstreamId)}`, { body: tool ? { tools_enabled: { [tool]: on } } : { enabled: on } });
@@ -56,8 +91,8 @@ export function registerUpstreamCommands(program: Command): void {
   examples(
     addOutputOptions(
       upstreams
-        .command('add <name>')
-        .description('register an upstream and discover its tools; they are callable at once as <name>.<tool>')
+        .command('add <name> [command...]')
+        .description('register an upstream and discover its tools; they are callable at once as <name>.<tool> (with --account: operator, see --stdio and --shared)')
         .option('--url <url>', 'an MCP server over Streamable HTTP')
         .option('--include <tools>', 'MCP: only these of its tools, comma-separated', commaList)
         .option('--exclude <tools>', 'MCP: all of its tools but these, comma-separated', commaList)
@@ -67,14 +102,26 @@ export function registerUpstreamCommands(program: Command): void {
         .option('--bearer-secret <name>', 'send Authorization: Bearer <the value of this secret of yours>')
         .option('--api-key-header <header>', 'OpenAPI: send this header …')
         .option('--api-key-secret <name>', '… holding the value of this secret of yours')
-        .addOption(new Option('--timeout <seconds>', 'longest a call may take (default 30)').argParser(positiveInt)),
+        .addOption(new Option('--timeout <seconds>', 'longest a call may take (default 30)').argParser(positiveInt))
+        .option('--account <name>', 'operator: register it for this account, whose secrets it uses')
+        .option('--shared', "operator: put its tools in every account's catalogue")
+        .option('--stdio', 'operator: run the command given after -- as a local stdio server (needs UPSTREAMS_STDIO=true)')
+        .option('--image <image>', 'operator: run this container image as a stdio server (docker run -i --rm --network none)')
+        .option('--allow-egress', 'operator, with --image: give the container a network')
+        .option('--cwd <dir>', 'operator, with --stdio: absolute folder to run in')
+        .option('--env <VARIABLE=SECRET>', "operator, stdio: an environment variable from one of the account's secrets (repeatable)", envFromSecret),
       UPSTREAM_VIEW,
     ),
     [
       'tos upstreams add everything --url https://mcp.example.com/mcp --bearer-secret everything-token',
       'tos upstreams add pets --openapi https://api.example.com/openapi.json --base-url https://api.example.com --operations listPets,showPetById',
+      'tos upstreams add files --account ops --shared --stdio -- npx -y @modelcontextprotocol/server-filesystem /srv/docs',
     ],
-  ).action((name: string, o: AddOptions & OutputOptions) => runClient(o, UPSTREAM_VIEW, async (c) => ({ result: await c.request('POST', '/v1/upstreams', { body: registration(name, o) }) })));
+  ).action((name: string, command: string[], o: AddOptions & OutputOptions) => {
+    if (o.account) return operator('upstreams.add', operatorRegistration(name, command, o), UPSTREAM_VIEW, o);
+    if (o.stdio || o.image || o.shared || command.length > 0) throw usage('stdio servers and shared upstreams are the operator’s: add --account', 'tos upstreams add files --account ops --stdio -- <command>');
+    return runClient(o, UPSTREAM_VIEW, async (c) => ({ result: await c.request('POST', '/v1/upstreams', { body: registration(name, o) }) }));
+  });
 
   examples(addOutputOptions(upstreams.command('list').description("this account's upstreams: where, how many tools, enabled, the last error"), UPSTREAM_VIEW), [
     'tos upstreams list',
@@ -109,10 +156,20 @@ export function registerUpstreamCommands(program: Command): void {
     ).action((upstreamId: string, o) => runClient(o, UPSTREAM_VIEW, async (c) => ({ result: await toggle(c, upstreamId, o.tool, on) })));
   }
 
-  examples(addOutputOptions(upstreams.command('rm <upstream_id>').description('remove an upstream: its tools leave the catalogue')), ['tos upstreams rm up_…']).action((upstreamId: string, o) =>
-    runClient(o, {}, async (c) => {
-      await c.request('DELETE', `/v1/upstreams/${id(upstreamId)}`);
-      return { result: { deleted: upstreamId } };
-    }),
+  examples(
+    addOutputOptions(
+      upstreams
+        .command('rm <upstream>')
+        .description('remove an upstream by id: its tools leave the catalogue (with --account: operator, by name, its processes stop)')
+        .option('--account <name>', 'operator: the owning account; <upstream> is then its name'),
+    ),
+    ['tos upstreams rm up_…', 'tos upstreams rm files --account ops'],
+  ).action((upstream: string, o) =>
+    o.account
+      ? operator('upstreams.remove', { account: o.account, name: upstream }, {}, o)
+      : runClient(o, {}, async (c) => {
+          await c.request('DELETE', `/v1/upstreams/${id(upstream)}`);
+          return { result: { deleted: upstream } };
+        }),
   );
 }

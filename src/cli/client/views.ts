@@ -142,10 +142,10 @@ export const UPSTREAM_VIEW: View = {
     col('id', 'id'),
     col('name', 'name'),
     col('type', 'type'),
-    { header: 'where', value: (r) => r.url ?? r.base_url, flexible: true },
+    { header: 'where', value: (r) => r.url ?? r.base_url ?? (r.stdio as Row | undefined)?.command ?? (r.stdio as Row | undefined)?.image, flexible: true },
     { header: 'tools', value: (r) => (r.status as Row | undefined)?.tool_count },
     col('enabled', 'enabled'),
     { header: 'last error', value: (r) => (r.status as Row | undefined)?.last_error, flexible: true },
   ],
-  fields: ['id', 'name', 'type', 'transport', 'url', 'base_url', 'spec_url', 'operations', 'tools_filter', 'auth', 'timeout', 'enabled', 'tools', 'status', 'created_at', 'updated_at'],
+  fields: ['id', 'name', 'type', 'transport', 'url', 'base_url', 'spec_url', 'operations', 'tools_filter', 'auth', 'timeout', 'enabled', 'shared', 'registered_by', 'stdio', 'tools', 'status', 'created_at', 'updated_at'],
 };
