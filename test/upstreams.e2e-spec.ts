@@ -5,6 +5,8 @@
  * through REST (sync, async, cancelled) and MCP, inputs refused before the call, a narrowed key,
  * per-tool and per-upstream switches, and refused egress at registration and at call time.
  */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { useTestApp, type TestAccount } from './support/app';
@@ -36,6 +38,19 @@ describeEachEngine('upstream MCP servers', (mode) => {
   };
   const restIds = async (key: string) => (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100', key })).json().tools.map((tool: { id: string }) => tool.id) as string[];
   const execution = async (key: string, id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key })).json();
+
+  it("runs README's bring-your-own-tools example as it is written (the server's port aside)", async () => {
+    const readme = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### Bring your own tools'));
+    const [registration, call] = [...section.matchAll(/-d '(\{.*?\})'/g)].map(([, body]) => JSON.parse(body));
+    const owner = await account();
+    const created = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: owner.key, payload: { ...registration, url: registration.url.replace('127.0.0.1:3001', new URL(reference.server.url).host) } });
+    expect(created.json()).toMatchObject({ name: 'everything', tools: expect.arrayContaining([expect.objectContaining({ id: 'everything.echo' })]), status: { last_error: null } });
+    expect(section).toContain(`"tool_count": ${created.json().status.tool_count}`);
+    const echoed = await invoke(owner.key, 'everything.echo', call);
+    expect(echoed.json()).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: `Echo: ${call.message}` }] } });
+    expect(section).toContain(`"text": "Echo: ${call.message}"`);
+  });
 
   it('registers the reference server, lists its tools under the namespace, for its account alone', async () => {
     const owner = await account();
