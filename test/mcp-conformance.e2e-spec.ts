@@ -2,19 +2,22 @@
  * The official MCP conformance suite against the listening service: the scenarios the 2026-07-28
  * revision requires (`--requirements 2026-07-28`) and the default active suite (the 2025
  * revisions), with the suite's fixture tools, resources and prompts from a test-only extension
- * module. A scenario that fails must be listed, with its reason, in the baseline beside it; one
- * that passes must not be (the suite fails on a stale entry too).
+ * module, and a federated upstream's tools beside them in the catalogue (the reference server
+ * as `everything.*`, docs/upstreams.md). A scenario that fails must be listed, with its reason, in
+ * the baseline beside it; one that passes must not be (the suite fails on a stale entry too).
  */
 import * as path from 'node:path';
 import { useTestApp } from './support/app';
 import { authorizingProxy, ensureConformanceSuite, runConformance } from './support/conformance';
 import { DATABASE_MODES } from './support/databases';
+import { useEverything } from './support/everything-server';
 import { ConformanceFixturesModule } from './conformance/conformance-fixtures.module';
 
 const baseline = (revision: string) => path.join(__dirname, 'conformance', `baseline.${revision}.yml`);
 
 describe('MCP conformance suite', () => {
-  const suite = useTestApp(DATABASE_MODES[0], { extensions: [ConformanceFixturesModule] });
+  const suite = useTestApp(DATABASE_MODES[0], { extensions: [ConformanceFixturesModule], env: { EGRESS_ALLOW: '127.0.0.1' } });
+  const reference = useEverything();
   let proxy: { url: string; close(): Promise<void> };
 
   // The suite and its Node 22 are installed here, on first use: `npm install` leaves them out.
@@ -22,6 +25,11 @@ describe('MCP conformance suite', () => {
   beforeAll(async () => {
     await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
     proxy = await authorizingProxy((await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1'), suite.acme.key);
+    const upstream = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key: suite.acme.key, payload: { name: 'everything', transport: 'streamable-http', url: reference.server.url, auth: { none: true } } });
+    expect(upstream.json()).toMatchObject({ status: { last_error: null } });
+    expect(upstream.json().status.tool_count).toBeGreaterThan(5);
+    const listed = (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100', key: suite.acme.key })).json().tools.map((tool: { id: string }) => tool.id);
+    expect(listed).toContain('everything.echo');
   });
   afterAll(() => proxy?.close());
 
