@@ -64,6 +64,10 @@ describeWithChromium('API reference page', () => {
     // Every tag section renders somewhere on the page: none is lost past the virtualization threshold.
     const documentTags: string[] = await page.evaluate(() => (window as any).ui.specSelectors.taggedOperations().keySeq().toArray());
     expect([...rendered.tags].sort()).toEqual([...documentTags].sort());
+    // A deep link reaches an operation below the fold: Swagger UI scrolls its virtualized list to it.
+    const linked = await context.newPage();
+    await linked.goto(`${baseUrl}/docs#/Tools%20by%20id/invokeJsonTransform`);
+    await linked.locator('.opblock-summary-path', { hasText: '/v1/tools/json-transform/invoke' }).first().waitFor({ timeout: 20_000 });
     expect(await page.locator('.info .title').innerText()).toContain('Tool Orchestration Service');
 
     expect(requested.length).toBeGreaterThanOrEqual(4);
