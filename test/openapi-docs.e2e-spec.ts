@@ -1,5 +1,5 @@
 /** GET /docs: the reference page renders in headless Chromium from this service alone. */
-import { chromium, Browser } from 'playwright-core';
+import { chromium, Browser, Page } from 'playwright-core';
 import { existsSync } from 'node:fs';
 import { useTestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
@@ -7,6 +7,29 @@ import { describeWith } from './support/prerequisites';
 
 const CHROMIUM = '/usr/bin/chromium';
 const describeWithChromium = describeWith(existsSync(CHROMIUM) ? CHROMIUM : null, 'chromium');
+
+/**
+ * Scrolls the page from top to bottom as a reader would, collecting the tag headings and operation paths rendered on
+ * the way. Swagger UI (5.3x) virtualizes the operation list once it has 150 entries (tag headings plus the operations
+ * of expanded tags): only what is near the viewport is in the page, so nothing below the fold can be found unscrolled.
+ */
+async function scrollThroughOperations(page: Page) {
+  const tags = new Set<string>();
+  const paths = new Set<string>();
+  await page.locator('.opblock-tag').first().waitFor({ timeout: 20_000 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  for (let atBottom = false; !atBottom; ) {
+    for (const tag of await page.locator('.opblock-tag').evaluateAll((els) => els.map((el) => el.getAttribute('data-tag')))) tags.add(tag!);
+    for (const path of await page.locator('.opblock-summary-path').allInnerTexts()) paths.add(path.trim());
+    atBottom = await page.evaluate(async () => {
+      const before = window.scrollY;
+      window.scrollBy(0, window.innerHeight / 2);
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      return window.scrollY === before;
+    });
+  }
+  return { tags, paths };
+}
 
 describeWithChromium('API reference page', () => {
   const suite = useTestApp(DATABASE_MODES.find((m) => m.name === 'pglite')!);
@@ -35,10 +58,16 @@ describeWithChromium('API reference page', () => {
 
     const response = await page.goto(`${baseUrl}/docs`);
     expect(response?.status()).toBe(200);
-    for (const toolId of ['json-transform', 'log-analysis', 'secret-scan']) {
-      await page.locator('.opblock-summary-path', { hasText: `/v1/tools/${toolId}/invoke` }).first().waitFor({ timeout: 20_000 });
-    }
-    await page.locator('.opblock-summary-path', { hasText: '/v1/executions/{execution_id}' }).first().waitFor();
+    const rendered = await scrollThroughOperations(page);
+    for (const toolId of ['json-transform', 'log-analysis', 'secret-scan']) expect(rendered.paths).toContain(`/v1/tools/${toolId}/invoke`);
+    expect(rendered.paths).toContain('/v1/executions/{execution_id}');
+    // Every tag section renders somewhere on the page: none is lost past the virtualization threshold.
+    const documentTags: string[] = await page.evaluate(() => (window as any).ui.specSelectors.taggedOperations().keySeq().toArray());
+    expect([...rendered.tags].sort()).toEqual([...documentTags].sort());
+    // A deep link reaches an operation below the fold: Swagger UI scrolls its virtualized list to it.
+    const linked = await context.newPage();
+    await linked.goto(`${baseUrl}/docs#/Tools%20by%20id/invokeJsonTransform`);
+    await linked.locator('.opblock-summary-path', { hasText: '/v1/tools/json-transform/invoke' }).first().waitFor({ timeout: 20_000 });
     expect(await page.locator('.info .title').innerText()).toContain('Tool Orchestration Service');
 
     expect(requested.length).toBeGreaterThanOrEqual(4);
