@@ -107,7 +107,7 @@ const SDKS: McpSdk[] = [
     async startAuthorization(mcp, provider) {
       const transport = new StreamableHTTPClientTransport(mcp, { authProvider: provider });
       await expect(new Client({ name: 'oauth-flow-e2e', version: '1.0.0' }).connect(transport)).rejects.toThrow(UnauthorizedError);
-      return (query) => transport.finishAuth(query); // v2 checks the state and RFC 9207's iss itself
+      return (query) => transport.finishAuth(query); // v2 checks RFC 9207's iss itself
     },
     async refresh(mcp, provider, refreshToken) {
       const { authorizationServerMetadata, authorizationServerUrl } = await discoverOAuthServerInfo(mcp);
