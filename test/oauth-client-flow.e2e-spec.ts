@@ -1,6 +1,6 @@
 /**
  * The built-in authorization server (docs/authorization.md) used as people use it, on both engines:
- * the official MCP SDK client v2 runs the whole flow — a 401, discovery, Dynamic Client Registration
+ * each official MCP SDK client (v2, and v1's client/auth.js provider) runs the whole flow — a 401, discovery, Dynamic Client Registration
  * or a Client ID Metadata Document, PKCE — and hands the authorization URL to headless Chromium, where
  * the account holder (signed in with a one-time link) approves on the consent page; the browser lands
  * on the client's loopback callback, the client redeems the code, calls a tool, refreshes, and loses
@@ -25,6 +25,9 @@ import {
   type StoredOAuthClientInformation,
   type StoredOAuthTokens,
 } from '@modelcontextprotocol/client';
+import * as v1Auth from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { ConsoleSessions } from '../src/sessions/console-sessions.service';
 import { startTestApp, useTestApp, type TestAccount } from './support/app';
@@ -76,6 +79,61 @@ class BrowserClientProvider implements OAuthClientProvider {
   discoveryState = () => this.discovery;
 }
 
+/** What the flow needs of a connected client, whichever SDK made it. */
+interface McpClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<{ content?: unknown; isError?: unknown; [field: string]: unknown }>;
+  close(): Promise<void>;
+}
+
+/** Where the two official SDK clients differ; the flow itself is the same for both. */
+interface McpSdk {
+  name: string;
+  /** A connected client whose transport authorizes (and refreshes on a 401) through the provider. */
+  connect(mcp: URL, provider: BrowserClientProvider): Promise<McpClient>;
+  /** Connects without tokens: the SDK hands the authorization URL to the provider and throws; resolves to the redeeming of the callback's query. */
+  startAuthorization(mcp: URL, provider: BrowserClientProvider): Promise<(query: URLSearchParams) => Promise<void>>;
+  /** The SDK's own discovery and refresh, outside a transport. */
+  refresh(mcp: URL, provider: BrowserClientProvider, refreshToken: string): Promise<{ refresh_token?: string }>;
+}
+
+const SDKS: McpSdk[] = [
+  {
+    name: 'SDK v2',
+    async connect(mcp, provider) {
+      const client = new Client({ name: 'oauth-flow-e2e', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(new StreamableHTTPClientTransport(mcp, { authProvider: provider }));
+      return client;
+    },
+    async startAuthorization(mcp, provider) {
+      const transport = new StreamableHTTPClientTransport(mcp, { authProvider: provider });
+      await expect(new Client({ name: 'oauth-flow-e2e', version: '1.0.0' }).connect(transport)).rejects.toThrow(UnauthorizedError);
+      return (query) => transport.finishAuth(query); // v2 checks RFC 9207's iss itself
+    },
+    async refresh(mcp, provider, refreshToken) {
+      const { authorizationServerMetadata, authorizationServerUrl } = await discoverOAuthServerInfo(mcp);
+      return refreshAuthorization(authorizationServerUrl, { metadata: authorizationServerMetadata, clientInformation: provider.info!, refreshToken, resource: mcp });
+    },
+  },
+  {
+    name: 'SDK v1',
+    async connect(mcp, provider) {
+      const client = new V1Client({ name: 'oauth-flow-e2e-v1', version: '1.0.0' });
+      await client.connect(new V1Transport(mcp, { authProvider: provider }));
+      return client;
+    },
+    async startAuthorization(mcp, provider) {
+      const transport = new V1Transport(mcp, { authProvider: provider });
+      await expect(new V1Client({ name: 'oauth-flow-e2e-v1', version: '1.0.0' }).connect(transport)).rejects.toThrow(v1Auth.UnauthorizedError);
+      return (query) => transport.finishAuth(query.get('code')!); // v1 takes the bare code
+    },
+    async refresh(mcp, provider, refreshToken) {
+      const { authorizationServerMetadata, authorizationServerUrl } = await v1Auth.discoverOAuthServerInfo(mcp);
+      return v1Auth.refreshAuthorization(authorizationServerUrl, { metadata: authorizationServerMetadata, clientInformation: provider.info!, refreshToken, resource: mcp });
+    },
+  },
+];
+const [SDK_V2] = SDKS;
+
 const nativeClient = (name: string, redirect: string): OAuthClientMetadata => ({
   client_name: name,
   redirect_uris: [redirect],
@@ -84,7 +142,7 @@ const nativeClient = (name: string, redirect: string): OAuthClientMetadata => ({
   token_endpoint_auth_method: 'none',
 });
 
-describeWithChromium('OAuth client flows with the SDK v2 and a browser', () => {
+describeWithChromium('OAuth client flows with the SDK clients (v2, v1) and a browser', () => {
   for (const mode of ENGINE_MODES) {
     describe(`[${mode.name}]`, () => {
       const ca = certificateAuthority(mkdtempSync(path.join(tmpdir(), 'tos-oauth-ca-')), { name: 'OAuth flow test CA' });
@@ -110,7 +168,7 @@ describeWithChromium('OAuth client flows with the SDK v2 and a browser', () => {
       let documentServer: Server;
       const requested: string[] = [];
       const pageErrors: string[] = [];
-      const clients: Client[] = [];
+      const clients: McpClient[] = [];
 
       const base = () => env.PUBLIC_URL;
       const mcp = () => `${base()}/v1/mcp`;
@@ -144,81 +202,83 @@ describeWithChromium('OAuth client flows with the SDK v2 and a browser', () => {
       const openInBrowser = async (url: URL) => void (await page.goto(url.href));
 
       /** A client over the SDK's transport with the provider's tokens; the SDK's own first attempt throws UnauthorizedError after handing the URL to the browser. */
-      const connect = async (provider: BrowserClientProvider) => {
-        const client = new Client({ name: 'oauth-flow-e2e', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-        const transport = new StreamableHTTPClientTransport(new URL(mcp()), { authProvider: provider });
-        await client.connect(transport);
+      const connect = async (sdk: McpSdk, provider: BrowserClientProvider) => {
+        const client = await sdk.connect(new URL(mcp()), provider);
         clients.push(client);
         return client;
       };
 
       /** The person's part in Chromium: the consent page names the client; Allow; the browser lands on the callback. */
-      const authorizeInBrowser = async (provider: BrowserClientProvider, clientName: string) => {
+      const authorizeInBrowser = async (sdk: McpSdk, provider: BrowserClientProvider, clientName: string) => {
         const landed = callback.next();
-        const transport = new StreamableHTTPClientTransport(new URL(mcp()), { authProvider: provider });
-        await expect(new Client({ name: 'oauth-flow-e2e', version: '1.0.0' }).connect(transport)).rejects.toThrow(UnauthorizedError);
+        const finishAuth = await sdk.startAuthorization(new URL(mcp()), provider);
         expect(page.url()).toMatch(new RegExp(`^${base()}/oauth/interaction/`));
         await page.getByRole('heading', { name: `Allow ${clientName}?` }).waitFor(); // the client by its metadata's name
         await page.getByRole('button', { name: 'Allow' }).click();
         const query = await landed;
         expect(query.get('state')).toBe(provider.sentState);
-        expect(query.get('iss')).toBe(`${base()}/oauth`); // RFC 9207, checked by the SDK too
-        await transport.finishAuth(query);
+        expect(query.get('iss')).toBe(`${base()}/oauth`); // RFC 9207
+        await finishAuth(query);
         expect(provider.saved?.access_token).toBeTruthy();
         return query;
       };
 
-      const callTool = (client: Client) => client.callTool({ name: 'json-transform', arguments: { data: { a: 41 }, expression: 'a + 1' } });
+      const callTool = (client: McpClient) => client.callTool({ name: 'json-transform', arguments: { data: { a: 41 }, expression: 'a + 1' } });
 
       const grants = async () => (await suite.t.request({ method: 'GET', url: '/v1/oauth/grants', key: account.key })).json().grants as { id: string; client_id: string; client_name: string | null; client_uri: string | null; last_used_at: string | null }[];
 
-      it('registers (DCR), approves in Chromium, calls a tool, refreshes when the access token is refused, and a grant revoked over the API ends refresh', async () => {
-        const provider = new BrowserClientProvider(callback.url, nativeClient('Flow DCR Agent', callback.url), openInBrowser);
-        await authorizeInBrowser(provider, 'Flow DCR Agent');
-        expect(provider.info?.client_id).not.toMatch(/^https:/); // registered, not a metadata document
-        const first = provider.saved!;
-        const client = await connect(provider);
-        expect(JSON.stringify((await callTool(client)).content)).toContain('42');
+      for (const sdk of SDKS) {
+        // Each SDK's client under its own names: the grants, the consent page and Connected apps tell them apart.
+        const slug = sdk.name.replace('SDK ', '');
+        const dcrName = `Flow DCR Agent ${slug}`;
+        const cimdName = `Flow CIMD Agent ${slug}`;
+        it(`${sdk.name}: registers (DCR), approves in Chromium, calls a tool, refreshes when the access token is refused, and a grant revoked over the API ends refresh`, async () => {
+          const provider = new BrowserClientProvider(callback.url, nativeClient(dcrName, callback.url), openInBrowser);
+          await authorizeInBrowser(sdk, provider, dcrName);
+          expect(provider.info?.client_id).not.toMatch(/^https:/); // registered, not a metadata document
+          const first = provider.saved!;
+          const client = await connect(sdk, provider);
+          expect(JSON.stringify((await callTool(client)).content)).toContain('42');
 
-        // The transport meets a 401 (a spoiled access token), refreshes with the rotated refresh token, and retries.
-        provider.saved = { ...first, access_token: 'spoiled' };
-        expect((await callTool(client)).isError).toBeFalsy();
-        expect(provider.saved.access_token).not.toBe('spoiled');
-        expect(provider.saved.refresh_token).not.toBe(first.refresh_token);
-        const [grant] = (await grants()).filter((row) => row.client_name === 'Flow DCR Agent');
-        expect(Date.parse(grant.last_used_at!)).toBeGreaterThan(Date.now() - 60_000);
+          // The transport meets a 401 (a spoiled access token), refreshes with the rotated refresh token, and retries.
+          provider.saved = { ...first, access_token: 'spoiled' };
+          expect((await callTool(client)).isError).toBeFalsy();
+          expect(provider.saved.access_token).not.toBe('spoiled');
+          expect(provider.saved.refresh_token).not.toBe(first.refresh_token);
+          const [grant] = (await grants()).filter((row) => row.client_name === dcrName);
+          expect(Date.parse(grant.last_used_at!)).toBeGreaterThan(Date.now() - 60_000);
 
-        expect((await suite.t.request({ method: 'DELETE', url: `/v1/oauth/grants/${grant.id}`, key: account.key })).statusCode).toBe(204);
-        const { authorizationServerMetadata } = await discoverOAuthServerInfo(mcp());
-        await expect(refreshAuthorization(`${base()}/oauth`, { metadata: authorizationServerMetadata, clientInformation: provider.info!, refreshToken: provider.saved.refresh_token!, resource: new URL(mcp()) })).rejects.toThrow(/grant/i);
-      });
+          expect((await suite.t.request({ method: 'DELETE', url: `/v1/oauth/grants/${grant.id}`, key: account.key })).statusCode).toBe(204);
+          await expect(sdk.refresh(new URL(mcp()), provider, provider.saved.refresh_token!)).rejects.toThrow(/grant/i);
+        });
 
-      it('identifies the client by a Client ID Metadata Document fetched over HTTPS under the egress policy, and the Connected apps page revokes it', async () => {
-        const clientId = `${documentBase}/agents/flow.json`;
-        documents.set('/agents/flow.json', { client_id: clientId, ...nativeClient('Flow CIMD Agent', callback.url), client_uri: 'https://agent.example/about', application_type: 'native' });
-        const provider = new BrowserClientProvider(callback.url, nativeClient('Flow CIMD Agent', callback.url), openInBrowser, clientId);
-        await authorizeInBrowser(provider, 'Flow CIMD Agent');
-        expect(provider.info?.client_id).toBe(clientId); // no registration: the URL is the client id
-        expect(fetched).toContain('/agents/flow.json');
-        const client = await connect(provider);
-        expect((await callTool(client)).isError).toBeFalsy();
+        it(`${sdk.name}: identifies the client by a Client ID Metadata Document fetched over HTTPS under the egress policy, and the Connected apps page revokes it`, async () => {
+          const clientId = `${documentBase}/agents/flow-${slug}.json`;
+          documents.set(`/agents/flow-${slug}.json`, { client_id: clientId, ...nativeClient(cimdName, callback.url), client_uri: 'https://agent.example/about', application_type: 'native' });
+          const provider = new BrowserClientProvider(callback.url, nativeClient(cimdName, callback.url), openInBrowser, clientId);
+          await authorizeInBrowser(sdk, provider, cimdName);
+          expect(provider.info?.client_id).toBe(clientId); // no registration: the URL is the client id
+          expect(fetched).toContain(`/agents/flow-${slug}.json`);
+          const client = await connect(sdk, provider);
+          expect((await callTool(client)).isError).toBeFalsy();
 
-        await page.goto(`${base()}/console#/connected-apps`);
-        await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
-        const row = page.getByRole('row').filter({ hasText: 'Flow CIMD Agent' });
-        await row.getByText(clientId).waitFor();
-        await row.getByRole('link', { name: 'https://agent.example/about' }).waitFor();
-        await row.getByText(mcp()).waitFor();
-        expect(await page.getByRole('link', { name: 'Connected apps' }).getAttribute('aria-current')).toBe('page');
-        await row.getByRole('button', { name: 'Revoke Flow CIMD Agent' }).click(); // the confirm() is accepted
-        await page.locator('#notice').getByText('Revoked Flow CIMD Agent').waitFor();
-        await page.getByRole('row').filter({ hasText: 'Flow CIMD Agent' }).waitFor({ state: 'detached' });
-        expect((await grants()).map((grant) => grant.client_id)).not.toContain(clientId);
+          await page.goto(`${base()}/console#/connected-apps`);
+          await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
+          const row = page.getByRole('row').filter({ hasText: cimdName });
+          await row.getByText(clientId).waitFor();
+          await row.getByRole('link', { name: 'https://agent.example/about' }).waitFor();
+          await row.getByText(mcp()).waitFor();
+          expect(await page.getByRole('link', { name: 'Connected apps' }).getAttribute('aria-current')).toBe('page');
+          await row.getByRole('button', { name: `Revoke ${cimdName}` }).click(); // the confirm() is accepted
+          await page.locator('#notice').getByText(`Revoked ${cimdName}`).waitFor();
+          await page.getByRole('row').filter({ hasText: cimdName }).waitFor({ state: 'detached' });
+          expect((await grants()).map((grant) => grant.client_id)).not.toContain(clientId);
 
-        // The client's next refresh is refused (invalid_grant): it has to ask the person again.
-        provider.saved = { ...provider.saved!, access_token: 'spoiled' };
-        await expect(callTool(client)).rejects.toThrow(/grant/i);
-      });
+          // The client's next refresh is refused (invalid_grant): it has to ask the person again.
+          provider.saved = { ...provider.saved!, access_token: 'spoiled' };
+          await expect(callTool(client)).rejects.toThrow(/grant/i);
+        });
+      }
 
       it('enforces the redirect URIs a metadata document declares, and fetches none over an untrusted certificate', async () => {
         const clientId = `${documentBase}/agents/strict.json`;
@@ -276,7 +336,7 @@ describeWithChromium('OAuth client flows with the SDK v2 and a browser', () => {
         const clientId = `${documentBase}/agents/restart.json`;
         documents.set('/agents/restart.json', { client_id: clientId, ...nativeClient('Restart Agent', callback.url), application_type: 'native' });
         const provider = new BrowserClientProvider(callback.url, nativeClient('Restart Agent', callback.url), openInBrowser, clientId);
-        await authorizeInBrowser(provider, 'Restart Agent');
+        await authorizeInBrowser(SDK_V2, provider, 'Restart Agent');
         const before = provider.saved!;
 
         await suite.t.close();
@@ -284,17 +344,16 @@ describeWithChromium('OAuth client flows with the SDK v2 and a browser', () => {
         await suite.t.app.listen({ port, host: '127.0.0.1' });
 
         // The access token from before still verifies (the signing key was kept, sealed), the grant is listed, and refresh rotates.
-        const client = await connect(provider);
+        const client = await connect(SDK_V2, provider);
         expect((await callTool(client)).isError).toBeFalsy();
         expect((await grants()).map((grant) => grant.client_name)).toContain('Restart Agent');
-        const { authorizationServerMetadata } = await discoverOAuthServerInfo(mcp());
-        const refreshed = await refreshAuthorization(`${base()}/oauth`, { metadata: authorizationServerMetadata, clientInformation: provider.info!, refreshToken: before.refresh_token!, resource: new URL(mcp()) });
+        const refreshed = await SDK_V2.refresh(new URL(mcp()), provider, before.refresh_token!);
         expect(refreshed.refresh_token).not.toBe(before.refresh_token);
 
         // The client itself may end it (RFC 7009): the revoked refresh token is refused afterwards.
         const revoked = await fetch(`${base()}/oauth/token/revocation`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: refreshed.refresh_token!, token_type_hint: 'refresh_token', client_id: clientId }).toString() });
         expect(revoked.status).toBe(200);
-        await expect(refreshAuthorization(`${base()}/oauth`, { metadata: authorizationServerMetadata, clientInformation: provider.info!, refreshToken: refreshed.refresh_token!, resource: new URL(mcp()) })).rejects.toThrow(/grant/i);
+        await expect(SDK_V2.refresh(new URL(mcp()), provider, refreshed.refresh_token!)).rejects.toThrow(/grant/i);
       }, 60_000);
 
       it('made the browser ask nobody but the service and the client callback, without script errors', () => {

@@ -8,6 +8,14 @@ import { describeWith } from './support/prerequisites';
 const CHROMIUM = '/usr/bin/chromium';
 const describeWithChromium = describeWith(existsSync(CHROMIUM) ? CHROMIUM : null, 'chromium');
 
+/** In the page (the tests' types have no DOM): scrolls half a viewport, lets the list render, says whether it was at the bottom. */
+const SCROLL_HALF_A_VIEWPORT = `(async () => {
+  const before = window.scrollY;
+  window.scrollBy(0, window.innerHeight / 2);
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  return window.scrollY === before;
+})()`;
+
 /**
  * Scrolls the page from top to bottom as a reader would, collecting the tag headings and operation paths rendered on
  * the way. Swagger UI (5.3x) virtualizes the operation list once it has 150 entries (tag headings plus the operations
@@ -17,16 +25,11 @@ async function scrollThroughOperations(page: Page) {
   const tags = new Set<string>();
   const paths = new Set<string>();
   await page.locator('.opblock-tag').first().waitFor({ timeout: 20_000 });
-  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.evaluate('window.scrollTo(0, 0)');
   for (let atBottom = false; !atBottom; ) {
     for (const tag of await page.locator('.opblock-tag').evaluateAll((els) => els.map((el) => el.getAttribute('data-tag')))) tags.add(tag!);
     for (const path of await page.locator('.opblock-summary-path').allInnerTexts()) paths.add(path.trim());
-    atBottom = await page.evaluate(async () => {
-      const before = window.scrollY;
-      window.scrollBy(0, window.innerHeight / 2);
-      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
-      return window.scrollY === before;
-    });
+    atBottom = (await page.evaluate(SCROLL_HALF_A_VIEWPORT)) as boolean;
   }
   return { tags, paths };
 }
@@ -62,7 +65,7 @@ describeWithChromium('API reference page', () => {
     for (const toolId of ['json-transform', 'log-analysis', 'secret-scan']) expect(rendered.paths).toContain(`/v1/tools/${toolId}/invoke`);
     expect(rendered.paths).toContain('/v1/executions/{execution_id}');
     // Every tag section renders somewhere on the page: none is lost past the virtualization threshold.
-    const documentTags: string[] = await page.evaluate(() => (window as any).ui.specSelectors.taggedOperations().keySeq().toArray());
+    const documentTags = (await page.evaluate('window.ui.specSelectors.taggedOperations().keySeq().toArray()')) as string[];
     expect([...rendered.tags].sort()).toEqual([...documentTags].sort());
     // A deep link reaches an operation below the fold: Swagger UI scrolls its virtualized list to it.
     const linked = await context.newPage();
