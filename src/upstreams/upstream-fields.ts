@@ -1,23 +1,11 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsString, MaxLength } from 'class-validator';
 import { AppException } from '../common/errors';
 import { SECRET_NAME } from '../secrets/secret-name';
 import { stdioLaunchOf } from './stdio-launch';
-import type { UpstreamAuth } from './upstream.entity';
+import type { UpstreamAuth, UpstreamToolFilter } from './upstream.entity';
 import type { OperatorUpstreamFields } from './upstreams.service';
 
 /** Lower-case, so `<name>.<tool>` reads as one id; `workflow` is the published workflows' prefix (docs/workflows.md#publishing). */
 export const UPSTREAM_NAME = /^(?!workflow$)[a-z][a-z0-9-]{0,31}$/;
-
-export class UpstreamToolFilterDto {
-  @ApiPropertyOptional({ type: [String], maxItems: 500 })
-  @IsOptional() @IsArray() @ArrayMaxSize(500) @IsString({ each: true }) @MaxLength(128, { each: true })
-  include?: string[];
-
-  @ApiPropertyOptional({ type: [String], maxItems: 500 })
-  @IsOptional() @IsArray() @ArrayMaxSize(500) @IsString({ each: true }) @MaxLength(128, { each: true })
-  exclude?: string[];
-}
 
 /** An HTTP header name (RFC 9110 token) that is not one the call sets itself. */
 const API_KEY_HEADER = /^(?!(?:authorization|host|content-type|content-length|accept|cookie|connection|transfer-encoding)$)[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/i;
@@ -34,7 +22,8 @@ export function authOf(raw: Record<string, unknown>, openapi: boolean): Upstream
   throw AppException.invalidRequest(`auth must be ${forms} or { "none": true }`, { parameter: 'auth' });
 }
 
-export function filterOf(raw: UpstreamToolFilterDto | undefined): UpstreamToolFilterDto | undefined {
+/** `tools` as `{ include, exclude }` lists of tool names, else the 400 naming the list. */
+export function filterOf(raw: UpstreamToolFilter | undefined): UpstreamToolFilter | undefined {
   if (!raw) return undefined;
   const names = (list: unknown, member: string) => {
     if (list === undefined) return undefined;
@@ -48,7 +37,6 @@ export function filterOf(raw: UpstreamToolFilterDto | undefined): UpstreamToolFi
   return { ...(include && { include }), ...(exclude && { exclude }) };
 }
 
-
 /**
  * An operator command's upstream (`tos upstreams add`): `transport: "stdio"` with a command or an
  * image (src/upstreams/stdio-launch.ts), or `"streamable-http"` with `url` and `auth`; `shared`
@@ -59,7 +47,7 @@ export function operatorUpstreamOf(accountId: string, args: Record<string, unkno
   if (args.shared !== undefined && typeof args.shared !== 'boolean') throw AppException.invalidRequest('shared must be true or false', { parameter: 'shared' });
   if (args.timeout !== undefined && (!Number.isInteger(args.timeout) || (args.timeout as number) < 1 || (args.timeout as number) > 300)) throw AppException.invalidRequest('timeout must be whole seconds from 1 to 300', { parameter: 'timeout' });
   if (args.tools !== undefined && (typeof args.tools !== 'object' || args.tools === null || Array.isArray(args.tools))) throw AppException.invalidRequest('tools must be { include?, exclude? }', { parameter: 'tools' });
-  const common = { accountId, name: args.name, shared: args.shared === true, tools: filterOf(args.tools as UpstreamToolFilterDto | undefined), timeout: args.timeout as number | undefined };
+  const common = { accountId, name: args.name, shared: args.shared === true, tools: filterOf(args.tools as UpstreamToolFilter | undefined), timeout: args.timeout as number | undefined };
   if (args.transport === 'stdio') return { ...common, stdio: stdioLaunchOf(args) };
   if (args.transport !== 'streamable-http') throw AppException.invalidRequest('transport must be "stdio" or "streamable-http"', { parameter: 'transport' });
   if (typeof args.url !== 'string' || args.url.length > 2048) throw AppException.invalidRequest('url must be the upstream’s MCP endpoint', { parameter: 'url' });

@@ -5,9 +5,19 @@ import { AppException } from '../common/errors';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
 import { MAX_OPERATIONS } from './openapi-document';
-import { authOf, filterOf, UPSTREAM_NAME, UpstreamToolFilterDto } from './upstream-fields';
+import { authOf, filterOf, UPSTREAM_NAME } from './upstream-fields';
 import { MAX_UPSTREAMS_PER_ACCOUNT, UpstreamsService } from './upstreams.service';
 
+/** Kept with the controller: the worker reads upstream-fields.ts (operator commands) and loads no Swagger. */
+export class UpstreamToolFilterDto {
+  @ApiPropertyOptional({ type: [String], maxItems: 500 })
+  @IsOptional() @IsArray() @ArrayMaxSize(500) @IsString({ each: true }) @MaxLength(128, { each: true })
+  include?: string[];
+
+  @ApiPropertyOptional({ type: [String], maxItems: 500 })
+  @IsOptional() @IsArray() @ArrayMaxSize(500) @IsString({ each: true }) @MaxLength(128, { each: true })
+  exclude?: string[];
+}
 
 export class CreateUpstreamDto {
   @ApiProperty({ pattern: UPSTREAM_NAME.source, description: 'Its tools are `<name>.<tool>`.' })
