@@ -8,6 +8,10 @@ const common = { testEnvironment: 'node', transform, moduleNameMapper, moduleFil
 module.exports = {
   // Per-project testTimeout is ignored by Jest; e2e suites boot databases and processes.
   testTimeout: 60000,
+  // A worker runs many suites, each booting the service in its own module registry: what they leave
+  // grows its heap until the service's own guards read "short of memory" (JSONata refuses retryably
+  // past 75 % of the heap), as a late suite in a full run did. A worker past this is restarted.
+  workerIdleMemoryLimit: '1GB',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/tools/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'] },
     {
