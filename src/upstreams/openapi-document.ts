@@ -1,10 +1,8 @@
 import { AppException } from '../common/errors';
-import type { DiscoveredTool, HttpOperation } from './upstream.entity';
+import { UPSTREAM_TOOL_NAME, type DiscoveredTool, type HttpOperation } from './upstream.entity';
 
 /** At most this many operations are taken from one document. */
 export const MAX_OPERATIONS = 200;
-/** The names MCP allows a tool (2025-11-25 "Tool names"), so `<upstream>.<tool>` is safe in a URL path. */
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 /** `application/json` and the `+json` media types (RFC 6839), parameters ignored. */
 const JSON_MEDIA = /^application\/(?:[\w.-]+\+)?json(?:\s*;.*)?$/i;
@@ -74,7 +72,7 @@ function jsonContent(content: Record<string, { schema?: Schema }> | undefined): 
 
 /** A tool name from the operationId when MCP allows it, else from method and path (`get_pets_petId`). */
 function toolNameOf(method: string, path: string, operation: Operation): string {
-  if (operation.operationId && TOOL_NAME.test(operation.operationId)) return operation.operationId;
+  if (operation.operationId && UPSTREAM_TOOL_NAME.test(operation.operationId)) return operation.operationId;
   return `${method}_${path.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '')}`.slice(0, 128);
 }
 

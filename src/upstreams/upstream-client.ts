@@ -1,14 +1,12 @@
 import type { CallToolResult, Client, ElicitRequest, ElicitResult, Progress } from '@modelcontextprotocol/client';
 import { SERVICE_VERSION } from '../common/service-version';
-import type { DiscoveredTool } from './upstream.entity';
+import { UPSTREAM_TOOL_NAME, type DiscoveredTool } from './upstream.entity';
 import { UpstreamSessions } from './upstream-sessions';
 
 /** At most this many tools/list pages are read from one upstream (a server that pages forever stops here). */
 const MAX_LIST_PAGES = 50;
 /** At most this many tools are taken from one upstream. */
 const MAX_TOOLS = 500;
-/** The names MCP allows a tool (2025-11-25 "Tool names"); any other is left out, so `<upstream>.<tool>` is safe in a URL path. */
-const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** Where and how to reach one upstream: every request goes through `fetch` (the egress policy's). */
 export interface UpstreamConnection {
@@ -73,7 +71,7 @@ export async function listedTools(client: ToolLister, signal: AbortSignal): Prom
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
     const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal });
     // A tool the upstream runs only as a task is left out: upstream Tasks are not passed through (docs/upstreams.md), so every call would fail.
-    const callable = listed.tools.filter((tool) => TOOL_NAME.test(tool.name) && tool.execution?.taskSupport !== 'required');
+    const callable = listed.tools.filter((tool) => UPSTREAM_TOOL_NAME.test(tool.name) && tool.execution?.taskSupport !== 'required');
     for (const tool of callable.slice(0, MAX_TOOLS - tools.length)) {
       tools.push({
         name: tool.name,

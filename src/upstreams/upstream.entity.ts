@@ -24,6 +24,9 @@ export interface UpstreamToolFilter {
   exclude?: string[];
 }
 
+/** The names MCP allows a tool (2025-11-25 "Tool names"); any other is left out, so `<upstream>.<tool>` is safe in a URL path. */
+export const UPSTREAM_TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
 /** One tool as the upstream's tools/list gave it, kept as discovered. */
 export interface DiscoveredTool {
   name: string;
