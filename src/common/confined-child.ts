@@ -4,7 +4,9 @@
  * in one, so what it may write is decided by the process's flags, not by path checks alone. A
  * message from the child with a numeric `id` answers the request of that id; any other is an event.
  */
+import { Logger } from '@nestjs/common';
 import { fork, type ChildProcess } from 'node:child_process';
+import { StderrLog } from './stderr-log';
 
 /** Node 20 spells the permission model's switch --experimental-permission; later releases --permission. */
 const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission';
@@ -15,6 +17,8 @@ export function permissionFlags(...grants: string[]): string[] {
 }
 
 export interface ConfinedChildOptions {
+  /** Names the process in the log, where its stderr goes (a V8 crash report, say). */
+  name: string;
   /** The child's module; a `.ts` file runs under ts-node, as under Jest or `start:dev`. */
   file: string;
   execArgv: string[];
@@ -35,8 +39,13 @@ export class ConfinedChild {
   private child?: ChildProcess;
   private nextId = 0;
   private readonly pending = new Map<number, Pending>();
+  private readonly stderr: StderrLog;
 
-  constructor(private readonly options: ConfinedChildOptions) {}
+  constructor(private readonly options: ConfinedChildOptions) {
+    const logger = new Logger(options.name);
+    // What a child writes on stderr is a fault report: a warning, whatever the line.
+    this.stderr = new StderrLog(options.name, { log: (line) => logger.warn(line), warn: (line) => logger.warn(line) });
+  }
 
   /** Sends `body` with a new `id`; `reply` settles with the child's answer to that id. */
   request<T>(body: object): { id: number; reply: Promise<T> } {
@@ -75,8 +84,9 @@ export class ConfinedChild {
     const child = fork(file, args, {
       execArgv: [...execArgv, ...(file.endsWith('.ts') ? ['--require', 'ts-node/register/transpile-only'] : [])],
       serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
     });
+    this.stderr.follow(child.stderr);
     child.on('message', (message: { id?: unknown }) => {
       if (typeof message.id === 'number') this.settle(message.id)?.resolve(message);
       else onEvent?.(message);

@@ -4,6 +4,7 @@ import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdi
 import { ToolError } from '../tools/sdk';
 import { AppConfig } from '../config/app-config';
 import { SERVICE_VERSION } from '../common/service-version';
+import { StderrLog } from '../common/stderr-log';
 import type { StdioProcess } from './stdio-launch';
 
 /** How long a process may take from spawn to the end of initialize. */
@@ -15,9 +16,6 @@ const BACKOFF_MAX_MS = 60_000;
 const STABLE_MS = 60_000;
 /** Calls waiting for a slot beyond the concurrency limit; more are refused as busy (retryable). */
 const MAX_WAITING = 100;
-/** A stderr line is cut to this many characters, and at most STDERR_LINES_PER_MINUTE are logged per server. */
-const STDERR_LINE_CHARS = 500;
-const STDERR_LINES_PER_MINUTE = 60;
 
 export interface StdioLimits {
   concurrency: number;
@@ -70,14 +68,16 @@ class SupervisedServer {
   private idleTimer?: NodeJS.Timeout;
   /** Aborted by close(): a start waiting out its backoff gives up at once rather than hold up shutdown. */
   private readonly closing = new AbortController();
-  private stderrWindow = { from: 0, lines: 0, dropped: 0 };
+  private readonly stderr: StderrLog;
 
   constructor(
     private readonly name: string,
     private readonly start: () => Promise<StdioStart>,
     private readonly limits: StdioLimits,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.stderr = new StderrLog(name, logger);
+  }
 
   get pid(): number | null {
     return this.running?.transport.pid ?? null;
@@ -148,7 +148,7 @@ class SupervisedServer {
     const { process: launched, secretValues } = await this.start();
     // The SDK gives the child only HOME, LOGNAME, PATH, SHELL, TERM and USER of ours, plus `env`: none of the service's own secrets.
     const transport = new StdioClientTransport({ command: launched.command, args: launched.args, env: launched.env, cwd: launched.cwd, stderr: 'pipe' });
-    this.logStderr(transport, secretValues);
+    this.stderr.follow(transport.stderr, secretValues);
     const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION });
     const running: Running = { client, transport, startedAt: Date.now(), stopping: false };
     client.onclose = () => this.ended(running);
@@ -193,35 +193,6 @@ class SupervisedServer {
     this.running = undefined;
     // Closing ends the child's stdin, then SIGTERM after 2 s, then SIGKILL (the SDK's StdioClientTransport.close).
     await running.client.close().catch(() => undefined);
-  }
-
-  /** stderr to the log line by line: cut to STDERR_LINE_CHARS, at most STDERR_LINES_PER_MINUTE, secret values masked. */
-  private logStderr(transport: StdioClientTransport, secretValues: string[]): void {
-    const masked = secretValues.filter((value) => value.length >= 4);
-    let partial = '';
-    transport.stderr?.on('data', (chunk: Buffer) => {
-      const lines = (partial + chunk.toString('utf8')).split('\n');
-      // Only a line's head is logged: an endless line is kept to a head long enough to mask secrets in it.
-      partial = lines.pop()!.slice(0, STDERR_LINE_CHARS * 4);
-      for (const line of lines) this.logLine(line, masked);
-    });
-  }
-
-  private logLine(raw: string, masked: string[]): void {
-    const now = Date.now();
-    const window = this.stderrWindow;
-    if (now - window.from > 60_000) {
-      if (window.dropped > 0) this.logger.warn(`Stdio upstream '${this.name}': ${window.dropped} stderr lines not logged (more than ${STDERR_LINES_PER_MINUTE} a minute)`);
-      this.stderrWindow = { from: now, lines: 0, dropped: 0 };
-    }
-    if (this.stderrWindow.lines >= STDERR_LINES_PER_MINUTE) {
-      this.stderrWindow.dropped += 1;
-      return;
-    }
-    this.stderrWindow.lines += 1;
-    let line = raw.trimEnd();
-    for (const value of masked) line = line.split(value).join('[secret]');
-    if (line) this.logger.log(`[${this.name} stderr] ${line.length > STDERR_LINE_CHARS ? `${line.slice(0, STDERR_LINE_CHARS)}…` : line}`);
   }
 }
 

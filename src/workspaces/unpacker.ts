@@ -38,6 +38,7 @@ export class ConfinedUnpacker {
   /** `confinedTo` must exist: it is where the process may write. */
   constructor(confinedTo: string) {
     this.child = new ConfinedChild({
+      name: 'ConfinedUnpacker',
       file: CHILD_FILE,
       execArgv: [...permissionFlags(`--allow-fs-write=${path.resolve(confinedTo)}`), `--max-old-space-size=${UNPACK_HEAP_MB}`],
       ended: (why) => new Error(`The unpacking process ended (${why}) before the archive was unpacked`),

@@ -33,6 +33,7 @@ export class ToolHost {
   /** `onMessage` gets each thread message (progress, log lines, a call's end). */
   constructor(options: ToolHostOptions, onMessage: (message: unknown) => void) {
     this.child = new ConfinedChild({
+      name: 'ToolHost',
       file: HOST_FILE,
       execArgv: permissionFlags('--allow-worker'),
       args: [JSON.stringify(options)],

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -102,9 +103,13 @@ describe('ToolThreads', () => {
 
   it('survives a call that makes V8 abort its process: the call ends TOOL_ERROR (retryable), the host starts again', async () => {
     const threads = pool({ TOOL_THREADS: 1, TOOL_THREAD_MAX_MEMORY_MB: 64 });
+    const warned = jest.spyOn(Logger.prototype, 'warn');
     const failure = await threads.run(MEMORY_HOG, { megabytes: 1024, at_once: true }, parts('exec_abort')).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ToolError);
     expect(failure).toMatchObject({ code: 'TOOL_ERROR', retryable: true, message: expect.stringContaining("The isolated tools' process ended") });
     await expect(threads.run(MEMORY_HOG, { megabytes: 1 }, parts('exec_next'))).resolves.toEqual({ held_mb: 1 });
+    // V8's report reached the service's log as lines of its own, not the service's stderr.
+    expect(warned.mock.calls.map(([line]) => line)).toContainEqual(expect.stringMatching(/^\[ToolHost stderr\] FATAL ERROR: .*heap out of memory/));
+    warned.mockRestore();
   }, 60_000);
 });
