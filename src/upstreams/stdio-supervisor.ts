@@ -75,6 +75,7 @@ class SupervisedServer {
     private readonly start: () => Promise<StdioStart>,
     private readonly limits: StdioLimits,
     private readonly logger: Logger,
+    private readonly onToolsChanged: () => void,
   ) {
     this.stderr = new StderrLog(name, logger);
   }
@@ -144,7 +145,11 @@ class SupervisedServer {
   private async spawn(): Promise<Running> {
     const wait = this.notBefore - Date.now();
     if (wait > 0) await sleep(wait, this.closing.signal);
-    const [{ Client }, { StdioClientTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/stdio.js')]);
+    const [{ Client }, { StdioClientTransport }, { ToolListChangedNotificationSchema }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/stdio.js'),
+      import('@modelcontextprotocol/sdk/types.js'),
+    ]);
     const { process: launched, secretValues } = await this.start();
     // The SDK gives the child only HOME, LOGNAME, PATH, SHELL, TERM and USER of ours, plus `env`: none of the service's own secrets.
     const transport = new StdioClientTransport({ command: launched.command, args: launched.args, env: launched.env, cwd: launched.cwd, stderr: 'pipe' });
@@ -152,6 +157,7 @@ class SupervisedServer {
     const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION });
     const running: Running = { client, transport, startedAt: Date.now(), stopping: false };
     client.onclose = () => this.ended(running);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onToolsChanged());
     try {
       await client.connect(transport, { timeout: START_TIMEOUT_MS });
     } catch (err) {
@@ -206,6 +212,7 @@ export class StdioSupervisor implements OnApplicationShutdown {
   private readonly servers = new Map<string, SupervisedServer>();
   private readonly limits: StdioLimits;
   private shutDown = false;
+  private readonly toolsChanged: ((upstreamId: string) => void)[] = [];
   readonly enabled: boolean;
 
   constructor(config: AppConfig) {
@@ -220,10 +227,16 @@ export class StdioSupervisor implements OnApplicationShutdown {
     if (this.shutDown) return Promise.reject(new ToolError(`Upstream '${upstream.name}' is shutting down`, { retryable: true, details: { upstream: upstream.name } }));
     let server = this.servers.get(upstream.id);
     if (!server) {
-      server = new SupervisedServer(upstream.name, start, this.limits, this.logger);
+      const id = upstream.id;
+      server = new SupervisedServer(upstream.name, start, this.limits, this.logger, () => this.toolsChanged.forEach((listener) => listener(id)));
       this.servers.set(upstream.id, server);
     }
     return server.use(signal, work);
+  }
+
+  /** `listener` hears each running server's `notifications/tools/list_changed`, by upstream id. */
+  onToolsChanged(listener: (upstreamId: string) => void): void {
+    this.toolsChanged.push(listener);
   }
 
   /** The upstream's process id in this process, or null when none runs. */

@@ -20,7 +20,7 @@ export interface UpstreamConnection {
  * A connected SDK client (initialize done, ended by `connectSignal`); every request it makes ends
  * when `streams` aborts (its close, for a kept session; the call's end, for one of its own).
  */
-async function connected(connection: UpstreamConnection, streams: AbortSignal, connectSignal = streams): Promise<Client> {
+async function connected(connection: UpstreamConnection, streams: AbortSignal, connectSignal = streams, onToolsChanged?: () => void): Promise<Client> {
   // Loaded on the first upstream call, not at start: a worker process loads no MCP SDK until it calls an upstream.
   const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   // The SDK v2 client probes with 2026-07-28 `server/discover` and falls back to 2025-11-25
@@ -28,7 +28,12 @@ async function connected(connection: UpstreamConnection, streams: AbortSignal, c
   // the tools that ask (server-everything registers those only then); each call answers through its own handler.
   const client = new Client(
     { name: 'tool-orchestration-service', version: SERVICE_VERSION },
-    { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } },
+    {
+      versionNegotiation: { mode: 'auto' },
+      capabilities: { elicitation: { form: {} } },
+      // Only told, not listed: the service's own discovery lists the tools again (its filter, its record).
+      ...(onToolsChanged && { listChanged: { tools: { autoRefresh: false, onChanged: () => onToolsChanged() } } }),
+    },
   );
   const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
     fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, streams]) : streams }),
@@ -56,6 +61,45 @@ async function session<T>(connection: UpstreamConnection, work: (client: Client)
   } finally {
     done.abort();
   }
+}
+
+/** A connection kept to hear an upstream's changes; `ended` settles once, however it ends. */
+export interface ToolListWatch {
+  ended: Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * A client kept connected to hear the upstream's own `tools/list_changed`: on 2026-07-28 the SDK
+ * opens `subscriptions/listen` for it, on 2025-11-25 it comes on the session's event stream.
+ * Undefined when the upstream declares no `tools.listChanged`. The watch ends when the
+ * subscription or the stream does (the SDK gives up re-opening either), or on `close`.
+ */
+export async function watchToolList(connection: UpstreamConnection, onChanged: () => void): Promise<ToolListWatch | undefined> {
+  const done = new AbortController();
+  const signal = AbortSignal.any([connection.signal, done.signal]);
+  const close = async () => {
+    await client?.close().catch(() => undefined);
+    done.abort();
+  };
+  let client: Client | undefined;
+  try {
+    client = await connected(connection, signal, signal, onChanged);
+  } catch (err) {
+    done.abort();
+    throw err;
+  }
+  if (!client.getServerCapabilities()?.tools?.listChanged) {
+    await close();
+    return undefined;
+  }
+  const ended = new Promise<void>((resolve) => {
+    signal.addEventListener('abort', () => resolve(), { once: true });
+    client.onclose = () => resolve();
+    client.onerror = (err) => /^(Maximum reconnection attempts|Failed to reconnect)/.test(err.message) && resolve();
+    void client.autoOpenedSubscription?.closed.then(() => resolve());
+  });
+  return { ended, close };
 }
 
 /** What listing needs of a connected client: the SDK v2 client of an HTTP upstream, or the SDK v1 client driving a stdio process. */

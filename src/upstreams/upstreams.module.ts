@@ -5,6 +5,7 @@ import { ToolsModule } from '../tools/tools.module';
 import { Upstream } from './upstream.entity';
 import { StdioSupervisor } from './stdio-supervisor';
 import { UpstreamRefresher } from './upstream-refresher';
+import { UpstreamWatcher } from './upstream-watcher';
 import { UpstreamsService } from './upstreams.service';
 
 /**
@@ -14,7 +15,7 @@ import { UpstreamsService } from './upstreams.service';
  */
 @Module({
   imports: [TypeOrmModule.forFeature([Upstream]), ToolsModule, SecretsModule],
-  providers: [UpstreamsService, UpstreamRefresher, StdioSupervisor],
+  providers: [UpstreamsService, UpstreamRefresher, UpstreamWatcher, StdioSupervisor],
   exports: [UpstreamsService],
 })
 export class UpstreamsModule {}

@@ -1,4 +1,4 @@
-import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, LessThan, Not, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
@@ -17,7 +17,7 @@ import { CatalogueChanges, EVERY_ACCOUNT } from '../tools/catalogue-changes';
 import { RuntimeTools } from '../tools/runtime-tools';
 import type { RegisteredTool } from '../tools/tool-catalogue';
 import { dereferencedDocument, documentOfText, operationTools } from './openapi-document';
-import { discoverTools, listedTools, upstreamSessions } from './upstream-client';
+import { discoverTools, listedTools, upstreamSessions, type UpstreamConnection } from './upstream-client';
 import { stdioProcessOf, stdioView } from './stdio-launch';
 import { StdioSupervisor, type StdioStart } from './stdio-supervisor';
 import { enabledTools, registeredUpstreamTool, unreachable, upstreamToolId, type UpstreamCalls } from './upstream-tool';
@@ -30,6 +30,8 @@ const DISCOVERY_TIMEOUT_MS = 15_000;
 const MAX_SPEC_BYTES = 2 * 1024 * 1024;
 /** How long an account's upstreams are reused between catalogue reads (a change shows within this, in every process). */
 const FRESH_MS = 1_000;
+/** A change heard by several API processes is discovered by one: the others find the upstream refreshed this recently. */
+const HEARD_CLAIM_MS = 2_000;
 
 export interface UpstreamFields {
   name: string;
@@ -117,6 +119,7 @@ function kept(filter: UpstreamToolFilter, name: string): boolean {
 @Injectable()
 export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
   private readonly egress: Egress;
+  private readonly logger = new Logger(UpstreamsService.name);
   private readonly recent = new Map<string, { at: number; upstreams: Upstream[] }>();
 
   constructor(
@@ -129,6 +132,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     egresses: EgressPool,
   ) {
     this.egress = egresses.for(egressSettingsOf(config));
+    stdio.onToolsChanged((id) => void this.heardToolsChanged(id));
     this.calls = {
       stdio: (upstream, signal, work) => this.stdio.use(upstream, () => this.stdioStart(upstream), signal, work),
       ownerSecret: (upstream, name) => this.secrets.find(upstream.account_id, name),
@@ -313,6 +317,43 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     return refreshed;
   }
 
+  /** Enabled MCP upstreams over HTTP, oldest first: the ones whose tool lists UpstreamWatcher hears. */
+  watchable(limit: number): Promise<Upstream[]> {
+    return this.upstreams.find({ where: { enabled: true, transport: 'streamable-http' }, order: { created_at: 'ASC' }, take: limit });
+  }
+
+  /** How to reach an HTTP upstream with its owner's credential, every request under the egress policy. */
+  async connectionOf(row: Upstream, signal: AbortSignal): Promise<UpstreamConnection> {
+    const bearer = 'bearer_secret_name' in row.auth ? await this.secrets.find(row.account_id, row.auth.bearer_secret_name) : undefined;
+    if ('bearer_secret_name' in row.auth && bearer === undefined) throw new Error(`secret '${row.auth.bearer_secret_name}' is not set (PUT /v1/secrets/${row.auth.bearer_secret_name})`);
+    return { url: row.url, bearer, fetch: createToolHttp(this.egress, signal).fetch, signal };
+  }
+
+  /**
+   * Discovers the upstream again because it said its tools changed (docs/upstreams.md#staying-current):
+   * every process that hears it tries; the one that moves its `updated_at` first discovers, the
+   * others find it refreshed within HEARD_CLAIM_MS and look once more after that window, in case
+   * the change came after that refresh had listed the tools.
+   */
+  async heardToolsChanged(id: string): Promise<void> {
+    try {
+      if (await this.rediscoverHeard(id)) return;
+      await new Promise((resolve) => setTimeout(resolve, HEARD_CLAIM_MS + 500).unref());
+      await this.rediscoverHeard(id);
+    } catch (err) {
+      this.logger.warn(`upstream ${id}: discovery after tools/list_changed failed: ${(err as Error).message}`);
+    }
+  }
+
+  private async rediscoverHeard(id: string, now = new Date()): Promise<boolean> {
+    const row = await this.upstreams.findOneBy({ id, enabled: true });
+    if (!row || now.getTime() - row.updated_at.getTime() < HEARD_CLAIM_MS) return false;
+    const claimed = await this.upstreams.update({ id: row.id, updated_at: row.updated_at }, { updated_at: now });
+    if (!claimed.affected) return false;
+    await this.discover(row);
+    return true;
+  }
+
   /** Lists the upstream's tools again (initialize + tools/list) and records how that went. */
   async refresh(principal: Principal, id: string): Promise<Record<string, unknown>> {
     const row = await this.find(principal, id);
@@ -397,11 +438,9 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     let tools: DiscoveredTool[] | null = null;
     let error: string | null = null;
     try {
-      const bearer = 'bearer_secret_name' in row.auth ? await this.secrets.find(row.account_id, row.auth.bearer_secret_name) : undefined;
-      if ('bearer_secret_name' in row.auth && bearer === undefined) throw new Error(`secret '${row.auth.bearer_secret_name}' is not set (PUT /v1/secrets/${row.auth.bearer_secret_name})`);
       const listed = row.transport === 'stdio'
         ? await this.stdio.use(row, () => this.stdioStart(row), signal, (client) => listedTools(client, signal))
-        : await discoverTools({ url: row.url, bearer, fetch: createToolHttp(this.egress, signal).fetch, signal });
+        : await discoverTools(await this.connectionOf(row, signal));
       tools = listed.filter((tool) => kept(row.tool_filter, tool.name));
     } catch (err) {
       error = unreachable(row, err).message.slice(0, 500);

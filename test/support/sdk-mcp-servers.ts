@@ -1,4 +1,4 @@
-import { createServer, type Server as HttpServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -35,7 +35,7 @@ async function listening(server: HttpServer, methods: string[]): Promise<SdkMcpS
   };
 }
 
-async function bodyOf(req: import('node:http').IncomingMessage): Promise<string> {
+async function bodyOf(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString();
@@ -48,6 +48,26 @@ function noted(methods: string[], body: string): void {
   } catch {
     // not JSON: the SDK answers it
   }
+}
+
+type Seen = (req: IncomingMessage, res: ServerResponse, body: string | undefined) => void;
+
+/** A node HTTP server handing each request to an SDK v2 handler (web-standard), noting its methods; `seen` sees each request too. */
+function fetchServer(handler: { fetch(request: Request): Promise<Response> }, methods: string[], seen?: Seen): HttpServer {
+  return createServer(async (req, res) => {
+    const body = req.method === 'POST' ? await bodyOf(req) : undefined;
+    if (body) noted(methods, body);
+    seen?.(req, res, body);
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+    // The caller going away (an aborted request) reaches the SDK as the request's signal.
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    const answer = await handler.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body, signal: gone.signal }));
+    res.writeHead(answer.status, Object.fromEntries(answer.headers));
+    if (answer.body) Readable.fromWeb(answer.body as NodeReadableStream).pipe(res);
+    else res.end();
+  });
 }
 
 /**
@@ -85,20 +105,7 @@ export async function startModernOnlyServer(): Promise<SdkMcpServer> {
     },
     { legacy: 'reject' },
   );
-  const http = createServer(async (req, res) => {
-    const body = req.method === 'POST' ? await bodyOf(req) : undefined;
-    if (body) noted(methods, body);
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-    // The caller going away (an aborted request) reaches the SDK as the request's signal.
-    const gone = new AbortController();
-    res.on('close', () => gone.abort());
-    const answer = await handler.fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body, signal: gone.signal }));
-    res.writeHead(answer.status, Object.fromEntries(answer.headers));
-    if (answer.body) Readable.fromWeb(answer.body as NodeReadableStream).pipe(res);
-    else res.end();
-  });
-  seen = await listening(http, methods);
+  seen = await listening(fetchServer(handler, methods), methods);
   return seen;
 }
 
@@ -125,4 +132,94 @@ export async function startLegacyOnlyServer(): Promise<SdkMcpServer> {
     await transport.handleRequest(req, res, body === undefined ? undefined : JSON.parse(body));
   });
   return listening(http, methods);
+}
+
+/** A server whose tools change while it runs, and which says so. */
+export interface ChangingMcpServer extends SdkMcpServer {
+  /** Adds a tool (it answers `<name> ran`) and sends `notifications/tools/list_changed`. */
+  addTool(name: string): void;
+  /** Event streams open on it now: 2026 `subscriptions/listen` responses, 2025 session GET streams. */
+  streams(): number;
+}
+
+/** Counts the event streams a request opens, while they are open. */
+function streamCounter(): { count: Seen; open(): number } {
+  let open = 0;
+  return {
+    count: (req, res, body) => {
+      if (req.method !== 'GET' && !body?.includes('"subscriptions/listen"')) return;
+      open += 1;
+      res.on('close', () => (open -= 1));
+    },
+    open: () => open,
+  };
+}
+
+/**
+ * A server that starts with tool `add` and gains tools on `addTool`, telling its listeners: the
+ * SDK v2 server over 2026-07-28 (`subscriptions/listen`, stateless) or the SDK v1 server over
+ * 2025-11-25 (the notification on each session's event stream).
+ */
+export async function startChangingServer(era: 'modern' | 'legacy'): Promise<ChangingMcpServer> {
+  const added: string[] = [];
+  const methods: string[] = [];
+  const streams = streamCounter();
+  const ran = (name: string) => async () => ({ content: [{ type: 'text' as const, text: `${name} ran` }] });
+  if (era === 'modern') {
+    const handler = createMcpHandler(
+      () => {
+        const server = new McpServerV2({ name: 'changing-modern', version: '1.0.0' });
+        server.registerTool('add', { description: 'Adds a and b', inputSchema: z.object(SUM_INPUT) }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+        for (const name of added) server.registerTool(name, { description: `Added at run time: ${name}`, inputSchema: z.object({}) }, ran(name));
+        return server;
+      },
+      { legacy: 'reject' },
+    );
+    const served = await listening(fetchServer(handler, methods, streams.count), methods);
+    return {
+      ...served,
+      streams: streams.open,
+      addTool: (name) => {
+        added.push(name);
+        handler.notify.toolsChanged();
+      },
+      close: async () => {
+        await handler.close();
+        await served.close();
+      },
+    };
+  }
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServerV1 }>();
+  const http = createServer(async (req, res) => {
+    const body = req.method === 'POST' ? await bodyOf(req) : undefined;
+    if (body) noted(methods, body);
+    streams.count(req, res, body);
+    const id = req.headers['mcp-session-id'];
+    let session = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (!session) {
+      if (typeof id === 'string' || !body?.includes('"initialize"')) {
+        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        return;
+      }
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (sid) => void sessions.set(sid, created) });
+      const server = new McpServerV1({ name: 'changing-legacy', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
+      server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+      for (const name of added) server.registerTool(name, { description: `Added at run time: ${name}` }, ran(name));
+      const created = { transport, server };
+      transport.onclose = () => void sessions.delete(transport.sessionId ?? '');
+      await server.connect(transport);
+      session = created;
+    }
+    await session.transport.handleRequest(req, res, body === undefined ? undefined : JSON.parse(body));
+  });
+  const served = await listening(http, methods);
+  return {
+    ...served,
+    streams: streams.open,
+    // Registering on a connected McpServer sends notifications/tools/list_changed to its session.
+    addTool: (name) => {
+      added.push(name);
+      for (const { server } of sessions.values()) server.registerTool(name, { description: `Added at run time: ${name}` }, ran(name));
+    },
+  };
 }
