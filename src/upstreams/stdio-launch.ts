@@ -83,7 +83,8 @@ export function stdioProcessOf(spec: StdioLaunchSpec, secrets: Record<string, st
   const passed = Object.keys(secrets).flatMap((variable) => ['-e', variable]);
   return {
     command: 'docker',
-    args: ['run', '-i', '--rm', ...confined, ...passed, spec.image, ...spec.args],
+    // Never pulled at start: the image on the engine is the one the operator put there (docs/upstreams.md#the-container-form).
+    args: ['run', '-i', '--rm', '--pull', 'never', ...confined, ...passed, spec.image, ...spec.args],
     env: { ...secrets, ...dockerEnv(container.settings.dockerHost) },
     container: { name, dockerHost: container.settings.dockerHost },
   };
