@@ -60,11 +60,13 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
 
   describeEachEngine('image form', (mode) => {
     // Before the app starts: what an earlier process on this host left, and containers that are not its to remove.
-    const left: Record<'dead' | 'live' | 'elsewhere', string> = { dead: '', live: '', elsewhere: '' };
+    const left: Record<'dead' | 'earlierLife' | 'live' | 'elsewhere', string> = { dead: '', earlierLife: '', live: '', elsewhere: '' };
     beforeAll(async () => {
-      left.dead = await leftover(`${hostname()}/${DEAD_PID}`);
-      left.live = await leftover(`${hostname()}/1`);
-      left.elsewhere = await leftover(`another-host/${DEAD_PID}`);
+      left.dead = await leftover(`${hostname()}/${DEAD_PID}/1`);
+      // This very pid, started at another time: a restarted container where the service is pid 1 again.
+      left.earlierLife = await leftover(`${hostname()}/${process.pid}/1`);
+      left.live = await leftover(`${hostname()}/1/1`);
+      left.elsewhere = await leftover(`another-host/${DEAD_PID}/1`);
     });
     const suite = useTestApp(mode, { env });
     afterAll(async () => {
@@ -84,6 +86,7 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
 
     it('removed at start what a crashed process on this host left, and nothing another process owns', async () => {
       expect(await exists(left.dead)).toBe(false);
+      expect(await exists(left.earlierLife)).toBe(false);
       expect(await exists(left.live)).toBe(true);
       expect(await exists(left.elsewhere)).toBe(true);
     });
@@ -110,7 +113,7 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
       const name = supervisor().containerOf(upstream.id)!;
       expect(name).toMatch(new RegExp(`^tos-stdio-${upstream.id}-`));
       const inspected = await engine.docker.getContainer(name).inspect();
-      expect(inspected.Config.Labels).toMatchObject({ [UPSTREAM_LABEL]: upstream.id, [OWNER_LABEL]: `${hostname()}/${process.pid}` });
+      expect(inspected.Config.Labels).toMatchObject({ [UPSTREAM_LABEL]: upstream.id, [OWNER_LABEL]: expect.stringMatching(new RegExp(`^${hostname()}/${process.pid}/\\d+$`)) });
       expect(inspected.Config.User).toBe('65534:65534');
       expect(inspected.Config.Env).toContain('BOX_TOKEN=box-very-secret-value');
       expect(inspected.Args.join(' ')).not.toContain('box-very-secret-value');

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { isAlive } from '../common/process-alive';
 
-/** Every container a service process starts carries these labels: which upstream, which process (host/pid). */
+/** Every container a service process starts carries these labels: which upstream, which process (host/pid/start). */
 export const UPSTREAM_LABEL = 'tos.stdio.upstream';
 export const OWNER_LABEL = 'tos.stdio.owner';
 const DOCKER_TIMEOUT_MS = 15_000;
@@ -20,8 +21,11 @@ export interface ContainerSettings {
   user: string;
 }
 
-/** This process as the owner label names it: a leftover of another life on this host has the same host and a dead (or our own) pid. */
-export const thisOwner = (): string => `${hostname()}/${process.pid}`;
+/** When this process started (ms since the epoch): tells this life from an earlier one with the same pid. */
+const STARTED = Math.round(performance.timeOrigin);
+
+/** This process as the owner label names it: `<host>/<pid>/<start>`. */
+export const thisOwner = (): string => `${hostname()}/${process.pid}/${STARTED}`;
 
 /** A container's name: the upstream's id and a random part (each process, each restart, its own). */
 export const containerName = (upstreamId: string): string => `tos-stdio-${upstreamId}-${randomBytes(4).toString('hex')}`;
@@ -72,8 +76,8 @@ export async function removeContainer(dockerHost: string, name: string): Promise
 
 /**
  * The containers this host's earlier service processes left (a crash leaves its containers
- * running): labelled with this host, and a pid that is no longer alive or is ours (a restarted
- * container whose pid is again 1). Removed; their names.
+ * running): labelled with this host, and a pid that is no longer alive, or is ours from an earlier
+ * start (a restarted container where the service is again pid 1). Removed; their names.
  */
 export async function removeLeftovers(dockerHost: string): Promise<string[]> {
   const listed = await docker(dockerHost, ['ps', '-a', '--filter', `label=${OWNER_LABEL}`, '--format', `{{.Names}}\t{{.Label "${OWNER_LABEL}"}}`]);
@@ -82,10 +86,10 @@ export async function removeLeftovers(dockerHost: string): Promise<string[]> {
     .split('\n')
     .map((line) => line.split('\t'))
     .filter(([name, owner]) => {
-      if (!name || !owner) return false;
-      const slash = owner.lastIndexOf('/');
-      const pid = Number(owner.slice(slash + 1));
-      return owner.slice(0, slash) === host && Number.isInteger(pid) && (pid === process.pid || !isAlive(pid));
+      const [ownerHost, pidText, started] = owner?.split('/') ?? [];
+      const pid = Number(pidText);
+      if (!name || ownerHost !== host || !Number.isInteger(pid) || pid <= 0) return false;
+      return pid === process.pid ? started !== String(STARTED) : !isAlive(pid);
     })
     .map(([name]) => name);
   if (leftovers.length > 0) await docker(dockerHost, ['rm', '-f', ...leftovers]);

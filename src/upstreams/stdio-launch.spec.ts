@@ -29,7 +29,7 @@ describe('a stdio upstream’s launch', () => {
       command: 'docker',
       args: [
         'run', '-i', '--rm', '--pull', 'never', '--init', '--name', name,
-        '--label', 'tos.stdio.upstream=up_abc', '--label', `tos.stdio.owner=${hostname()}/${process.pid}`,
+        '--label', 'tos.stdio.upstream=up_abc', '--label', expect.stringMatching(new RegExp(`^tos\\.stdio\\.owner=${hostname()}/${process.pid}/\\d{13}$`)),
         '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--read-only', '--tmpfs', '/tmp:rw,noexec,nosuid,nodev,size=16m',
         '--pids-limit', '64', '--memory', '256m', '--memory-swap', '256m', '--cpus', '0.5', '--user', '65534:65534',
         '--network', 'none', '-e', 'TOKEN', 'mcp/filesystem:1.0', '/data',
