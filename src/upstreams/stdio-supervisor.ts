@@ -163,6 +163,7 @@ class SupervisedServer {
     } catch (err) {
       running.stopping = true;
       await client.close().catch(() => undefined);
+      if (launched.container) await removeContainer(launched.container.dockerHost, launched.container.name);
       this.crashed(running.startedAt);
       throw new ToolError(`Upstream '${this.name}' could not be started: ${(err as Error).message}`, { retryable: true, details: { upstream: this.name } });
     }
