@@ -136,10 +136,13 @@ describeWith(findDockerd(), 'docker.io docker-registry busybox-static (as root)'
 
     it('restarts a killed container on the next call after its backoff; idle shutdown removes the container', async () => {
       const owner = await account();
-      const upstream = (await addImage(owner, { name: 'boxed', image: IMAGE, args: ['stdio'] })).body.result;
+      // The image's own user (node, 1000) instead of the default nobody.
+      const upstream = (await addImage(owner, { name: 'boxed', image: IMAGE, args: ['stdio'], user: '1000:1000' })).body.result;
+      expect(upstream.stdio).toMatchObject({ user: '1000:1000' });
       expect((await invoke(owner.key, 'boxed.echo', { message: 'one' })).json().status).toBe('success');
       const first = supervisor().containerOf(upstream.id)!;
       expect(first).not.toBeNull();
+      expect((await engine.docker.getContainer(first).inspect()).Config.User).toBe('1000:1000');
 
       await engine.docker.getContainer(first).kill();
       await until('the supervisor saw it end', async () => (supervisor().containerOf(upstream.id) === null ? true : undefined), 10_000);
