@@ -13,21 +13,14 @@ import { createServer, request } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { AppException } from '../src/common/errors';
 import { isAlive } from '../src/common/process-alive';
-import { AccountsService } from '../src/keys/accounts.service';
-import { ApiKeysService } from '../src/keys/api-keys.service';
-import { OPERATOR_ACTIONS, type OperatorAction } from '../src/operator/operator-actions';
-import { readOperatorFile } from '../src/operator/operator-file';
-import { SecretsService } from '../src/secrets/secrets.service';
-import { ConsoleSessions } from '../src/sessions/console-sessions.service';
 import { StdioSupervisor } from '../src/upstreams/stdio-supervisor';
-import { UpstreamsService } from '../src/upstreams/upstreams.service';
 import { startTestApp, useTestApp, type SuiteApp, type TestAccount } from './support/app';
 import { describeEachEngine, ENGINE_MODES } from './support/engines';
 import { freePort } from './support/free-port';
 import { listenHttp } from './support/http-listen';
 import { listChanges, listen, type Listening } from './support/mcp-listen';
+import { operator } from './support/operator-action';
 import { until } from './support/poll';
 
 const MODULES = path.join(__dirname, '..', 'node_modules', '@modelcontextprotocol');
@@ -62,26 +55,6 @@ async function startRemote(): Promise<{ url: string; seen: string[]; close(): Pr
       child.kill();
     },
   };
-}
-
-/**
- * An operator action as `tos` runs it: through the embedded service's operator endpoint (token
- * from DATA_DIR/operator.json), or with DATABASE_URL on the service's modules directly.
- */
-async function operator(suite: SuiteApp, action: OperatorAction, args: Record<string, unknown>): Promise<{ status: number; body: { result?: any; error?: any } }> {
-  const endpoint = suite.env.DATA_DIR ? readOperatorFile(suite.env.DATA_DIR) : undefined;
-  if (endpoint?.token) {
-    const res = await fetch(`${endpoint.url}/operator/${action}`, { method: 'POST', headers: { authorization: `Bearer ${endpoint.token}`, 'content-type': 'application/json' }, body: JSON.stringify(args) });
-    return { status: res.status, body: (await res.json()) as { result?: any; error?: any } };
-  }
-  const app = suite.t.app;
-  const services = { accounts: app.get(AccountsService), keys: app.get(ApiKeysService), secrets: app.get(SecretsService), consoleSessions: app.get(ConsoleSessions), upstreams: app.get(UpstreamsService), publicUrl: '' };
-  try {
-    return { status: 200, body: { result: await OPERATOR_ACTIONS[action](services, args) } };
-  } catch (err) {
-    if (err instanceof AppException) return { status: err.status, body: { error: err.body } };
-    throw err;
-  }
 }
 
 describeEachEngine('stdio upstreams', (mode) => {
@@ -265,6 +238,10 @@ describeEachEngine('stdio upstreams', (mode) => {
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'INVALID_REQUEST', details: { parameter } });
     }
+    // Images need the engine they run on (test/upstreams-stdio-container.e2e-spec.ts runs them).
+    const image = await addStdio(owner, { name: 'boxed', image: 'mcp/everything:1' });
+    expect(image.status).toBe(403);
+    expect(image.body.error).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('UPSTREAMS_STDIO_DOCKER_HOST'), details: { parameter: 'image' } });
     // A command that is not there: registered with its error shown, fixed by removing and adding.
     const missing = await addStdio(owner, { name: 'missing', command: '/nonexistent/mcp-server' });
     expect(missing.status).toBe(200);

@@ -3,16 +3,21 @@
  * `@modelcontextprotocol/server-everything` over Streamable HTTP on 127.0.0.1: registration and
  * discovery, its tools as `everything.<tool>` in REST and MCP for the owning account alone, calls
  * through REST (sync, async, cancelled) and MCP, inputs refused before the call, a narrowed key,
- * per-tool and per-upstream switches, and refused egress at registration and at call time.
+ * per-tool and per-upstream switches, refused egress at registration and at call time; the key's
+ * tool window and the monthly quota applied as to a built-in, a schedule targeting an upstream
+ * tool and a webhook narrowed to one.
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { AccountsService } from '../src/keys/accounts.service';
+import { ScheduleTicker } from '../src/orchestration/schedule-ticker';
 import { useTestApp, type TestAccount } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { useEverything } from './support/everything-server';
 import { until } from './support/poll';
+import { startRecordingServer } from './support/recording-server';
 
 const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1' };
 
@@ -207,4 +212,102 @@ describeEachEngine('upstream MCP servers', (mode) => {
     const refresh = (await suite.t.request({ method: 'POST', url: `/v1/upstreams/${unset.id}/refresh`, key: owner.key })).json();
     expect(refresh.status.last_error).toContain('egress policy refuses');
   });
+
+  it("applies a key's per-tool window and the monthly quota to an upstream tool as to a built-in: 429 with the headers, at either door", async () => {
+    const owner = await suite.t.createAccount(`up-${++accounts}`, 'pro');
+    expect((await register(owner, { name: 'everything', url: reference.server.url })).statusCode).toBe(201);
+    // 60 calls a minute per key and tool (docs/upstreams.md#calling-its-tools), REST and MCP counted together.
+    for (let batch = 0; batch < 6; batch++) {
+      const calls = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? invoke(owner.key, 'everything.get-sum', { a: batch, b: i }) : mcp(owner.key, { method: 'tools/call', params: { name: 'everything.get-sum', arguments: { a: batch, b: i } } }))));
+      expect(calls.map((call) => call.statusCode)).toEqual(Array(10).fill(200));
+      expect(calls.map((call) => call.json().status ?? (call.json().result?.isError ? 'error' : 'success'))).toEqual(Array(10).fill('success'));
+    }
+    const limited = await invoke(owner.key, 'everything.get-sum', { a: 1, b: 1 });
+    expect(limited.statusCode).toBe(429);
+    const error = limited.json().error;
+    expect(error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'tool everything.get-sum', limit: 60 } });
+    expect(limited.headers['retry-after']).toBe(String(error.retry_after));
+    expect(limited.headers['x-ratelimit-retry-after']).toBe(String(error.retry_after));
+    // As for a built-in: the refused call is not counted in the tool window; the headers are those of the window it was counted in, the key's (pro: 1,000).
+    expect(limited.headers).toMatchObject({ 'x-ratelimit-limit': '1000', 'x-ratelimit-remaining': expect.stringMatching(/^\d+$/), 'x-ratelimit-reset': expect.stringMatching(/^\d+$/) });
+    const overMcp = (await mcp(owner.key, { method: 'tools/call', params: { name: 'everything.get-sum', arguments: { a: 1, b: 1 } } })).json().result;
+    expect(overMcp.isError).toBe(true);
+    expect(JSON.parse(overMcp.content[0].text).error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'tool everything.get-sum' } });
+    // The window is the tool's and the key's: another tool, and another key of the account, still call.
+    expect((await invoke(owner.key, 'everything.echo', { message: 'other tool' })).statusCode).toBe(200);
+    const secondKey = await suite.t.createKey(owner.id, { name: 'second', type: 'service' });
+    expect((await invoke(secondKey, 'everything.get-sum', { a: 1, b: 1 })).statusCode).toBe(200);
+
+    // The monthly quota counts upstream and built-in calls alike.
+    const counted = await suite.t.app.get(AccountsService).create({ name: `up-${++accounts}`, tier: 'enterprise', monthly_calls: 3 });
+    const key = await suite.t.createKey(counted.id, { name: 'k', type: 'service' });
+    expect((await suite.t.request({ method: 'POST', url: '/v1/upstreams', key, payload: { transport: 'streamable-http', auth: { none: true }, name: 'everything', url: reference.server.url } })).statusCode).toBe(201);
+    expect((await invoke(key, 'json-transform', { expression: '1', data: {} })).statusCode).toBe(200);
+    expect((await invoke(key, 'everything.echo', { message: 'two' })).statusCode).toBe(200);
+    expect((await invoke(key, 'everything.get-sum', { a: 1, b: 2 })).statusCode).toBe(200);
+    const spent = await invoke(key, 'everything.echo', { message: 'four' });
+    expect(spent.statusCode).toBe(429);
+    expect(spent.json().error).toMatchObject({ code: 'RATE_LIMITED', details: { scope: 'monthly call quota', limit: 3, per: 'month' } });
+    expect(spent.headers['retry-after']).toBe(String(spent.json().error.retry_after));
+    expect((await invoke(key, 'json-transform', { expression: '1', data: {} })).statusCode).toBe(429);
+  }, 60_000);
+
+  it('a schedule can target an upstream tool, a webhook can narrow to one; another account’s upstream tool is unknown to both', async () => {
+    const owner = await account();
+    const stranger = await account();
+    expect((await register(owner, { name: 'everything', url: reference.server.url })).statusCode).toBe(201);
+
+    const schedule = (who: TestAccount, target: object) => suite.t.request({ method: 'POST', url: '/v1/schedules', key: who.key, payload: { target, cron: '* * * * *' } });
+    const created = await schedule(owner, { tool: 'everything.echo', inputs: { message: 'from a schedule' } });
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toMatchObject({ target: { tool: 'everything.echo' } });
+    // Inputs checked against the upstream's schema at creation, as for a built-in.
+    const badInputs = await schedule(owner, { tool: 'everything.get-sum', inputs: { a: 'two', b: 1 } });
+    expect(badInputs.statusCode).toBe(400);
+    expect(badInputs.json().error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'a' } });
+    for (const [who, tool] of [[stranger, 'everything.echo'], [owner, 'everything.nope']] as const) {
+      const unknown = await schedule(who, { tool, inputs: { message: 'x' } });
+      expect(unknown.statusCode).toBe(400);
+      expect(unknown.json().error).toMatchObject({ code: 'INVALID_REQUEST', message: `Unknown tool: ${tool}`, details: { parameter: 'target.tool' } });
+    }
+
+    const receiver = await startRecordingServer(() => ({ status: 200, body: 'ok' }));
+    try {
+      const hook = (who: TestAccount, toolIds: string[]) => suite.t.request({ method: 'POST', url: '/v1/webhooks', key: who.key, payload: { url: `${receiver.url}/hook`, events: ['execution.completed'], tool_ids: toolIds } });
+      const subscribed = await hook(owner, ['everything.echo']);
+      expect(subscribed.statusCode).toBe(201);
+      expect(subscribed.json()).toMatchObject({ tool_ids: ['everything.echo'] });
+      for (const [who, toolId] of [[stranger, 'everything.echo'], [owner, 'everything.nope']] as const) {
+        const unknown = await hook(who, [toolId]);
+        expect(unknown.statusCode).toBe(400);
+        expect(unknown.json().error).toMatchObject({ code: 'INVALID_REQUEST', message: `Unknown tool in tool_ids: ${toolId}`, details: { parameter: 'tool_ids' } });
+      }
+      // Narrowed by PATCH too, to the upstream tool and a built-in.
+      const patched = await suite.t.request({ method: 'PATCH', url: `/v1/webhooks/${subscribed.json().id}`, key: owner.key, payload: { tool_ids: ['everything.echo', 'json-transform'] } });
+      expect(patched.json()).toMatchObject({ tool_ids: ['everything.echo', 'json-transform'] });
+      expect((await suite.t.request({ method: 'PATCH', url: `/v1/webhooks/${subscribed.json().id}`, key: owner.key, payload: { tool_ids: ['everything.echo'] } })).statusCode).toBe(200);
+
+      // The schedule's tick runs the upstream tool as an execution; the webhook hears it, and not a call of another tool.
+      expect((await invoke(owner.key, 'everything.get-sum', { a: 1, b: 1 })).json().status).toBe('success');
+      const ticker = suite.t.app.get(ScheduleTicker);
+      const tick = new Date(created.json().next_run_at);
+      const now = new Date(tick.getTime() + 1_000);
+      await ticker.claimDue(now);
+      await ticker.startPending(now);
+      const runs = (await suite.t.request({ method: 'GET', url: `/v1/schedules/${created.json().id}/runs`, key: owner.key })).json().runs;
+      expect(runs).toEqual([expect.objectContaining({ status: 'started', execution_id: expect.stringMatching(/^exec_/) })]);
+      const ran = await until('the scheduled upstream call ends', async () => {
+        const row = await execution(owner.key, runs[0].execution_id);
+        return row.status === 'queued' || row.status === 'running' ? undefined : row;
+      });
+      expect(ran).toMatchObject({ status: 'success', tool_id: 'everything.echo', schedule_id: created.json().id, result: { content: [{ type: 'text', text: expect.stringContaining('from a schedule') }] } });
+      const delivered = await until('the delivery of the upstream call', async () => receiver.received.find((request) => request.body.includes(runs[0].execution_id)), 15_000);
+      expect(JSON.parse(delivered.body)).toMatchObject({ event: 'execution.completed', data: { tool_id: 'everything.echo' } });
+      const deliveries = (await suite.t.request({ method: 'GET', url: `/v1/webhooks/${subscribed.json().id}/deliveries`, key: owner.key })).json().deliveries;
+      expect(deliveries).toHaveLength(1);
+      expect(receiver.received.some((request) => request.body.includes('everything.get-sum'))).toBe(false);
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
 });

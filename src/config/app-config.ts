@@ -100,6 +100,34 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(24 * 3600)
   UPSTREAMS_STDIO_IDLE_SECONDS = 600;
 
+  /**
+   * The Docker engine stdio upstreams' images run on, as the docker CLI's DOCKER_HOST
+   * (`unix:///var/run/docker.sock` for the local one); empty: the container form is off
+   * (docs/upstreams.md#the-container-form).
+   */
+  @Matches(/^$|^(unix|tcp|ssh|npipe):\/\/\S+$/, { message: 'UPSTREAMS_STDIO_DOCKER_HOST must be empty or a DOCKER_HOST URL (unix:///var/run/docker.sock)' })
+  UPSTREAMS_STDIO_DOCKER_HOST = '';
+
+  /** A stdio upstream container's memory cap (docker's --memory, swap included). */
+  @Matches(/^\d{1,6}[kmg]$/, { message: 'UPSTREAMS_STDIO_CONTAINER_MEMORY must be a size such as 512m or 2g' })
+  UPSTREAMS_STDIO_CONTAINER_MEMORY = '512m';
+
+  /** A stdio upstream container's CPU cap (docker's --cpus). */
+  @Matches(/^(?:\d{1,3})(?:\.\d{1,2})?$/, { message: 'UPSTREAMS_STDIO_CONTAINER_CPUS must be a number of CPUs such as 1 or 0.5' })
+  UPSTREAMS_STDIO_CONTAINER_CPUS = '1';
+
+  /** Processes (threads included) a stdio upstream container may hold at once (docker's --pids-limit). */
+  @Transform(toInt) @IsInt() @Min(8) @Max(65_536)
+  UPSTREAMS_STDIO_CONTAINER_PIDS = 256;
+
+  /** MiB of the container's writable /tmp (its root is read-only). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(4096)
+  UPSTREAMS_STDIO_CONTAINER_TMPFS_MIB = 64;
+
+  /** The container's user unless its registration names one (`user`); empty: the image's own. */
+  @Matches(/^$|^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,31})?$/, { message: 'UPSTREAMS_STDIO_CONTAINER_USER must be empty or user[:group]' })
+  UPSTREAMS_STDIO_CONTAINER_USER = '65534:65534';
+
   /** 32 random bytes (base64 or hex) sealing account secrets (AES-256-GCM); secrets are off without it. */
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   SECRETS_KEY?: string;

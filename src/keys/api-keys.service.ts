@@ -6,8 +6,7 @@ import { AppException } from '../common/errors';
 import { newKeyId } from '../common/ids';
 import { ApiKey } from './api-key.entity';
 import { generateSecret, hashSecret, KeyType } from '../identity/key-secret';
-import { RuntimeTools } from '../tools/runtime-tools';
-import { ToolCatalogue } from '../tools/tool-catalogue';
+import { KnownTools } from '../tools/known-tools';
 import { KeyRevocations } from './key-revocations';
 import { generateSigningSecret } from '../identity/request-signature';
 import { SigningSecretVault } from './signing-secret-vault';
@@ -45,8 +44,7 @@ export class ApiKeysService {
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
     private readonly dataSource: DataSource,
     private readonly revocations: KeyRevocations,
-    private readonly tools: ToolCatalogue,
-    private readonly runtimeTools: RuntimeTools,
+    private readonly knownTools: KnownTools,
     @Optional() private readonly vault?: SigningSecretVault,
   ) {}
 
@@ -62,18 +60,12 @@ export class ApiKeysService {
     const credentialScope = type === 'temporary' ? scopes.find((scope) => !defaultScopes('temporary').includes(scope)) : undefined;
     if (credentialScope) throw new AppException('FORBIDDEN', `Temporary keys cannot hold the ${credentialScope} scope`);
     // Here rather than in a door: the REST API, the console and the operator CLI all create keys.
-    const unknownTool = await this.unknownTool(accountId, request.tool_ids ?? []);
+    const unknownTool = await this.knownTools.firstUnknown(accountId, request.tool_ids ?? []);
     if (unknownTool) throw AppException.invalidRequest(`Unknown tool in tool_ids: ${unknownTool}`, { parameter: 'tool_ids' });
     const toolIds = request.tool_ids ?? (grantor?.toolIds ? [...grantor.toolIds] : null);
     if (grantor) assertWithinGrant(grantor, scopes, toolIds);
     const expiresAt = request.expires_in === undefined ? null : new Date(now.getTime() + request.expires_in * 1000);
     return this.issue(this.keys.manager, { account_id: accountId, name: request.name, type, scopes, tool_ids: toolIds, expires_at: expiresAt }, request.require_signature === true, now);
-  }
-
-  /** The first id naming neither a registry tool nor one of the account's upstream tools (docs/upstreams.md), if any. */
-  private async unknownTool(accountId: string, toolIds: readonly string[]): Promise<string | undefined> {
-    for (const id of toolIds) if (!this.tools.has(id) && !(await this.runtimeTools.find(accountId, id))) return id;
-    return undefined;
   }
 
   async list(accountId: string, limit: number, offset: number): Promise<{ keys: ApiKey[]; total: number }> {

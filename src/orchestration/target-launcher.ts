@@ -3,7 +3,7 @@ import { AppException } from '../common/errors';
 import type { ExecutionOrigin } from '../executions/engine/execution-runner';
 import { InvocationService } from '../executions/request/invocation.service';
 import { canUseTool, type Principal } from '../identity/principal';
-import { ToolCatalogue } from '../tools/tool-catalogue';
+import { KnownTools } from '../tools/known-tools';
 import { WorkflowTargets } from './workflow-targets';
 
 export const TARGET_KINDS = ['tool', 'workflow'] as const;
@@ -31,7 +31,7 @@ export interface Launch {
 @Injectable()
 export class TargetLauncher {
   constructor(
-    private readonly catalogue: ToolCatalogue,
+    private readonly knownTools: KnownTools,
     private readonly invocations: InvocationService,
     private readonly workflows: WorkflowTargets,
   ) {}
@@ -47,8 +47,9 @@ export class TargetLauncher {
       return { kind: 'workflow', id: await this.workflows.resolve(principal, target.id, inputs, `${parameter}.workflow`) };
     }
     this.permitted(principal, target.id);
-    if (!this.catalogue.has(target.id)) throw AppException.invalidRequest(`Unknown tool: ${target.id}`, { parameter: `${parameter}.tool` });
-    if (inputs !== null) this.catalogue.get(target.id).validateInput(structuredClone(inputs));
+    const tool = await this.knownTools.find(principal.accountId, target.id);
+    if (!tool) throw AppException.invalidRequest(`Unknown tool: ${target.id}`, { parameter: `${parameter}.tool` });
+    if (inputs !== null) tool.validateInput(structuredClone(inputs));
     return target;
   }
 
@@ -60,8 +61,8 @@ export class TargetLauncher {
       return this.workflows.launch(launch);
     }
     this.permitted(principal, target.id);
-    if (!this.catalogue.has(target.id)) throw AppException.notFound('Tool', target.id);
-    const tool = this.catalogue.get(target.id);
+    const tool = await this.knownTools.find(principal.accountId, target.id);
+    if (!tool) throw AppException.notFound('Tool', target.id);
     const input = tool.validateInput(structuredClone(inputs));
     await this.invocations.submit({ principal, tool, input, options: { async: true, cache: false }, requestId: null, origin });
   }

@@ -8,6 +8,7 @@ import { CatalogueChanges } from './catalogue-changes';
 import { EgressPool } from './egress/egress';
 import { ToolThreads } from './isolation/tool-threads';
 import { ProviderExplorer } from './provider-explorer';
+import { KnownTools } from './known-tools';
 import { RuntimeTools } from './runtime-tools';
 import { ToolCompiler } from './tool-compiler';
 import { ToolRegistry } from './tool-registry';
@@ -27,6 +28,7 @@ export const WORKSPACE = Symbol('WORKSPACE');
     { provide: ToolCatalogue, useExisting: ToolRegistry },
     ToolThreads,
     RuntimeTools,
+    KnownTools,
     { provide: CatalogueChanges, inject: [RedisConnections], useFactory: (redis: RedisConnections) => new CatalogueChanges(openBroadcast(redis, 'catalogue-changes')) },
     {
       provide: WORKSPACE,
@@ -34,6 +36,6 @@ export const WORKSPACE = Symbol('WORKSPACE');
       useFactory: (config: AppConfig) => createWorkspace(path.resolve(config.WORKSPACE_ROOT)),
     },
   ],
-  exports: [EgressPool, ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, RuntimeTools, CatalogueChanges, WORKSPACE],
+  exports: [EgressPool, ToolRegistry, ToolCatalogue, ProviderExplorer, ToolThreads, RuntimeTools, KnownTools, CatalogueChanges, WORKSPACE],
 })
 export class ToolsModule {}

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolError } from '../tools/sdk';
@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { SERVICE_VERSION } from '../common/service-version';
 import { StderrLog } from '../common/stderr-log';
 import type { StdioProcess } from './stdio-launch';
+import { removeContainer, removeLeftovers, type ContainerSettings } from './stdio-container';
 
 /** How long a process may take from spawn to the end of initialize. */
 const START_TIMEOUT_MS = 30_000;
@@ -31,6 +32,7 @@ export interface StdioStart {
 interface Running {
   client: Client;
   transport: StdioClientTransport;
+  container?: StdioProcess['container'];
   startedAt: number;
   /** Stopped on purpose (idle, delete, shutdown): its end is not a crash. */
   stopping: boolean;
@@ -82,6 +84,10 @@ class SupervisedServer {
 
   get pid(): number | null {
     return this.running?.transport.pid ?? null;
+  }
+
+  get containerName(): string | null {
+    return this.running?.container?.name ?? null;
   }
 
   async use<T>(signal: AbortSignal, work: (client: Client) => Promise<T>): Promise<T> {
@@ -155,7 +161,7 @@ class SupervisedServer {
     const transport = new StdioClientTransport({ command: launched.command, args: launched.args, env: launched.env, cwd: launched.cwd, stderr: 'pipe' });
     this.stderr.follow(transport.stderr, secretValues);
     const client = new Client({ name: 'tool-orchestration-service', version: SERVICE_VERSION });
-    const running: Running = { client, transport, startedAt: Date.now(), stopping: false };
+    const running: Running = { client, transport, container: launched.container, startedAt: Date.now(), stopping: false };
     client.onclose = () => this.ended(running);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onToolsChanged());
     try {
@@ -163,6 +169,7 @@ class SupervisedServer {
     } catch (err) {
       running.stopping = true;
       await client.close().catch(() => undefined);
+      if (launched.container) await removeContainer(launched.container.dockerHost, launched.container.name);
       this.crashed(running.startedAt);
       throw new ToolError(`Upstream '${this.name}' could not be started: ${(err as Error).message}`, { retryable: true, details: { upstream: this.name } });
     }
@@ -199,6 +206,8 @@ class SupervisedServer {
     this.running = undefined;
     // Closing ends the child's stdin, then SIGTERM after 2 s, then SIGKILL (the SDK's StdioClientTransport.close).
     await running.client.close().catch(() => undefined);
+    // A docker CLI killed before its container ended leaves the container running: remove it by name.
+    if (running.container) await removeContainer(running.container.dockerHost, running.container.name);
   }
 }
 
@@ -207,17 +216,40 @@ class SupervisedServer {
  * one per upstream, all stopped when the application closes.
  */
 @Injectable()
-export class StdioSupervisor implements OnApplicationShutdown {
+export class StdioSupervisor implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('StdioUpstreams');
   private readonly servers = new Map<string, SupervisedServer>();
   private readonly limits: StdioLimits;
   private shutDown = false;
   private readonly toolsChanged: ((upstreamId: string) => void)[] = [];
   readonly enabled: boolean;
+  /** How images run; undefined while the container form is off (no UPSTREAMS_STDIO_DOCKER_HOST). */
+  readonly containers?: ContainerSettings;
 
   constructor(config: AppConfig) {
     this.enabled = config.UPSTREAMS_STDIO === 'true';
     this.limits = { concurrency: config.UPSTREAMS_STDIO_CONCURRENCY, idleMs: config.UPSTREAMS_STDIO_IDLE_SECONDS * 1000 };
+    if (this.enabled && config.UPSTREAMS_STDIO_DOCKER_HOST) {
+      this.containers = {
+        dockerHost: config.UPSTREAMS_STDIO_DOCKER_HOST,
+        memory: config.UPSTREAMS_STDIO_CONTAINER_MEMORY,
+        cpus: config.UPSTREAMS_STDIO_CONTAINER_CPUS,
+        pids: config.UPSTREAMS_STDIO_CONTAINER_PIDS,
+        tmpfsMiB: config.UPSTREAMS_STDIO_CONTAINER_TMPFS_MIB,
+        user: config.UPSTREAMS_STDIO_CONTAINER_USER,
+      };
+    }
+  }
+
+  /** Containers an earlier process on this host left when it crashed are removed before any call starts new ones. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.containers) return;
+    try {
+      const removed = await removeLeftovers(this.containers.dockerHost);
+      if (removed.length > 0) this.logger.warn(`Removed ${removed.length} stdio upstream container(s) an earlier service process left: ${removed.join(', ')}`);
+    } catch (err) {
+      this.logger.warn(`Could not look for leftover stdio upstream containers: ${(err as Error).message}`);
+    }
   }
 
   /** Runs `work` with the upstream's client in one of its slots, starting its process first when none runs. */
@@ -242,6 +274,11 @@ export class StdioSupervisor implements OnApplicationShutdown {
   /** The upstream's process id in this process, or null when none runs. */
   pidOf(upstreamId: string): number | null {
     return this.servers.get(upstreamId)?.pid ?? null;
+  }
+
+  /** The name of the upstream's container in this process, or null when none runs (or it is not an image). */
+  containerOf(upstreamId: string): string | null {
+    return this.servers.get(upstreamId)?.containerName ?? null;
   }
 
   /** Stops the upstream's process (it was deleted). */

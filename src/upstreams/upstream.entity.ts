@@ -46,7 +46,7 @@ export interface DiscoveredTool {
  */
 export type StdioLaunchSpec =
   | { command: string; args: string[]; env_from_secrets: Record<string, string>; cwd?: string }
-  | { image: string; args: string[]; env_from_secrets: Record<string, string>; allow_egress: boolean };
+  | { image: string; args: string[]; env_from_secrets: Record<string, string>; allow_egress: boolean; user?: string };
 
 /** An MCP server or OpenAPI operations an account registered (docs/upstreams.md): its tools join that account's catalogue as `<name>.<tool>`. */
 @Entity('upstreams')

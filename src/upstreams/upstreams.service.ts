@@ -189,6 +189,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     let row: Upstream;
     if ('stdio' in fields) {
       if (!this.stdio.enabled) throw new AppException('FORBIDDEN', 'Stdio upstreams are off on this service: the operator sets UPSTREAMS_STDIO=true to allow them (docs/upstreams.md#local-stdio-servers)', { details: { parameter: 'transport' } });
+      if ('image' in fields.stdio && !this.stdio.containers) throw new AppException('FORBIDDEN', 'Images are off on this service: the operator sets UPSTREAMS_STDIO_DOCKER_HOST to the engine they run on (docs/upstreams.md#the-container-form)', { details: { parameter: 'image' } });
       row = this.newRow(owner, { ...common, transport: 'stdio', url: '', auth: { none: true }, stdio: fields.stdio }, now);
     } else {
       const url = checkedRegisteredUrl(fields.url, this.egress.policy, 'name a secret in auth.bearer_secret_name instead');
@@ -428,7 +429,9 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
       if (value === undefined) throw new ToolError(`Upstream '${row.name}' needs the secret '${name}' (for ${variable}), which is not set`, { details: { upstream: row.name } });
       secrets[variable] = value;
     }
-    return { process: stdioProcessOf(spec, secrets), secretValues: Object.values(secrets) };
+    if ('image' in spec && !this.stdio.containers) throw new ToolError(`Upstream '${row.name}' runs an image, and images are off on this service (UPSTREAMS_STDIO_DOCKER_HOST)`, { details: { upstream: row.name } });
+    const container = this.stdio.containers && { settings: this.stdio.containers, upstreamId: row.id };
+    return { process: stdioProcessOf(spec, secrets, container), secretValues: Object.values(secrets) };
   }
 
   private async discover(row: Upstream): Promise<void> {

@@ -9,7 +9,7 @@ import type { Principal } from '../identity/principal';
 import { retentionDaysSql } from '../identity/tiers';
 import { SecretsService } from '../secrets/secrets.service';
 import { EgressPool, egressSettingsOf } from '../tools/egress/egress';
-import { ToolCatalogue } from '../tools/tool-catalogue';
+import { KnownTools } from '../tools/known-tools';
 import { WebhookDelivery, type DeliveryStatus } from './webhook-delivery.entity';
 import { DELIVERY_INSERT, newDeliveryId } from './webhook-outbox';
 import { newWebhookSecret } from './webhook-signing';
@@ -42,7 +42,7 @@ export class WebhooksService {
     @InjectRepository(WebhookSubscription) private readonly subscriptions: Repository<WebhookSubscription>,
     @InjectRepository(WebhookDelivery) private readonly deliveries: Repository<WebhookDelivery>,
     private readonly secrets: SecretsService,
-    private readonly catalogue: ToolCatalogue,
+    private readonly knownTools: KnownTools,
     private readonly config: AppConfig,
     private readonly egresses: EgressPool,
   ) {}
@@ -52,6 +52,7 @@ export class WebhooksService {
     const id = `wh_${randomBase62(20)}`;
     const secret = newWebhookSecret();
     const sealed = this.secrets.sealCredential(principal.accountId, sealedName(id, 'current'), secret);
+    await this.known(principal, fields.tool_ids);
     const row = this.subscriptions.create({
       id,
       account_id: principal.accountId,
@@ -83,6 +84,8 @@ export class WebhooksService {
   /** Changes what is given; `enabled: true` re-enables one the service disabled (and clears why). */
   async update(principal: Principal, id: string, fields: Partial<SubscriptionFields> & { enabled?: boolean }, now = new Date()): Promise<SubscriptionView> {
     const row = await this.find(principal, id);
+    // Only ids given now: a stored one whose upstream has gone does not block changing the URL.
+    await this.known(principal, fields.tool_ids);
     const merged = this.checked(principal, {
       url: fields.url ?? row.url,
       events: fields.events ?? row.events,
@@ -223,11 +226,15 @@ export class WebhooksService {
     return row;
   }
 
-  /** The fields as stored: URL checked, tools known and within the key's. */
+  /** Each id names a built-in tool or one of the account's upstream tools (docs/upstreams.md). */
+  private async known(principal: Principal, toolIds: readonly string[] | null | undefined): Promise<void> {
+    const unknown = await this.knownTools.firstUnknown(principal.accountId, toolIds ?? []);
+    if (unknown) throw AppException.invalidRequest(`Unknown tool in tool_ids: ${unknown}`, { parameter: 'tool_ids' });
+  }
+
+  /** The fields as stored: URL checked, tools within the key's. */
   private checked(principal: Principal, fields: SubscriptionFields): Pick<WebhookSubscription, 'url' | 'events' | 'tool_ids' | 'description'> {
     const toolIds = fields.tool_ids && fields.tool_ids.length > 0 ? [...new Set(fields.tool_ids)].sort() : null;
-    const unknown = toolIds?.find((toolId) => !this.catalogue.has(toolId));
-    if (unknown) throw AppException.invalidRequest(`Unknown tool in tool_ids: ${unknown}`, { parameter: 'tool_ids' });
     if (principal.toolIds) {
       const outside = toolIds === null ? 'every tool' : toolIds.find((toolId) => !principal.toolIds!.has(toolId));
       if (outside) {

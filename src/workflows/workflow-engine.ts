@@ -4,8 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { workflowRunsEnded, workflowStepsStarted } from '../common/probes';
 import { canUseTool, type Principal } from '../identity/principal';
 import { ToolError } from '../tools/sdk';
-import { RuntimeTools } from '../tools/runtime-tools';
-import { ToolCatalogue, type RegisteredTool } from '../tools/tool-catalogue';
+import { KnownTools } from '../tools/known-tools';
 import { TERMINAL_STATUSES, type Execution, type TerminalStatus } from '../executions/engine/execution.entity';
 import { ExecutionEventBus, statusEvent } from '../executions/engine/events/execution-events';
 import { ExecutionRunner, terminal } from '../executions/engine/execution-runner';
@@ -56,8 +55,7 @@ export class WorkflowEngine {
     private readonly runner: ExecutionRunner,
     private readonly invocation: InvocationService,
     private readonly executions: ExecutionsService,
-    private readonly catalogue: ToolCatalogue,
-    private readonly runtimeTools: RuntimeTools,
+    private readonly knownTools: KnownTools,
     private readonly expressions: WorkflowExpressions,
     private readonly events: ExecutionEventBus,
   ) {
@@ -181,7 +179,7 @@ export class WorkflowEngine {
     const request = { principal, options: { async: true, cache: false, ...(step.timeout !== undefined && { timeout: step.timeout }) }, requestId: run.request_id, parent };
     let input: Record<string, unknown> = {};
     try {
-      const tool = await this.toolOf(principal.accountId, step.tool);
+      const tool = await this.knownTools.find(principal.accountId, step.tool);
       if (!tool) throw new AppException('NOT_FOUND', `Tool '${step.tool}' is not installed`);
       if (!principal.scopes.has('tools:invoke')) throw new AppException('FORBIDDEN', "The run's API key lacks the scope tools:invoke");
       if (!(await this.callerValid(principal))) throw new AppException('UNAUTHORIZED', 'The API key that started this run was revoked or has expired: its steps start no more calls');
@@ -193,17 +191,12 @@ export class WorkflowEngine {
       workflowStepsStarted.publish({ toolId: step.tool, attempt: unit.attempt });
     } catch (err) {
       if (isDuplicateStart(err)) return; // another process started this very call
-      const tool = await this.toolOf(principal.accountId, step.tool).catch(() => undefined);
+      const tool = await this.knownTools.find(principal.accountId, step.tool).catch(() => undefined);
       const refused = { ...request, input, tool: tool ?? placeholderTool(step.tool) };
       await this.runner.recordRefusal(refused, errorBodyOf(err)).catch((error: unknown) => {
         if (!isDuplicateStart(error)) throw error;
       });
     }
-  }
-
-  /** A step's tool: the registry's, else one the run's account added at run time (an upstream's, docs/upstreams.md). */
-  private async toolOf(accountId: string, toolId: string): Promise<RegisteredTool | undefined> {
-    return this.catalogue.has(toolId) ? this.catalogue.get(toolId) : this.runtimeTools.find(accountId, toolId);
   }
 
   /**

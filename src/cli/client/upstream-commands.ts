@@ -20,6 +20,7 @@ interface AddOptions {
   stdio?: boolean;
   image?: string;
   allowEgress?: boolean;
+  user?: string;
   cwd?: string;
   env?: Record<string, string>;
   url?: string;
@@ -75,7 +76,7 @@ function operatorRegistration(name: string, command: string[], o: AddOptions): R
   if ([o.stdio, o.image, o.url].filter(Boolean).length !== 1) throw usage('with --account give one of --stdio (then -- and the command), --image or --url', 'tos upstreams add files --account ops --stdio -- npx -y @modelcontextprotocol/server-filesystem /srv/docs');
   if (o.openapi) throw usage('--openapi is an account’s registration (without --account)', 'an operator registers MCP servers: --stdio, --image or --url');
   if (o.url) return { ...common, transport: 'streamable-http', url: o.url, auth: authOf(o) };
-  if (o.image) return { ...common, transport: 'stdio', image: o.image, args: command, env_from_secrets: o.env, ...(o.allowEgress && { allow_egress: true }) };
+  if (o.image) return { ...common, transport: 'stdio', image: o.image, args: command, env_from_secrets: o.env, ...(o.allowEgress && { allow_egress: true }), ...(o.user && { user: o.user }) };
   const [program, ...args] = command;
   if (!program) throw usage('--stdio needs the command after --', 'tos upstreams add files --account ops --stdio -- npx -y @scope/server');
   return { ...common, transport: 'stdio', command: program, args, env_from_secrets: o.env, cwd: o.cwd };
@@ -106,8 +107,9 @@ export function registerUpstreamCommands(program: Command): void {
         .option('--account <name>', 'operator: register it for this account, whose secrets it uses')
         .option('--shared', "operator: put its tools in every account's catalogue")
         .option('--stdio', 'operator: run the command given after -- as a local stdio server (needs UPSTREAMS_STDIO=true)')
-        .option('--image <image>', 'operator: run this container image as a stdio server (docker run -i --rm --network none)')
+        .option('--image <image>', 'operator: run this container image, confined, as a stdio server on the engine of UPSTREAMS_STDIO_DOCKER_HOST')
         .option('--allow-egress', 'operator, with --image: give the container a network')
+        .option('--user <user[:group]>', 'operator, with --image: the user it runs as (default UPSTREAMS_STDIO_CONTAINER_USER)')
         .option('--cwd <dir>', 'operator, with --stdio: absolute folder to run in')
         .option('--env <VARIABLE=SECRET>', "operator, stdio: an environment variable from one of the account's secrets (repeatable)", envFromSecret),
       UPSTREAM_VIEW,

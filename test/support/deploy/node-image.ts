@@ -24,17 +24,29 @@ const APPLETS = ['sh', 'env', 'find', 'rm', 'mkdir', 'cp', 'mv', 'ls', 'cat', 'c
 
 /** Imports both images into the engine `docker` drives; the build image gets the npm cache `lockfile` needs. */
 export async function importNodeImages(docker: DockerCli, lockfile: string): Promise<void> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tos-node-rootfs-'));
-  try {
-    const rootfs = path.join(dir, 'rootfs');
-    assembleRootfs(rootfs);
-    await importTar(docker, NODE_BASE_IMAGE, ['-C', rootfs, '.']);
+  await withBaseImage(docker, async (rootfs) => {
     const npmCache = npmCacheFor(lockfile);
     writeFileSync(path.join(rootfs, 'usr/local/etc/npmrc'), 'cache=/npm-cache\noffline=true\n');
     // Other npm processes may be writing to the cache meanwhile: its tmp is left out, and a file
     // that grew while read (tar's exit 1) is still whole up to where it was read.
     const cacheParts = ['_cacache/index-v5', '_cacache/content-v2'];
     await importTar(docker, NODE_BUILD_IMAGE, ['-C', rootfs, '.', '--warning=no-file-changed', '-C', npmCache, '--transform', 's,^_cacache,npm-cache/_cacache,', ...cacheParts]);
+  });
+}
+
+/** Imports NODE_BASE_IMAGE only (for images that add prepared files, no `npm ci`). */
+export async function importNodeBaseImage(docker: DockerCli): Promise<void> {
+  await withBaseImage(docker, async () => undefined);
+}
+
+/** Assembles the root file system, imports it as NODE_BASE_IMAGE, then hands it to `more` before it is removed. */
+async function withBaseImage(docker: DockerCli, more: (rootfs: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tos-node-rootfs-'));
+  try {
+    const rootfs = path.join(dir, 'rootfs');
+    assembleRootfs(rootfs);
+    await importTar(docker, NODE_BASE_IMAGE, ['-C', rootfs, '.']);
+    await more(rootfs);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
