@@ -6,6 +6,9 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { acceptedContent, createMcpHandler, inputRequired, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { ServerOptions } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTaskStore, type CreateTaskRequestHandlerExtra, type TaskRequestHandlerExtra } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { z } from 'zod';
 
 /** A loopback MCP server of our own making, and what it saw. */
@@ -102,8 +105,8 @@ export async function startModernOnlyServer(): Promise<SdkMcpServer> {
   return seen;
 }
 
-/** SDK v1 server speaking only MCP 2025-11-25 (sessions through `initialize`), with tool `add`. */
-export async function startLegacyOnlyServer(): Promise<SdkMcpServer> {
+/** An SDK v1 server (its tools registered by `tools`) over Streamable HTTP sessions opened by `initialize`. */
+async function startSessionServer(info: { name: string; options?: ServerOptions }, tools: (server: McpServerV1) => void): Promise<SdkMcpServer> {
   const methods: string[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer(async (req, res) => {
@@ -117,12 +120,74 @@ export async function startLegacyOnlyServer(): Promise<SdkMcpServer> {
         return;
       }
       const created = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (sid) => void sessions.set(sid, created) });
-      const server = new McpServerV1({ name: 'legacy-only', version: '1.0.0' });
-      server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+      const server = new McpServerV1({ name: info.name, version: '1.0.0' }, info.options);
+      tools(server);
       await server.connect(created);
       transport = created;
     }
     await transport.handleRequest(req, res, body === undefined ? undefined : JSON.parse(body));
   });
   return listening(http, methods);
+}
+
+/** SDK v1 server speaking only MCP 2025-11-25 (sessions through `initialize`), with tool `add`. */
+export function startLegacyOnlyServer(): Promise<SdkMcpServer> {
+  return startSessionServer({ name: 'legacy-only' }, (server) => {
+    server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+  });
+}
+
+/** How often the task server asks its callers to poll a task (ms). */
+export const TASK_POLL_INTERVAL_MS = 200;
+
+/**
+ * SDK v1 server with the 2025-11-25 `tasks` capability for tools/call (the SDK's own task store):
+ * `count` runs `steps` half-seconds as a task, its status message `step n of steps` after each
+ * (a cancelled task stops and is counted in `cancelled`); `explode` is a task that fails after
+ * half a second; `add` is an ordinary tool.
+ */
+export async function startTaskServer(): Promise<SdkMcpServer> {
+  let seen: SdkMcpServer | undefined;
+  const taskStore = new InMemoryTaskStore();
+  const options: ServerOptions = { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore };
+  /** A task run in the background: `work` reports through the store; the task is `failed` with its message when it throws. */
+  const inBackground = (work: (taskId: string) => Promise<CallToolResult>) => async (extra: CreateTaskRequestHandlerExtra) => {
+    const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: TASK_POLL_INTERVAL_MS });
+    void work(task.taskId).then(
+      (result) => extra.taskStore.storeTaskResult(task.taskId, 'completed', result).catch(() => undefined),
+      (err: Error) => extra.taskStore.storeTaskResult(task.taskId, 'failed', { content: [{ type: 'text', text: err.message }], isError: true }).catch(() => undefined),
+    );
+    return { task };
+  };
+  const stored = {
+    getTask: async (_args: unknown, extra: TaskRequestHandlerExtra) => (await extra.taskStore.getTask(extra.taskId))!,
+    getTaskResult: async (_args: unknown, extra: TaskRequestHandlerExtra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+  };
+  seen = await startSessionServer({ name: 'task-server', options }, (server) => {
+    server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+    server.experimental.tasks.registerToolTask('count', { description: 'Counts steps as a task, half a second each', inputSchema: { steps: z.number() }, execution: { taskSupport: 'optional' } }, {
+      createTask: ({ steps }, extra) =>
+        inBackground(async (taskId) => {
+          for (let step = 1; step <= steps; step++) {
+            await new Promise((resolve) => setTimeout(resolve, 500));
+            if ((await taskStore.getTask(taskId))?.status === 'cancelled') {
+              seen!.cancelled++;
+              return { content: [{ type: 'text', text: 'cancelled' }], isError: true };
+            }
+            await taskStore.updateTaskStatus(taskId, 'working', `step ${step} of ${steps}`);
+          }
+          return { content: [{ type: 'text', text: `counted ${steps}` }] };
+        })(extra),
+      ...stored,
+    });
+    server.experimental.tasks.registerToolTask('explode', { description: 'A task that fails', inputSchema: {}, execution: { taskSupport: 'required' } }, {
+      createTask: (_args, extra) =>
+        inBackground(async () => {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          throw new Error('the upstream task blew up');
+        })(extra),
+      ...stored,
+    });
+  });
+  return seen;
 }
