@@ -8,7 +8,7 @@ import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.j
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ServerOptions } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { InMemoryTaskStore, type CreateTaskRequestHandlerExtra, type TaskRequestHandlerExtra } from '@modelcontextprotocol/sdk/experimental/tasks';
+import { InMemoryTaskStore, type CreateTaskRequestHandlerExtra, type TaskRequestHandlerExtra } from '@modelcontextprotocol/sdk/experimental/tasks/index.js';
 import { z } from 'zod';
 
 /** A loopback MCP server of our own making, and what it saw. */
