@@ -117,7 +117,7 @@ describeEachEngine('upstream tasks mapped onto executions', (mode) => {
     }, 20_000, 100);
     expect(finished.status).toBe('completed');
     const result = await client.experimental.tasks.getTaskResult(done, CallToolResultSchema);
-    expect(result.content).toEqual([{ type: 'text', text: 'counted 3' }]);
+    expect(result.structuredContent).toEqual({ content: [{ type: 'text', text: 'counted 3' }] });
     expect(sent('tasks/result')).toBe(results + 1);
     expect(await keptTask(done)).toMatchObject({ task_id: expect.any(String) });
 

@@ -196,6 +196,8 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool,
     examples: [],
     config: {},
     isolated: false,
+    // Any upstream call may run as our MCP task (an async execution); a task-capable upstream's then runs as its task (docs/upstreams.md#upstream-tasks).
+    task_support: 'optional',
   } as ResolvedDefinition;
   const validateIn = compiled(tool.inputSchema);
   const validateOut = compiled(tool.outputSchema);

@@ -163,7 +163,7 @@ export async function startTaskServer(): Promise<SdkMcpServer> {
     getTask: async (_args: unknown, extra: TaskRequestHandlerExtra) => (await extra.taskStore.getTask(extra.taskId))!,
     getTaskResult: async (_args: unknown, extra: TaskRequestHandlerExtra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
   };
-  seen = await startSessionServer({ name: 'task-server', options }, (server) => {
+  const started = await startSessionServer({ name: 'task-server', options }, (server) => {
     server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
     server.experimental.tasks.registerToolTask('count', { description: 'Counts steps as a task, half a second each', inputSchema: { steps: z.number() }, execution: { taskSupport: 'optional' } }, {
       createTask: ({ steps }, extra) =>
@@ -189,5 +189,7 @@ export async function startTaskServer(): Promise<SdkMcpServer> {
       ...stored,
     });
   });
+  // The store keeps a timer per task until its ttl: closing the server clears them.
+  seen = { ...started, close: () => (taskStore.cleanup(), started.close()) };
   return seen;
 }
