@@ -146,6 +146,21 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
     expect(JSON.stringify(done.result.content)).toContain('Research Report: tides');
   });
 
+  it("passes an upstream task's question to an async caller, then runs a new task answered from the caller's answer", async () => {
+    const key = await owner();
+    const id = (await invoke(key, 'everything.simulate-research-query', { inputs: { topic: 'python', ambiguous: true } }, '?async=true')).json().execution_id as string;
+    const waiting = await until('waiting on the upstream task question', async () => {
+      const row = await execution(key, id);
+      return row.status === 'input_required' ? row : undefined;
+    }, 15_000, 100);
+    expect(waiting.input_requests['upstream-elicitation-1']).toMatchObject({ method: 'elicitation/create', params: { message: expect.stringContaining('"python" could have multiple interpretations') } });
+    const answered = await suite.t.request({ method: 'POST', url: `/v1/executions/${id}/input`, key, payload: { responses: { 'upstream-elicitation-1': { action: 'accept', content: { interpretation: 'snake' } } } } });
+    expect(answered.statusCode).toBe(202);
+    const done = await ended(key, id, 30_000);
+    expect(done).toMatchObject({ status: 'success' });
+    expect(JSON.stringify(done.result.content)).toContain('Research Report: python (snake)');
+  });
+
   it('calls again on a new session when the upstream restarted and forgot the kept one', async () => {
     let restarting = await startEverything();
     try {
