@@ -4,7 +4,8 @@
  * SDK's own task store): an async call of a task-capable tool runs as an upstream task, through
  * REST and MCP (a 2025-11-25 task of ours), its status messages our progress messages; our cancel
  * reaches the upstream as tasks/cancel; an upstream task that fails, or an upstream that dies,
- * ends ours truthfully; a sync call stays an ordinary tools/call.
+ * ends ours truthfully; a sync call stays an ordinary tools/call; a shutdown that aborts ours
+ * cancels the upstream task.
  */
 import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,7 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DataSource } from 'typeorm';
 import { Execution } from '../src/executions/engine/execution.entity';
-import { useTestApp } from './support/app';
+import { startTestApp, useTestApp } from './support/app';
 import { describeEachEngine } from './support/engines';
 import { startTaskServer, TASK_POLL_INTERVAL_MS, type SdkMcpServer } from './support/sdk-mcp-servers';
 import { until } from './support/poll';
@@ -139,5 +140,40 @@ describeEachEngine('upstream tasks mapped onto executions', (mode) => {
     expect(await ended(id, 15_000)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: true, message: expect.stringContaining("Upstream 'doomed'") } });
     const running = (await suite.t.request({ method: 'GET', url: '/v1/executions?status=running', key })).json();
     expect(running.executions ?? []).toEqual([]);
+  });
+});
+
+describeEachEngine('an upstream task when its process shuts down', (mode) => {
+  let server: SdkMcpServer;
+  let cleanup: (() => Promise<void>) | undefined;
+
+  beforeAll(async () => {
+    server = await startTaskServer();
+  });
+  afterAll(async () => {
+    await server.close();
+    await cleanup?.();
+  });
+
+  it('cancels the upstream task (tasks/cancel) when a shutdown aborts the execution past its grace, and the row names it', async () => {
+    const prepared = await mode.prepare();
+    cleanup = prepared.cleanup;
+    const app = await startTestApp({ env: { ...prepared.env, ...ENV, SHUTDOWN_GRACE_SECONDS: '1' } });
+    let closed = false;
+    try {
+      const { key } = await app.createAccount('up-tasks-shutdown');
+      expect((await app.request({ method: 'POST', url: '/v1/upstreams', key, payload: { name: 'tasker', transport: 'streamable-http', url: server.url, auth: { none: true } } })).statusCode).toBe(201);
+      const id = (await app.request({ method: 'POST', url: '/v1/tools/tasker.count/invoke?async=true', key, payload: { inputs: { steps: 40 } } })).json().execution_id as string;
+      const rows = app.app.get(DataSource).getRepository(Execution);
+      const kept = await until('the upstream task is kept with the execution', async () => (await rows.findOneBy({ id }))?.upstream_task ?? undefined, 10_000, 100);
+      const cancelledBefore = server.cancelled;
+      await app.close();
+      closed = true;
+      expect(server.methods).toContain('tasks/cancel');
+      await until('the upstream task stopped', async () => (server.cancelled > cancelledBefore ? true : undefined), 5_000);
+      expect(kept).toMatchObject({ task_id: expect.any(String) });
+    } finally {
+      if (!closed) await app.close();
+    }
   });
 });
