@@ -95,6 +95,13 @@ describeEachEngine('upstream tasks mapped onto executions', (mode) => {
     expect(await ended(id)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringContaining('the upstream task blew up') } });
   });
 
+  it('ends ours in error, not retryable, when the upstream cancels its task or the task expires', async () => {
+    const abandoned = (await invoke('tasker.abandon', {}, '?async=true')).json().execution_id as string;
+    const expired = (await invoke('tasker.fleeting', {}, '?async=true')).json().execution_id as string;
+    expect(await ended(abandoned)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringMatching(/^The upstream cancelled its task \S+: the upstream gave up$/) } });
+    expect(await ended(expired)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringMatching(/^The upstream no longer has its task \S+ \(it expired or was lost\): .*not found/i), details: { upstream_task_id: expect.any(String) } } });
+  });
+
   it('runs a task-only tool as an upstream task for a sync call too', async () => {
     const answer = (await invoke('tasker.explode', {})).json();
     expect(answer).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', message: expect.stringContaining('the upstream task blew up') } });

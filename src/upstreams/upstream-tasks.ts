@@ -2,6 +2,7 @@ import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { sleep } from '../tools/sdk/sleep';
 import { ToolError } from '../tools/sdk';
+import { answeredWithError } from './answered-error';
 import type { CallHandlers } from './upstream-client';
 
 /** The upstream's poll interval is honoured within these bounds (ms): a zero does not spin, a day does not stall. */
@@ -55,7 +56,7 @@ export async function callAsTask(client: Client, name: string, args: Record<stri
     following.onStatus(task);
     while (task.status === 'working') {
       await sleep(Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, task.pollInterval ?? DEFAULT_POLL_MS)), signal);
-      task = { ...(await client.request({ method: 'tasks/get', params: { taskId: task.taskId } }, TaskSchema, options)), taskId: task.taskId };
+      task = { ...(await followed(client, task.taskId, options)), taskId: task.taskId };
       following.onStatus(task);
     }
     if (task.status === 'cancelled') {
@@ -65,6 +66,16 @@ export async function callAsTask(client: Client, name: string, args: Record<stri
   } catch (err) {
     if (signal.aborted) await cancelTask(client, task.taskId);
     throw err;
+  }
+}
+
+/** tasks/get; a JSON-RPC error answered to it means the upstream no longer has the task. */
+async function followed(client: Client, taskId: string, options: { signal: AbortSignal; timeout: number }): Promise<UpstreamTask> {
+  try {
+    return await client.request({ method: 'tasks/get', params: { taskId } }, TaskSchema, options);
+  } catch (err) {
+    if (!answeredWithError(err)) throw err;
+    throw new ToolError(`The upstream no longer has its task ${taskId} (it expired or was lost): ${err.message}`, { details: { upstream_task_id: taskId, rpc_code: err.code } });
   }
 }
 

@@ -13,6 +13,7 @@ import type { RegisteredTool, ResolvedDefinition } from '../tools/tool-catalogue
 import type { AccountTool } from '../tools/account-tools';
 import { callOperation } from './openapi-call';
 import { callUpstreamTool } from './upstream-client';
+import { answeredWithError } from './answered-error';
 import { passthroughFor } from './upstream-passthrough';
 import type { TaskFollowing } from './upstream-tasks';
 import type { DiscoveredTool, Upstream } from './upstream.entity';
@@ -76,14 +77,6 @@ export function resultOf(upstream: Upstream, tool: DiscoveredTool, answer: CallT
   }
   if (tool.outputSchema) return (answer.structuredContent ?? {}) as Record<string, unknown>;
   return { content: answer.content, ...(answer.structuredContent !== undefined && { structured_content: answer.structuredContent }) };
-}
-
-/**
- * A JSON-RPC error the upstream answered (the SDK's ProtocolError, known by its brand so the SDK
- * is not loaded to check): the call reached it and was refused, so trying again will not help.
- */
-function answeredWithError(err: unknown): err is Error & { code: number } {
-  return err instanceof Error && typeof (err as { code?: unknown }).code === 'number' && (err.constructor as { mcpBrand?: unknown }).mcpBrand === 'mcp.ProtocolError';
 }
 
 /**

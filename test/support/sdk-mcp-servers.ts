@@ -144,15 +144,16 @@ export const TASK_POLL_INTERVAL_MS = 200;
  * SDK v1 server with the 2025-11-25 `tasks` capability for tools/call (the SDK's own task store):
  * `count` runs `steps` half-seconds as a task, its status message `step n of steps` after each
  * (a cancelled task stops and is counted in `cancelled`); `explode` is a task that fails after
- * half a second; `add` is an ordinary tool.
+ * half a second; `abandon` is a task the server cancels itself after half a second; `fleeting`
+ * a task kept only 300 ms that never ends (it expires); `add` is an ordinary tool.
  */
 export async function startTaskServer(): Promise<SdkMcpServer> {
   let seen: SdkMcpServer | undefined;
   const taskStore = new InMemoryTaskStore();
   const options: ServerOptions = { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore };
   /** A task run in the background: `work` reports through the store; the task is `failed` with its message when it throws. */
-  const inBackground = (work: (taskId: string) => Promise<CallToolResult>) => async (extra: CreateTaskRequestHandlerExtra) => {
-    const task = await extra.taskStore.createTask({ ttl: 60_000, pollInterval: TASK_POLL_INTERVAL_MS });
+  const inBackground = (work: (taskId: string) => Promise<CallToolResult>, ttl = 60_000) => async (extra: CreateTaskRequestHandlerExtra) => {
+    const task = await extra.taskStore.createTask({ ttl, pollInterval: TASK_POLL_INTERVAL_MS });
     void work(task.taskId).then(
       (result) => extra.taskStore.storeTaskResult(task.taskId, 'completed', result).catch(() => undefined),
       (err: Error) => extra.taskStore.storeTaskResult(task.taskId, 'failed', { content: [{ type: 'text', text: err.message }], isError: true }).catch(() => undefined),
@@ -186,6 +187,19 @@ export async function startTaskServer(): Promise<SdkMcpServer> {
           await new Promise((resolve) => setTimeout(resolve, 500));
           throw new Error('the upstream task blew up');
         })(extra),
+      ...stored,
+    });
+    server.experimental.tasks.registerToolTask('abandon', { description: 'A task its server cancels', inputSchema: {}, execution: { taskSupport: 'optional' } }, {
+      createTask: (_args, extra) =>
+        inBackground(async (taskId) => {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          await taskStore.updateTaskStatus(taskId, 'cancelled', 'the upstream gave up');
+          return new Promise<never>(() => undefined);
+        })(extra),
+      ...stored,
+    });
+    server.experimental.tasks.registerToolTask('fleeting', { description: 'A task that expires', inputSchema: {}, execution: { taskSupport: 'optional' } }, {
+      createTask: (_args, extra) => inBackground(() => new Promise<never>(() => undefined), 300)(extra),
       ...stored,
     });
   });
