@@ -102,6 +102,13 @@ describeEachEngine('upstream tasks mapped onto executions', (mode) => {
     expect(await ended(expired)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringMatching(/^The upstream no longer has its task \S+ \(it expired or was lost\): .*not found/i), details: { upstream_task_id: expect.any(String) } } });
   });
 
+  it('ends ours in error, not retryable, when the upstream refuses to create the task', async () => {
+    const id = (await invoke('tasker.refuse', {}, '?async=true')).json().execution_id as string;
+    // The SDK server answers a task it could not create with a JSON-RPC error.
+    expect(await ended(id)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringContaining("Upstream 'tasker' refused the call"), details: { rpc_code: -32602 } } });
+    expect(await keptTask(id)).toBeNull();
+  });
+
   it('runs a task-only tool as an upstream task for a sync call too', async () => {
     const answer = (await invoke('tasker.explode', {})).json();
     expect(answer).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', message: expect.stringContaining('the upstream task blew up') } });

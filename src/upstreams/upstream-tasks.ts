@@ -20,8 +20,8 @@ const TaskSchema = z.looseObject({
   statusMessage: z.string().optional(),
   pollInterval: z.number().optional(),
 });
-const CreatedTaskSchema = z.looseObject({ task: TaskSchema });
 const PayloadSchema = z.looseObject({ content: z.array(z.looseObject({ type: z.string() })).default([]), isError: z.boolean().optional() });
+const CreatedSchema = z.looseObject({ task: TaskSchema });
 type UpstreamTask = z.infer<typeof TaskSchema>;
 
 /** Whether a connected upstream runs tools/call as a task (the 2025-11-25 `tasks.requests.tools.call` capability). */
@@ -49,7 +49,7 @@ export interface TaskFollowing {
  */
 export async function callAsTask(client: Client, name: string, args: Record<string, unknown>, signal: AbortSignal, handlers: CallHandlers, following: TaskFollowing): Promise<CallToolResult> {
   const options = { signal, timeout: handlers.timeoutMs };
-  const created = await client.request({ method: 'tools/call', params: { name, arguments: args, task: { ttl: following.ttlMs } } }, CreatedTaskSchema, { ...options, onprogress: handlers.onProgress });
+  const created = await client.request({ method: 'tools/call', params: { name, arguments: args, task: { ttl: following.ttlMs } } }, CreatedSchema, { ...options, onprogress: handlers.onProgress });
   let task: UpstreamTask = created.task;
   try {
     await following.onCreated(task.taskId);

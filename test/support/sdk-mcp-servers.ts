@@ -145,7 +145,8 @@ export const TASK_POLL_INTERVAL_MS = 200;
  * `count` runs `steps` half-seconds as a task, its status message `step n of steps` after each
  * (a cancelled task stops and is counted in `cancelled`); `explode` is a task that fails after
  * half a second; `abandon` is a task the server cancels itself after half a second; `fleeting`
- * a task kept only 300 ms that never ends (it expires); `add` is an ordinary tool.
+ * a task kept only 300 ms that never ends (it expires); `refuse` a task tool whose task is never
+ * created (the SDK answers the call with a JSON-RPC error); `add` is an ordinary tool.
  */
 export async function startTaskServer(): Promise<SdkMcpServer> {
   let seen: SdkMcpServer | undefined;
@@ -196,6 +197,10 @@ export async function startTaskServer(): Promise<SdkMcpServer> {
           await taskStore.updateTaskStatus(taskId, 'cancelled', 'the upstream gave up');
           return new Promise<never>(() => undefined);
         })(extra),
+      ...stored,
+    });
+    server.experimental.tasks.registerToolTask('refuse', { description: 'A task tool that refuses to start', inputSchema: {}, execution: { taskSupport: 'optional' } }, {
+      createTask: () => Promise.reject(new Error('no room for another task')),
       ...stored,
     });
     server.experimental.tasks.registerToolTask('fleeting', { description: 'A task that expires', inputSchema: {}, execution: { taskSupport: 'optional' } }, {
