@@ -72,7 +72,9 @@ describeEachEngine('upstream tasks mapped onto executions', (mode) => {
     const polls = sent('tasks/get') - before.polls;
     expect(polls).toBeGreaterThanOrEqual(3);
     expect(polls).toBeLessThanOrEqual(2_000 / TASK_POLL_INTERVAL_MS + 5);
-    expect(await keptTask(id)).toMatchObject({ task_id: expect.any(String), upstream_id: expect.any(String) });
+    const kept = await keptTask(id);
+    expect(kept).toMatchObject({ task_id: expect.any(String), upstream_id: expect.any(String) });
+    expect((await execution(id)).upstream_task).toEqual(kept);
   });
 
   it('keeps a sync call of a tool the upstream may run as a task an ordinary tools/call', async () => {
