@@ -146,6 +146,23 @@ describeEachEngine('upstream tasks mapped onto executions', (mode) => {
     await until('the upstream saw tasks/cancel', async () => (sent('tasks/cancel') > cancels ? true : undefined), 5_000);
   });
 
+  it('ends ours with a retryable error, starting no second task, when the upstream restarts mid-task and forgets the session', async () => {
+    let restarting = await startTaskServer();
+    const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key, payload: { name: 'restarting', transport: 'streamable-http', url: restarting.url, auth: { none: true } } });
+    expect(registered.statusCode).toBe(201);
+    try {
+      const id = (await invoke('restarting.count', { steps: 40 }, '?async=true')).json().execution_id as string;
+      await until('the upstream task reports a step', async () => (/^step/.test((await execution(id)).progress_message ?? '') ? true : undefined), 10_000, 100);
+      await restarting.close();
+      restarting = await startTaskServer(Number(new URL(restarting.url).port));
+      // Whichever notices first (the next tasks/get, or the broken event stream's ping), the session is unknown there.
+      expect(await ended(id, 15_000)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: true, message: expect.stringMatching(/^Upstream 'restarting' could not be called: .*Session not found/) } });
+      expect(restarting.methods).not.toContain('tools/call');
+    } finally {
+      await restarting.close();
+    }
+  });
+
   it('ends ours with a retryable error when the upstream dies mid-task, nothing left running', async () => {
     const doomed = await startTaskServer();
     const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key, payload: { name: 'doomed', transport: 'streamable-http', url: doomed.url, auth: { none: true } } });

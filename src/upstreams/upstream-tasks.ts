@@ -4,6 +4,7 @@ import { sleep } from '../tools/sdk/sleep';
 import { ToolError } from '../tools/sdk';
 import { answeredWithError } from './answered-error';
 import type { CallHandlers } from './upstream-client';
+import { sessionUnknown } from './upstream-sessions';
 
 /** The upstream's poll interval is honoured within these bounds (ms): a zero does not spin, a day does not stall. */
 const MIN_POLL_MS = 100;
@@ -65,6 +66,8 @@ export async function callAsTask(client: Client, name: string, args: Record<stri
     return (await client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, PayloadSchema, options)) as CallToolResult;
   } catch (err) {
     if (signal.aborted) await cancelTask(client, task.taskId);
+    // The task lived in that session (SDK servers keep a task for its session): the call must not run again on a new one, which would start a second task.
+    if (sessionUnknown(err)) throw new Error(`the upstream lost the session its task ${task.taskId} ran in (it restarted?): ${(err as Error).message}`, { cause: err });
     throw err;
   }
 }

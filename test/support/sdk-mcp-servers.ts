@@ -23,8 +23,8 @@ export interface SdkMcpServer {
 
 const SUM_INPUT = { a: z.number(), b: z.number() };
 
-async function listening(server: HttpServer, methods: string[]): Promise<SdkMcpServer> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+async function listening(server: HttpServer, methods: string[], at = 0): Promise<SdkMcpServer> {
+  await new Promise<void>((resolve) => server.listen(at, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
@@ -106,7 +106,7 @@ export async function startModernOnlyServer(): Promise<SdkMcpServer> {
 }
 
 /** An SDK v1 server (its tools registered by `tools`) over Streamable HTTP sessions opened by `initialize`. */
-async function startSessionServer(info: { name: string; options?: ServerOptions }, tools: (server: McpServerV1) => void): Promise<SdkMcpServer> {
+async function startSessionServer(info: { name: string; options?: ServerOptions; port?: number }, tools: (server: McpServerV1) => void): Promise<SdkMcpServer> {
   const methods: string[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer(async (req, res) => {
@@ -127,7 +127,7 @@ async function startSessionServer(info: { name: string; options?: ServerOptions 
     }
     await transport.handleRequest(req, res, body === undefined ? undefined : JSON.parse(body));
   });
-  return listening(http, methods);
+  return listening(http, methods, info.port);
 }
 
 /** SDK v1 server speaking only MCP 2025-11-25 (sessions through `initialize`), with tool `add`. */
@@ -141,14 +141,15 @@ export function startLegacyOnlyServer(): Promise<SdkMcpServer> {
 export const TASK_POLL_INTERVAL_MS = 200;
 
 /**
- * SDK v1 server with the 2025-11-25 `tasks` capability for tools/call (the SDK's own task store):
+ * SDK v1 server with the 2025-11-25 `tasks` capability for tools/call (the SDK's own task store,
+ * which keeps a task for the session that created it), on `port` if given:
  * `count` runs `steps` half-seconds as a task, its status message `step n of steps` after each
  * (a cancelled task stops and is counted in `cancelled`); `explode` is a task that fails after
  * half a second; `abandon` is a task the server cancels itself after half a second; `fleeting`
  * a task kept only 300 ms that never ends (it expires); `refuse` a task tool whose task is never
  * created (the SDK answers the call with a JSON-RPC error); `add` is an ordinary tool.
  */
-export async function startTaskServer(): Promise<SdkMcpServer> {
+export async function startTaskServer(port = 0): Promise<SdkMcpServer> {
   let seen: SdkMcpServer | undefined;
   const taskStore = new InMemoryTaskStore();
   const options: ServerOptions = { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore };
@@ -165,7 +166,7 @@ export async function startTaskServer(): Promise<SdkMcpServer> {
     getTask: async (_args: unknown, extra: TaskRequestHandlerExtra) => (await extra.taskStore.getTask(extra.taskId))!,
     getTaskResult: async (_args: unknown, extra: TaskRequestHandlerExtra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
   };
-  const started = await startSessionServer({ name: 'task-server', options }, (server) => {
+  const started = await startSessionServer({ name: 'task-server', options, port }, (server) => {
     server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
     server.experimental.tasks.registerToolTask('count', { description: 'Counts steps as a task, half a second each', inputSchema: { steps: z.number() }, execution: { taskSupport: 'optional' } }, {
       createTask: ({ steps }, extra) =>
