@@ -45,8 +45,8 @@ export interface TaskFollowing {
  * tools/call as an upstream task (docs/upstreams.md#upstream-tasks): created with `task.ttl`,
  * followed with tasks/get at the upstream's pollInterval, its result read with tasks/result once
  * it ends (a task waiting for input is read at once: tasks/result carries its questions, which the
- * elicitation handler answers as in any call). Our execution ending first (cancel, timeout, a
- * question for our caller) sends tasks/cancel, so no upstream task outlives its execution.
+ * elicitation handler answers as in any call). Our following ending first (our cancel, timeout,
+ * a question for our caller, any failure) sends tasks/cancel, so no upstream task outlives it.
  */
 export async function callAsTask(client: Client, name: string, args: Record<string, unknown>, signal: AbortSignal, handlers: CallHandlers, following: TaskFollowing): Promise<CallToolResult> {
   const options = { signal, timeout: handlers.timeoutMs };
@@ -65,7 +65,8 @@ export async function callAsTask(client: Client, name: string, args: Record<stri
     }
     return (await client.request({ method: 'tasks/result', params: { taskId: task.taskId } }, PayloadSchema, options)) as CallToolResult;
   } catch (err) {
-    if (signal.aborted) await cancelTask(client, task.taskId);
+    // Whatever ends our following (our cancel, timeout or question, a failure on our side, the upstream's), a task still running upstream is told to stop.
+    if (task.status === 'working' || task.status === 'input_required') await cancelTask(client, task.taskId);
     // The task lived in that session (SDK servers keep a task for its session): the call must not run again on a new one, which would start a second task.
     if (sessionUnknown(err)) throw new Error(`the upstream lost the session its task ${task.taskId} ran in (it restarted?): ${(err as Error).message}`, { cause: err });
     throw err;
