@@ -105,8 +105,8 @@ export class Execution {
   unaskable: boolean | null;
 
   /**
-   * The upstream MCP task this execution runs as (docs/upstreams.md#upstream-tasks), once created:
-   * a run of it after its caller's answers follows that task instead of starting another.
+   * The upstream MCP task this execution runs as (docs/upstreams.md#upstream-tasks), once created
+   * (a run after its caller's answers starts, and names, a new one).
    */
   @Column('jsonb', { nullable: true })
   upstream_task: { upstream_id: string; task_id: string } | null;
