@@ -3,8 +3,8 @@
  * (docs/upstreams.md#what-is-passed-through-and-what-is-not), on both engines, against the
  * official reference server on 127.0.0.1: its progress notifications as the execution's progress,
  * its elicitation as the execution's input_required (sync and async) and the caller's answer sent
- * back, an upstream killed mid-call ending the execution with a retryable error, task-only tools
- * left out, and a kept session the upstream lost (it restarted) replaced by a new one; and two
+ * back, an upstream killed mid-call ending the execution with a retryable error, a task-only tool
+ * run as the upstream's task, and a kept session the upstream lost (it restarted) replaced by a new one; and two
  * servers of our own made with the official SDK, one speaking only 2026-07-28 (SDK v2: discovery,
  * calls, progress, cancellation, input_required) and one only 2025-11-25 (SDK v1: discovery and
  * calls), each counted to open no session per call.
@@ -131,12 +131,34 @@ describeEachEngine('upstream MCP protocol pass-through', (mode) => {
     }
   });
 
-  it('leaves out a tool the upstream runs only as a task (upstream Tasks are not passed through)', async () => {
+  it("lists a tool the upstream runs only as a task and runs it as the upstream's task, its status messages as progress", async () => {
     const key = await owner();
     const listed = (await suite.t.request({ method: 'GET', url: '/v1/tools?limit=100', key })).json().tools.map((tool: { id: string }) => tool.id);
-    expect(listed).toContain('everything.trigger-long-running-operation');
-    expect(listed).not.toContain('everything.simulate-research-query');
-    expect((await invoke(key, 'everything.simulate-research-query', { topic: 'tides' })).statusCode).toBe(404);
+    expect(listed).toContain('everything.simulate-research-query');
+    const id = (await invoke(key, 'everything.simulate-research-query', { inputs: { topic: 'tides' } }, '?async=true')).json().execution_id as string;
+    const stage = await until('a stage of the research task', async () => {
+      const row = await execution(key, id);
+      return /^(Gathering sources|Analyzing content|Synthesizing findings|Generating report)\.\.\.$/.test(row.progress_message ?? '') ? row : undefined;
+    }, 10_000, 100);
+    expect(stage.status).toBe('running');
+    const done = await ended(key, id);
+    expect(done).toMatchObject({ status: 'success' });
+    expect(JSON.stringify(done.result.content)).toContain('Research Report: tides');
+  });
+
+  it("passes an upstream task's question to an async caller, then runs a new task answered from the caller's answer", async () => {
+    const key = await owner();
+    const id = (await invoke(key, 'everything.simulate-research-query', { inputs: { topic: 'python', ambiguous: true } }, '?async=true')).json().execution_id as string;
+    const waiting = await until('waiting on the upstream task question', async () => {
+      const row = await execution(key, id);
+      return row.status === 'input_required' ? row : undefined;
+    }, 15_000, 100);
+    expect(waiting.input_requests['upstream-elicitation-1']).toMatchObject({ method: 'elicitation/create', params: { message: expect.stringContaining('"python" could have multiple interpretations') } });
+    const answered = await suite.t.request({ method: 'POST', url: `/v1/executions/${id}/input`, key, payload: { responses: { 'upstream-elicitation-1': { action: 'accept', content: { interpretation: 'snake' } } } } });
+    expect(answered.statusCode).toBe(202);
+    const done = await ended(key, id, 30_000);
+    expect(done).toMatchObject({ status: 'success' });
+    expect(JSON.stringify(done.result.content)).toContain('Research Report: python (snake)');
   });
 
   it('calls again on a new session when the upstream restarted and forgot the kept one', async () => {

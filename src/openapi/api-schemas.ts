@@ -355,6 +355,12 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
           error: ref('ErrorBody'),
           schedule_id: { type: 'string', description: 'The schedule whose tick started it (docs/orchestration.md).' },
           trigger_id: { type: 'string', description: 'The trigger whose event started it.' },
+          upstream_task: {
+            type: 'object',
+            description: 'The upstream MCP task a call of an upstream tool runs as (docs/upstreams.md#upstream-tasks).',
+            required: ['upstream_id', 'task_id'],
+            properties: { upstream_id: { type: 'string' }, task_id: { type: 'string' } },
+          },
         },
       },
     ],

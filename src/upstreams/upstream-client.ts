@@ -2,6 +2,7 @@ import type { CallToolResult, Client, ElicitRequest, ElicitResult, Progress } fr
 import { SERVICE_VERSION } from '../common/service-version';
 import { UPSTREAM_TOOL_NAME, type DiscoveredTool } from './upstream.entity';
 import { UpstreamSessions } from './upstream-sessions';
+import { callAsTask, runsToolCallsAsTasks, type TaskFollowing } from './upstream-tasks';
 
 /** At most this many tools/list pages are read from one upstream (a server that pages forever stops here). */
 const MAX_LIST_PAGES = 50;
@@ -106,17 +107,21 @@ export async function watchToolList(connection: UpstreamConnection, onChanged: (
 interface ToolLister {
   listTools(params: { cursor?: string }, options: { signal: AbortSignal }): Promise<{ tools: ListedTool[]; nextCursor?: string }>;
 }
-type ListedTool = Omit<DiscoveredTool, 'operation'> & { execution?: { taskSupport?: string } };
+type ListedTool = Omit<DiscoveredTool, 'operation' | 'task_support'> & { execution?: { taskSupport?: string } };
 
-/** tools/list page by page on a connected client: the upstream's tools as it describes them. */
-export async function listedTools(client: ToolLister, signal: AbortSignal): Promise<DiscoveredTool[]> {
+/**
+ * tools/list page by page on a connected client: the upstream's tools as it describes them, and
+ * with `tasks` (the upstream runs tools/call as tasks) whether each may or must run as one.
+ */
+export async function listedTools(client: ToolLister, signal: AbortSignal, tasks = false): Promise<DiscoveredTool[]> {
   const tools: DiscoveredTool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
     const listed = await client.listTools(cursor === undefined ? {} : { cursor }, { signal });
-    // A tool the upstream runs only as a task is left out: upstream Tasks are not passed through (docs/upstreams.md), so every call would fail.
-    const callable = listed.tools.filter((tool) => UPSTREAM_TOOL_NAME.test(tool.name) && tool.execution?.taskSupport !== 'required');
+    // A tool the upstream runs only as a task is left out of an upstream whose tasks we cannot follow (docs/upstreams.md#upstream-tasks): every call would fail.
+    const callable = listed.tools.filter((tool) => UPSTREAM_TOOL_NAME.test(tool.name) && (tasks || tool.execution?.taskSupport !== 'required'));
     for (const tool of callable.slice(0, MAX_TOOLS - tools.length)) {
+      const taskSupport = tool.execution?.taskSupport;
       tools.push({
         name: tool.name,
         ...(tool.title && { title: tool.title }),
@@ -124,6 +129,7 @@ export async function listedTools(client: ToolLister, signal: AbortSignal): Prom
         inputSchema: tool.inputSchema as Record<string, unknown>,
         ...(tool.outputSchema && { outputSchema: tool.outputSchema as Record<string, unknown> }),
         ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
+        ...(tasks && (taskSupport === 'optional' || taskSupport === 'required') && { task_support: taskSupport }),
       });
     }
     cursor = listed.nextCursor;
@@ -134,7 +140,7 @@ export async function listedTools(client: ToolLister, signal: AbortSignal): Prom
 
 /** server/discover (or initialize), then tools/list page by page: the upstream's tools as it describes them. */
 export function discoverTools(connection: UpstreamConnection): Promise<DiscoveredTool[]> {
-  return session(connection, (client) => listedTools(client, connection.signal));
+  return session(connection, (client) => listedTools(client, connection.signal, runsToolCallsAsTasks(client)));
 }
 
 /** What one tools/call does with what the upstream sends during it. */
@@ -144,14 +150,23 @@ export interface CallHandlers {
   onProgress(progress: Progress): void;
   /** Each `elicitation/create` the upstream sends during the call; the answer goes back to it. */
   onElicit(request: ElicitRequest['params']): Promise<ElicitResult>;
+  /** Set when the call is to run as an upstream task (if the upstream still runs tools/call as tasks). */
+  task?: TaskFollowing;
 }
 
-/** tools/call on a connected client: progress asked for and reported, elicitations answered, the signal cancelling it (the SDK sends notifications/cancelled). */
+/**
+ * tools/call on a connected client: progress asked for and reported, elicitations answered, the
+ * signal cancelling it (the SDK sends notifications/cancelled; a task is cancelled with tasks/cancel).
+ */
 export async function callOn(client: Client, name: string, args: Record<string, unknown>, signal: AbortSignal, handlers: CallHandlers): Promise<CallToolResult> {
   client.setRequestHandler('elicitation/create', (request) => handlers.onElicit(request.params));
   const lost = connectionLoss(client);
   try {
-    return (await Promise.race([client.callTool({ name, arguments: args }, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress }), lost.promise])) as CallToolResult;
+    const call =
+      handlers.task && runsToolCallsAsTasks(client)
+        ? callAsTask(client, name, args, signal, handlers, handlers.task)
+        : client.callTool({ name, arguments: args }, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress });
+    return (await Promise.race([call, lost.promise])) as CallToolResult;
   } finally {
     lost.stop();
     // A kept session's next question must not reach this call's (finished) execution.

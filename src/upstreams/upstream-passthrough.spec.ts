@@ -32,6 +32,22 @@ describe('passthroughFor', () => {
     ]);
   });
 
+  it("reports an upstream task's status message as the progress message, at the last percentage, saying when it waits for input", () => {
+    const { ctx, progress } = contextWith({});
+    const passthrough = passthroughFor(ctx, 'up', 1_000);
+    passthrough.onTaskStatus({ status: 'working' });
+    passthrough.onProgress({ progress: 1, total: 4 });
+    passthrough.onTaskStatus({ status: 'working', statusMessage: 'step 1 of 4' });
+    passthrough.onTaskStatus({ status: 'input_required', statusMessage: 'Which one?' });
+    passthrough.onTaskStatus({ status: 'working', statusMessage: 'x'.repeat(600) });
+    expect(progress).toEqual([
+      [25, undefined],
+      [25, 'step 1 of 4'],
+      [25, "Upstream 'up' waits for input: Which one?"],
+      [25, 'x'.repeat(500)],
+    ]);
+  });
+
   it("asks the caller each elicitation of the call in turn, answering from the caller's answers", async () => {
     const { ctx, asked } = contextWith({ 'upstream-elicitation-1': { action: 'accept', content: { name: 'Ada' } } });
     const passthrough = passthroughFor(ctx, 'up', 1_000);

@@ -6,11 +6,14 @@ import type { CallHandlers } from './upstream-client';
 export interface Passthrough extends CallHandlers {
   /** Why the call must fail although the upstream answered (a question our caller cannot be asked), if so. */
   readonly failure: ToolError | undefined;
+  /** Each status of the upstream task the call runs as: its message is the execution's progress message. */
+  onTaskStatus(task: { status: string; statusMessage?: string }): void;
 }
 
 /**
  * The execution's side of one upstream call. Upstream progress becomes the execution's
  * (`progress / total` as a percentage; without a total the message alone, at the last percentage).
+ * An upstream task's status message becomes the execution's progress message (docs/upstreams.md#upstream-tasks).
  * An upstream elicitation becomes the execution's question `upstream-elicitation-<n>` (the n-th of
  * the call): the runner stops the execution at an unanswered question (docs/upstreams.md), the
  * caller answers, and the rerun calls the upstream again, answering its n-th elicitation from the
@@ -29,6 +32,10 @@ export function passthroughFor(ctx: ToolContext, upstream: string, timeoutMs: nu
     onProgress({ progress, total, message }: Progress) {
       if (typeof total === 'number' && total > 0) percent = Math.max(0, Math.min(100, Math.round((progress / total) * 100)));
       ctx.progress(percent, message);
+    },
+    onTaskStatus({ status, statusMessage }) {
+      const message = status === 'input_required' ? `Upstream '${upstream}' waits for input${statusMessage ? `: ${statusMessage}` : ''}` : statusMessage;
+      if (message) ctx.progress(percent, message.slice(0, 500));
     },
     async onElicit(request: ElicitRequest['params']): Promise<ElicitResult> {
       const key = `upstream-elicitation-${++asked}`;

@@ -111,7 +111,7 @@ export class UpstreamSessions {
 }
 
 /** The upstream no longer knows the session (it restarted, or expired it): the request was not run. */
-function sessionUnknown(err: unknown): boolean {
+export function sessionUnknown(err: unknown): boolean {
   const status = (err as { data?: { status?: unknown } })?.data?.status;
   return err instanceof Error && err.message.startsWith('Error POSTing to endpoint') && (status === 404 || status === 400);
 }

@@ -15,7 +15,7 @@ const sum: DiscoveredTool = {
 };
 
 describe('an upstream tool as the runner runs it', () => {
-  const calls: UpstreamCalls = { stdio: () => Promise.reject(new Error('no stdio here')), ownerSecret: async () => undefined };
+  const calls: UpstreamCalls = { stdio: () => Promise.reject(new Error('no stdio here')), ownerSecret: async () => undefined, runsAsync: async () => false, rememberTask: async () => undefined };
   const tool = registeredUpstreamTool(upstream, sum, calls);
 
   it('is named <upstream>.<tool>, with the upstream timeout and its annotations as effects', () => {

@@ -13,7 +13,9 @@ import type { RegisteredTool, ResolvedDefinition } from '../tools/tool-catalogue
 import type { AccountTool } from '../tools/account-tools';
 import { callOperation } from './openapi-call';
 import { callUpstreamTool } from './upstream-client';
+import { answeredWithError } from './answered-error';
 import { passthroughFor } from './upstream-passthrough';
+import type { TaskFollowing } from './upstream-tasks';
 import type { DiscoveredTool, Upstream } from './upstream.entity';
 
 /** Calls per minute per key of one upstream tool: the default of built-in tools (docs/writing-a-tool.md). */
@@ -78,14 +80,6 @@ export function resultOf(upstream: Upstream, tool: DiscoveredTool, answer: CallT
 }
 
 /**
- * A JSON-RPC error the upstream answered (the SDK's ProtocolError, known by its brand so the SDK
- * is not loaded to check): the call reached it and was refused, so trying again will not help.
- */
-function answeredWithError(err: unknown): err is Error & { code: number } {
-  return err instanceof Error && typeof (err as { code?: unknown }).code === 'number' && (err.constructor as { mcpBrand?: unknown }).mcpBrand === 'mcp.ProtocolError';
-}
-
-/**
  * An upstream failing to answer as a ToolError: refused by the egress policy (the registration's
  * fault, not retryable), a JSON-RPC error it answered (not retryable), else unreachable, lost or
  * timed out (retryable).
@@ -122,6 +116,10 @@ function sessionKeyOf(upstream: Upstream, bearer: string | undefined): string {
 export interface UpstreamCalls {
   stdio<T>(upstream: Upstream, signal: AbortSignal, work: (client: StdioClient) => Promise<T>): Promise<T>;
   ownerSecret(upstream: Upstream, name: string): Promise<string | undefined>;
+  /** Whether the execution runs async (an async invoke, an MCP task, a workflow step): its call may then run as an upstream task. */
+  runsAsync(executionId: string): Promise<boolean>;
+  /** Keeps the upstream task the execution runs as with it (docs/upstreams.md#upstream-tasks). */
+  rememberTask(executionId: string, upstream: Upstream, taskId: string): Promise<void>;
 }
 
 /**
@@ -138,8 +136,13 @@ async function callOf(upstream: Upstream, tool: DiscoveredTool, input: Record<st
   const secretName = 'bearer_secret_name' in upstream.auth ? upstream.auth.bearer_secret_name : undefined;
   const bearer = secretName === undefined ? undefined : upstream.shared ? await calls.ownerSecret(upstream, secretName) : await ctx.secrets.get(secretName);
   const passthrough = passthroughFor(ctx, upstream.name, upstream.timeout_seconds * 1000);
+  // A tool the upstream may run as a task runs as one when our call is itself long-lived (docs/upstreams.md#upstream-tasks).
+  const asTask = tool.task_support === 'required' || (tool.task_support === 'optional' && (await calls.runsAsync(ctx.executionId)));
+  const task: TaskFollowing | undefined = asTask
+    ? { ttlMs: upstream.timeout_seconds * 1000, onCreated: (taskId) => calls.rememberTask(ctx.executionId, upstream, taskId), onStatus: (status) => passthrough.onTaskStatus(status) }
+    : undefined;
   try {
-    const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: unboundFetch(ctx), signal: ctx.signal, sessionKey: sessionKeyOf(upstream, bearer) }, tool.name, input, passthrough);
+    const answer = await callUpstreamTool({ url: upstream.url, bearer, fetch: unboundFetch(ctx), signal: ctx.signal, sessionKey: sessionKeyOf(upstream, bearer) }, tool.name, input, { ...passthrough, task });
     if (passthrough.failure) throw passthrough.failure;
     return resultOf(upstream, tool, answer);
   } catch (err) {
@@ -186,6 +189,8 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool,
     examples: [],
     config: {},
     isolated: false,
+    // Any upstream call may run as our MCP task (an async execution); a task-capable upstream's then runs as its task (docs/upstreams.md#upstream-tasks).
+    task_support: 'optional',
   } as ResolvedDefinition;
   const validateIn = compiled(tool.inputSchema);
   const validateOut = compiled(tool.outputSchema);

@@ -37,6 +37,8 @@ export interface DiscoveredTool {
   annotations?: Record<string, unknown>;
   /** An OpenAPI upstream's operation behind the tool. */
   operation?: HttpOperation;
+  /** Set when the upstream runs tools/call as tasks and this tool may (`optional`) or must (`required`) run as one (docs/upstreams.md#upstream-tasks). */
+  task_support?: 'optional' | 'required';
 }
 
 /**

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
+import { Execution } from '../executions/engine/execution.entity';
 import { Upstream } from './upstream.entity';
 import { StdioSupervisor } from './stdio-supervisor';
 import { UpstreamRefresher } from './upstream-refresher';
@@ -14,7 +15,7 @@ import { UpstreamsService } from './upstreams.service';
  * supervises the stdio servers its calls need. The controller is the ApiModule's.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Upstream]), ToolsModule, SecretsModule],
+  imports: [TypeOrmModule.forFeature([Upstream, Execution]), ToolsModule, SecretsModule],
   providers: [UpstreamsService, UpstreamRefresher, UpstreamWatcher, StdioSupervisor],
   exports: [UpstreamsService],
 })

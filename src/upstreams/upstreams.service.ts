@@ -15,6 +15,7 @@ import { checkedRegisteredUrl } from '../tools/egress/registered-url';
 import { createToolHttp } from '../tools/egress/tool-network';
 import { CatalogueChanges, EVERY_ACCOUNT } from '../tools/catalogue-changes';
 import { RuntimeTools } from '../tools/runtime-tools';
+import { Execution } from '../executions/engine/execution.entity';
 import type { RegisteredTool } from '../tools/tool-catalogue';
 import { dereferencedDocument, documentOfText, operationTools } from './openapi-document';
 import { discoverTools, listedTools, upstreamSessions, type UpstreamConnection } from './upstream-client';
@@ -124,6 +125,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
 
   constructor(
     @InjectRepository(Upstream) private readonly upstreams: Repository<Upstream>,
+    @InjectRepository(Execution) private readonly executions: Repository<Execution>,
     private readonly secrets: SecretsService,
     private readonly runtimeTools: RuntimeTools,
     private readonly changes: CatalogueChanges,
@@ -136,6 +138,10 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     this.calls = {
       stdio: (upstream, signal, work) => this.stdio.use(upstream, () => this.stdioStart(upstream), signal, work),
       ownerSecret: (upstream, name) => this.secrets.find(upstream.account_id, name),
+      runsAsync: async (executionId) => (await this.executions.findOne({ where: { id: executionId }, select: { id: true, mode: true } }))?.mode === 'async',
+      rememberTask: async (executionId, upstream, taskId) => {
+        await this.executions.update({ id: executionId }, { upstream_task: { upstream_id: upstream.id, task_id: taskId } });
+      },
     };
   }
 

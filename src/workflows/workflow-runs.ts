@@ -104,6 +104,7 @@ export class WorkflowRuns {
       kind: 'workflow',
       parent_execution_id: null,
       step_key: null,
+      upstream_task: null,
     } satisfies Execution);
     await this.runs.insert(
       Object.assign(new WorkflowRun(), {

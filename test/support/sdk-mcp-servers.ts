@@ -6,6 +6,9 @@ import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { acceptedContent, createMcpHandler, inputRequired, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { ServerOptions } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTaskStore, type CreateTaskRequestHandlerExtra, type TaskRequestHandlerExtra } from '@modelcontextprotocol/sdk/experimental/tasks/index.js';
 import { z } from 'zod';
 
 /** A loopback MCP server of our own making, and what it saw. */
@@ -20,8 +23,8 @@ export interface SdkMcpServer {
 
 const SUM_INPUT = { a: z.number(), b: z.number() };
 
-async function listening(server: HttpServer, methods: string[]): Promise<SdkMcpServer> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+async function listening(server: HttpServer, methods: string[], at = 0): Promise<SdkMcpServer> {
+  await new Promise<void>((resolve) => server.listen(at, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/mcp`,
@@ -109,8 +112,8 @@ export async function startModernOnlyServer(): Promise<SdkMcpServer> {
   return seen;
 }
 
-/** SDK v1 server speaking only MCP 2025-11-25 (sessions through `initialize`), with tool `add`. */
-export async function startLegacyOnlyServer(): Promise<SdkMcpServer> {
+/** An SDK v1 server (its tools registered by `tools`) over Streamable HTTP sessions opened by `initialize`. */
+async function startSessionServer(info: { name: string; options?: ServerOptions; port?: number }, tools: (server: McpServerV1) => void): Promise<SdkMcpServer> {
   const methods: string[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer(async (req, res) => {
@@ -124,14 +127,98 @@ export async function startLegacyOnlyServer(): Promise<SdkMcpServer> {
         return;
       }
       const created = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (sid) => void sessions.set(sid, created) });
-      const server = new McpServerV1({ name: 'legacy-only', version: '1.0.0' });
-      server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+      const server = new McpServerV1({ name: info.name, version: '1.0.0' }, info.options);
+      tools(server);
       await server.connect(created);
       transport = created;
     }
     await transport.handleRequest(req, res, body === undefined ? undefined : JSON.parse(body));
   });
-  return listening(http, methods);
+  return listening(http, methods, info.port);
+}
+
+/** SDK v1 server speaking only MCP 2025-11-25 (sessions through `initialize`), with tool `add`. */
+export function startLegacyOnlyServer(): Promise<SdkMcpServer> {
+  return startSessionServer({ name: 'legacy-only' }, (server) => {
+    server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+  });
+}
+
+/** How often the task server asks its callers to poll a task (ms). */
+export const TASK_POLL_INTERVAL_MS = 200;
+
+/**
+ * SDK v1 server with the 2025-11-25 `tasks` capability for tools/call (the SDK's own task store,
+ * which keeps a task for the session that created it), on `port` if given:
+ * `count` runs `steps` half-seconds as a task, its status message `step n of steps` after each
+ * (a cancelled task stops and is counted in `cancelled`); `explode` is a task that fails after
+ * half a second; `abandon` is a task the server cancels itself after half a second; `fleeting`
+ * a task kept only 300 ms that never ends (it expires); `refuse` a task tool whose task is never
+ * created (the SDK answers the call with a JSON-RPC error); `add` is an ordinary tool.
+ */
+export async function startTaskServer(port = 0): Promise<SdkMcpServer> {
+  let seen: SdkMcpServer | undefined;
+  const taskStore = new InMemoryTaskStore();
+  const options: ServerOptions = { capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore };
+  /** A task run in the background: `work` reports through the store; the task is `failed` with its message when it throws. */
+  const inBackground = (work: (taskId: string) => Promise<CallToolResult>, ttl = 60_000) => async (extra: CreateTaskRequestHandlerExtra) => {
+    const task = await extra.taskStore.createTask({ ttl, pollInterval: TASK_POLL_INTERVAL_MS });
+    void work(task.taskId).then(
+      (result) => extra.taskStore.storeTaskResult(task.taskId, 'completed', result).catch(() => undefined),
+      (err: Error) => extra.taskStore.storeTaskResult(task.taskId, 'failed', { content: [{ type: 'text', text: err.message }], isError: true }).catch(() => undefined),
+    );
+    return { task };
+  };
+  const stored = {
+    getTask: async (_args: unknown, extra: TaskRequestHandlerExtra) => (await extra.taskStore.getTask(extra.taskId))!,
+    getTaskResult: async (_args: unknown, extra: TaskRequestHandlerExtra) => (await extra.taskStore.getTaskResult(extra.taskId)) as CallToolResult,
+  };
+  const started = await startSessionServer({ name: 'task-server', options, port }, (server) => {
+    server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+    server.experimental.tasks.registerToolTask('count', { description: 'Counts steps as a task, half a second each', inputSchema: { steps: z.number() }, execution: { taskSupport: 'optional' } }, {
+      createTask: ({ steps }, extra) =>
+        inBackground(async (taskId) => {
+          for (let step = 1; step <= steps; step++) {
+            await new Promise((resolve) => setTimeout(resolve, 500));
+            if ((await taskStore.getTask(taskId))?.status === 'cancelled') {
+              seen!.cancelled++;
+              return { content: [{ type: 'text', text: 'cancelled' }], isError: true };
+            }
+            await taskStore.updateTaskStatus(taskId, 'working', `step ${step} of ${steps}`);
+          }
+          return { content: [{ type: 'text', text: `counted ${steps}` }] };
+        })(extra),
+      ...stored,
+    });
+    server.experimental.tasks.registerToolTask('explode', { description: 'A task that fails', inputSchema: {}, execution: { taskSupport: 'required' } }, {
+      createTask: (_args, extra) =>
+        inBackground(async () => {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          throw new Error('the upstream task blew up');
+        })(extra),
+      ...stored,
+    });
+    server.experimental.tasks.registerToolTask('abandon', { description: 'A task its server cancels', inputSchema: {}, execution: { taskSupport: 'optional' } }, {
+      createTask: (_args, extra) =>
+        inBackground(async (taskId) => {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          await taskStore.updateTaskStatus(taskId, 'cancelled', 'the upstream gave up');
+          return new Promise<never>(() => undefined);
+        })(extra),
+      ...stored,
+    });
+    server.experimental.tasks.registerToolTask('refuse', { description: 'A task tool that refuses to start', inputSchema: {}, execution: { taskSupport: 'optional' } }, {
+      createTask: () => Promise.reject(new Error('no room for another task')),
+      ...stored,
+    });
+    server.experimental.tasks.registerToolTask('fleeting', { description: 'A task that expires', inputSchema: {}, execution: { taskSupport: 'optional' } }, {
+      createTask: (_args, extra) => inBackground(() => new Promise<never>(() => undefined), 300)(extra),
+      ...stored,
+    });
+  });
+  // The store keeps a timer per task until its ttl: closing the server clears them.
+  seen = { ...started, close: () => (taskStore.cleanup(), started.close()) };
+  return seen;
 }
 
 /** A server whose tools change while it runs, and which says so. */

@@ -104,6 +104,13 @@ export class Execution {
   @Column('boolean', { nullable: true })
   unaskable: boolean | null;
 
+  /**
+   * The upstream MCP task this execution runs as (docs/upstreams.md#upstream-tasks), once created
+   * (a run after its caller's answers starts, and names, a new one).
+   */
+  @Column('jsonb', { nullable: true })
+  upstream_task: { upstream_id: string; task_id: string } | null;
+
   /** The job that moved it to `running` (its id in the queue): only that job's next try may take the row again. */
   @Column('varchar', { nullable: true })
   claimed_by: string | null;

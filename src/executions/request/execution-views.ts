@@ -38,5 +38,7 @@ export function executionView(e: Execution) {
     // What started it other than a caller (docs/orchestration.md).
     ...(e.schedule_id && { schedule_id: e.schedule_id }),
     ...(e.trigger_id && { trigger_id: e.trigger_id }),
+    // The upstream task it runs as (docs/upstreams.md#upstream-tasks).
+    ...(e.upstream_task && { upstream_task: e.upstream_task }),
   };
 }
