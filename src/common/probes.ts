@@ -60,6 +60,8 @@ export const webhookAttempts = channel('tos:webhook.attempt');
 export const webhookAudits = channel('tos:webhook.audit');
 /** `{}` per subscription the service disabled (410 Gone, or the retry schedule exhausted). */
 export const webhooksDisabled = channel('tos:webhook.disabled');
+/** `{ upstreamId: string, outcome: string, seconds: number }` per call of an upstream tool (src/upstreams/upstream-tool.ts). */
+export const upstreamCalls = channel('tos:upstream.call');
 
 /** W3C trace context (`traceparent`, `tracestate`) carried by a queued job to the worker that runs it. */
 export type TraceCarrier = Record<string, string>;
