@@ -3,6 +3,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { Upstream } from './upstream.entity';
+import { UpstreamAuditEvent } from './upstream-audit-event.entity';
+import { UpstreamAudit } from './upstream-audit';
 import { StdioSupervisor } from './stdio-supervisor';
 import { UpstreamRefresher } from './upstream-refresher';
 import { UpstreamsService } from './upstreams.service';
@@ -13,8 +15,8 @@ import { UpstreamsService } from './upstreams.service';
  * supervises the stdio servers its calls need. The controller is the ApiModule's.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Upstream]), ToolsModule, SecretsModule],
-  providers: [UpstreamsService, UpstreamRefresher, StdioSupervisor],
-  exports: [UpstreamsService],
+  imports: [TypeOrmModule.forFeature([Upstream, UpstreamAuditEvent]), ToolsModule, SecretsModule],
+  providers: [UpstreamsService, UpstreamRefresher, StdioSupervisor, UpstreamAudit],
+  exports: [UpstreamsService, UpstreamAudit],
 })
 export class UpstreamsModule {}
