@@ -121,14 +121,17 @@ export class ServiceMetrics {
     this.workflowRuns = new Counter({ name: 'tos_workflow_runs_finished_total', help: 'Workflow runs this process ended, by status.', labelNames: ['status'], registers });
     this.workflowRunSeconds = new Histogram({ name: 'tos_workflow_run_duration_seconds', help: 'Workflow run duration, start to end.', labelNames: ['status'], buckets: EXECUTION_BUCKETS, registers });
     this.workflowSteps = new Counter({ name: 'tos_workflow_steps_started_total', help: 'Workflow step calls this process queued; retry "true" for a second or later attempt.', labelNames: ['retry'], registers });
+    // The registry collects its metrics at once: both wait for the one look for deleted upstreams.
+    let forgetting: Promise<void> | undefined;
+    const collect = () => (forgetting ??= this.forgetDeletedUpstreams(upstreams).finally(() => (forgetting = undefined)));
     this.upstreamCalls = new Counter({
       name: 'tos_upstream_calls_total',
       help: 'Calls of upstream tools in this process, by upstream id and outcome (ok, refused, cancelled, invalid_input, unavailable, failed).',
       labelNames: ['upstream', 'outcome'],
       registers,
-      collect: () => this.forgetDeletedUpstreams(upstreams),
+      collect,
     });
-    this.upstreamCallSeconds = new Histogram({ name: 'tos_upstream_call_duration_seconds', help: 'Time an upstream call took, by upstream id.', labelNames: ['upstream'], buckets: REQUEST_BUCKETS, registers });
+    this.upstreamCallSeconds = new Histogram({ name: 'tos_upstream_call_duration_seconds', help: 'Time an upstream call took, by upstream id.', labelNames: ['upstream'], buckets: REQUEST_BUCKETS, registers, collect });
     this.registerUpstreamHealth(upstreams, registers);
     const waiting = new Gauge({ name: 'tos_queue_waiting_jobs', help: 'Async executions waiting for a worker.', labelNames: ['backend'], registers });
     new Gauge({
@@ -145,26 +148,32 @@ export class ServiceMetrics {
     });
   }
 
-  /** Upstreams' tool count, up and last contact, read from their records at each scrape (API processes). */
+  /**
+   * Upstreams' tool count, up and last contact, read from their records at each scrape (API
+   * processes). The registry collects its metrics at once, so the three share one read; each
+   * gauge is reset first, so a deleted upstream leaves them.
+   */
   private registerUpstreamHealth(upstreams: UpstreamSource, registers: Registry[]): void {
-    const tools = new Gauge({ name: 'tos_upstream_tools', help: 'Tools the last discovery of the upstream found (after its filter).', labelNames: ['upstream'], registers });
-    const lastContact = new Gauge({ name: 'tos_upstream_last_contact_seconds', help: 'Unix time of the last successful discovery of the upstream.', labelNames: ['upstream'], registers });
-    new Gauge({
-      name: 'tos_upstream_up',
-      help: '1 when the upstream is enabled and its last discovery succeeded, else 0.',
-      labelNames: ['upstream'],
-      registers,
-      async collect() {
-        // One read feeds the three gauges: the others were registered first and are reset here, so a deleted upstream leaves them.
-        const health = await upstreams.health()?.catch(() => []);
-        for (const gauge of [this, tools, lastContact]) gauge.reset();
-        for (const upstream of health ?? []) {
-          this.set({ upstream: upstream.id }, upstream.up ? 1 : 0);
-          tools.set({ upstream: upstream.id }, upstream.tools);
-          if (upstream.lastContactSeconds !== null) lastContact.set({ upstream: upstream.id }, upstream.lastContactSeconds);
-        }
-      },
-    });
+    let reading: Promise<UpstreamHealth[]> | undefined;
+    const read = () => (reading ??= Promise.resolve(upstreams.health() ?? []).catch(() => []).finally(() => (reading = undefined)));
+    const gauge = (name: string, help: string, valueOf: (upstream: UpstreamHealth) => number | null) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['upstream'],
+        registers,
+        async collect() {
+          const health = await read();
+          this.reset();
+          for (const upstream of health) {
+            const value = valueOf(upstream);
+            if (value !== null) this.set({ upstream: upstream.id }, value);
+          }
+        },
+      });
+    gauge('tos_upstream_tools', 'Tools the last discovery of the upstream found (after its filter).', (upstream) => upstream.tools);
+    gauge('tos_upstream_up', '1 when the upstream is enabled and its last discovery succeeded, else 0.', (upstream) => (upstream.up ? 1 : 0));
+    gauge('tos_upstream_last_contact_seconds', 'Unix time of the last successful discovery of the upstream.', (upstream) => upstream.lastContactSeconds);
   }
 
   /** Removes the call series of upstreams deleted since they were counted, so the registry stays as large as the upstreams are many. */
