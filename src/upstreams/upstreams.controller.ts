@@ -7,8 +7,7 @@ import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
 import { MAX_OPERATIONS } from './openapi-document';
 import { UPSTREAM_AUDIT_ACTIONS, type UpstreamAuditAction } from './upstream-audit-event.entity';
-import type { AuditFilter } from './upstream-audit';
-import { authOf, filterOf, UPSTREAM_NAME } from './upstream-fields';
+import { auditFilterOf, authOf, filterOf, UPSTREAM_NAME } from './upstream-fields';
 import { MAX_UPSTREAMS_PER_ACCOUNT, UpstreamsService } from './upstreams.service';
 
 /** Kept with the controller: the worker reads upstream-fields.ts (operator commands) and loads no Swagger. */
@@ -99,13 +98,6 @@ export class UpstreamAuditQuery extends PageQuery {
   @ApiPropertyOptional({ format: 'date-time', description: 'Events at or before this time.' })
   @IsOptional() @IsISO8601({ strict: true })
   until?: string;
-}
-
-/** The query's filter; `since` after `until` is a 400 rather than an empty page. */
-function auditFilterOf(query: UpstreamAuditQuery, upstreamId?: string): AuditFilter {
-  const [since, until] = [query.since, query.until].map((at) => (at === undefined ? undefined : new Date(at)));
-  if (since && until && since > until) throw AppException.invalidRequest('since must not be after until', { parameter: 'since' });
-  return { action: query.action, since, until, upstreamId };
 }
 
 /** Exactly one of `spec_url` and `spec`. */

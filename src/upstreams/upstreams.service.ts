@@ -331,6 +331,14 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
+   * An operator command's read of the audit log: the operator-wide upstreams' own events, or with
+   * an account, that account's.
+   */
+  operatorAuditLog(accountId: string | null, filter: AuditFilter, limit: number, offset: number): Promise<{ events: Record<string, unknown>[]; total: number }> {
+    return this.audit.page(accountId, filter, limit, offset);
+  }
+
+  /**
    * Discovers again, in the background, up to `limit` enabled upstreams whose record is older than
    * `intervalMs` (docs/upstreams.md#staying-current): each is claimed by moving its `updated_at`
    * where it still holds the value read, so among any number of processes one refreshes it.
