@@ -5,6 +5,7 @@
  */
 import { api, query } from './api.js';
 import { field, h, table, when } from './dom.js';
+import { pager } from './pager.js';
 
 const PAGE_SIZE = 20;
 const ACTIONS = ['upstream.created', 'upstream.updated', 'upstream.deleted', 'upstream.enabled', 'upstream.disabled', 'upstream.tool_enabled', 'upstream.tool_disabled', 'upstream.called'];
@@ -41,14 +42,13 @@ function detailsCell({ action, details }: AuditEvent): HTMLElement {
 export function upstreamAuditSection(): { element: HTMLElement; refresh: () => Promise<void> } {
   const log = h('div');
   const action = h('select', {}, h('option', { value: '' }, 'any'), ...ACTIONS.map((a) => h('option', { value: a }, a)));
-  const previous = h('button', { type: 'button', class: 'secondary' }, 'Previous page');
-  const next = h('button', { type: 'button', class: 'secondary' }, 'Next page');
-  let offset = 0;
+  const filters = h('form', { class: 'panel row', role: 'search', 'aria-label': 'Filter audit events' }, field('Audit action', action), h('button', { type: 'submit' }, 'Filter'));
+  const pages = pager(PAGE_SIZE, filters, () => void refresh());
 
   const refresh = async () => {
+    const offset = pages.offset();
     const page = await api<{ events: AuditEvent[]; total: number }>('GET', `/v1/upstreams/audit${query({ limit: PAGE_SIZE, offset, action: action.value || undefined })}`);
-    previous.hidden = offset === 0;
-    next.hidden = offset + page.events.length >= page.total;
+    pages.shown(page.events.length, page.total);
     log.replaceChildren(
       page.events.length === 0
         ? h('p', {}, 'No events match.')
@@ -60,20 +60,6 @@ export function upstreamAuditSection(): { element: HTMLElement; refresh: () => P
     );
   };
 
-  const filters = h('form', { class: 'panel row', role: 'search', 'aria-label': 'Filter audit events' }, field('Audit action', action), h('button', { type: 'submit' }, 'Filter'));
-  filters.addEventListener('submit', (submitted) => {
-    submitted.preventDefault();
-    offset = 0;
-    void refresh();
-  });
-  previous.addEventListener('click', () => {
-    offset = Math.max(0, offset - PAGE_SIZE);
-    void refresh();
-  });
-  next.addEventListener('click', () => {
-    offset += PAGE_SIZE;
-    void refresh();
-  });
-  const element = h('section', { 'aria-labelledby': 'upstream-audit-heading' }, h('h2', { id: 'upstream-audit-heading' }, 'Audit'), h('p', { class: 'hint' }, 'Who registered, changed and called your upstreams. Secret values, headers and inputs are never recorded.'), filters, log, h('div', { class: 'actions' }, previous, next));
+  const element = h('section', { 'aria-labelledby': 'upstream-audit-heading' }, h('h2', { id: 'upstream-audit-heading' }, 'Audit'), h('p', { class: 'hint' }, 'Who registered, changed and called your upstreams. Secret values, headers and inputs are never recorded.'), filters, log, h('div', { class: 'actions' }, pages.previous, pages.next));
   return { element, refresh };
 }
