@@ -1,8 +1,8 @@
 /**
  * Upstreams' health and visibility (docs/upstreams.md#metrics, #audit-log) on both engines, against
  * the reference server `@modelcontextprotocol/server-everything` on 127.0.0.1: per-upstream metrics
- * scraped from /metrics (calls by outcome, sync and queued; duration; tools; up; a deleted
- * upstream's series gone), and the audit log of who registered, changed and called what, for its
+ * scraped from /metrics (calls by outcome — ok sync and queued, cancelled, unavailable, refused;
+ * duration; tools; up; a deleted upstream's series gone), and the audit log of who registered, changed and called what, for its
  * account alone, filtered, paged, without secret values, and pruned past its retention.
  */
 import { randomBytes } from 'node:crypto';
@@ -50,7 +50,7 @@ describeEachEngine('upstreams: metrics and audit log', (mode) => {
 
   it('counts calls per upstream id and outcome, times them, reports tools and health, and forgets a deleted upstream', async () => {
     const owner = await account();
-    const upstream = (await register(owner, { name: 'everything', tools: { include: ['echo', 'get-sum'] } })).json();
+    const upstream = (await register(owner, { name: 'everything', tools: { include: ['echo', 'get-sum', 'trigger-long-running-operation'] } })).json();
     const other = (await register(owner, { name: 'spare', tools: { include: ['echo'] } })).json();
     const label = { upstream: upstream.id };
 
@@ -59,28 +59,48 @@ describeEachEngine('upstreams: metrics and audit log', (mode) => {
     // Queued: in the distributed engine the call runs in the queue's consumer, not the request.
     const queued = (await invoke(owner.key, 'everything.get-sum', { inputs: { a: 3, b: 4 } }, '?async=true')).json();
     expect((await ended(owner.key, queued.execution_id)).status).toBe('success');
-    // Pointed at a refused address after registration: the egress policy refuses the call.
-    await suite.t.app.get(DataSource).query(`UPDATE upstreams SET url = $1 WHERE id = $2`, [`http://127.0.0.2:${reference.server.port}/mcp`, upstream.id]);
-    await new Promise((resolve) => setTimeout(resolve, 1_100)); // the catalogue's one-second reuse
+    // Cancelled mid-call.
+    const long = (await invoke(owner.key, 'everything.trigger-long-running-operation', { inputs: { duration: 60, steps: 60 } }, '?async=true')).json();
+    await until('the long call runs', async () => ((await suite.t.request({ method: 'GET', url: `/v1/executions/${long.execution_id}`, key: owner.key })).json().status === 'running' ? true : undefined));
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${long.execution_id}`, key: owner.key })).statusCode).toBeLessThan(300);
+    expect((await ended(owner.key, long.execution_id)).status).toBe('cancelled');
+    // Pointed at a port nobody listens on, then at an address the egress policy refuses, after registration.
+    const repoint = async (url: string) => {
+      await suite.t.app.get(DataSource).query(`UPDATE upstreams SET url = $1 WHERE id = $2`, [url, upstream.id]);
+      await new Promise((resolve) => setTimeout(resolve, 1_100)); // the catalogue's one-second reuse
+    };
+    await repoint('http://127.0.0.1:9/mcp');
+    expect((await invoke(owner.key, 'everything.get-sum', { a: 1, b: 1 })).json().error).toMatchObject({ retryable: true });
+    await repoint(`http://127.0.0.2:${reference.server.port}/mcp`);
     expect((await invoke(owner.key, 'everything.get-sum', { a: 1, b: 1 })).json().error).toMatchObject({ message: expect.stringContaining('egress policy refuses') });
 
     const body = await scrape();
     expect(sample(body, 'tos_upstream_calls_total', { ...label, outcome: 'ok' })).toBe(3);
     expect(sample(body, 'tos_upstream_calls_total', { ...label, outcome: 'refused' })).toBe(1);
-    expect(sample(body, 'tos_upstream_calls_total', { ...label, outcome: 'unavailable' })).toBeUndefined();
-    expect(sample(body, 'tos_upstream_call_duration_seconds_count', label)).toBe(4);
+    expect(sample(body, 'tos_upstream_calls_total', { ...label, outcome: 'unavailable' })).toBe(1);
+    expect(sample(body, 'tos_upstream_calls_total', { ...label, outcome: 'cancelled' })).toBe(1);
+    expect(sample(body, 'tos_upstream_calls_total', { ...label, outcome: 'failed' })).toBeUndefined();
+    expect(sample(body, 'tos_upstream_call_duration_seconds_count', label)).toBe(6);
     expect(sample(body, 'tos_upstream_call_duration_seconds_sum', label)).toBeGreaterThan(0);
     expect(sample(body, 'tos_upstream_calls_total', { upstream: other.id })).toBeUndefined();
-    expect(sample(body, 'tos_upstream_tools', label)).toBe(2);
+    expect(sample(body, 'tos_upstream_tools', label)).toBe(3);
     expect(sample(body, 'tos_upstream_tools', { upstream: other.id })).toBe(1);
     expect(sample(body, 'tos_upstream_up', label)).toBe(1);
     expect(sample(body, 'tos_upstream_last_contact_seconds', label)).toBeCloseTo(Date.parse(upstream.status.last_contact_at) / 1000, 0);
+
+    // The audit log names the same outcomes, each with its execution.
+    const outcomes = await until('every call recorded', async () => {
+      const events = (await suite.t.request({ method: 'GET', url: `/v1/upstreams/${upstream.id}/audit?action=upstream.called`, key: owner.key })).json().events as Array<{ details: { outcome: string; execution_id: string } }>;
+      return events.length === 6 ? events.map((event) => event.details) : undefined;
+    });
+    expect(outcomes.map((call) => call.outcome).sort()).toEqual(['cancelled', 'ok', 'ok', 'ok', 'refused', 'unavailable']);
+    expect(outcomes).toContainEqual(expect.objectContaining({ execution_id: long.execution_id, outcome: 'cancelled' }));
 
     // A discovery that fails marks it down; its tools and last contact stay as last found.
     expect((await suite.t.request({ method: 'POST', url: `/v1/upstreams/${upstream.id}/refresh`, key: owner.key })).json().status.last_error).toContain('egress policy refuses');
     const down = await scrape();
     expect(sample(down, 'tos_upstream_up', label)).toBe(0);
-    expect(sample(down, 'tos_upstream_tools', label)).toBe(2);
+    expect(sample(down, 'tos_upstream_tools', label)).toBe(3);
     // Disabled is down too.
     expect((await suite.t.request({ method: 'PATCH', url: `/v1/upstreams/${other.id}`, key: owner.key, payload: { enabled: false } })).statusCode).toBe(200);
     expect(sample(await scrape(), 'tos_upstream_up', { upstream: other.id })).toBe(0);
