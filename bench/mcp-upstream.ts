@@ -18,6 +18,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { upstreamSessions } from '../src/upstreams/upstream-client';
 import { startTestApp } from '../test/support/app';
 import { startEverything } from '../test/support/everything-server';
+import { printPaired, timeRounds } from './rounds';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
@@ -61,28 +62,8 @@ async function main(): Promise<void> {
         await federated();
       },
     };
-    type Name = keyof typeof calls;
-    const names = Object.keys(calls) as Name[];
-    const round = async (call: () => Promise<void>) => {
-      const started = process.hrtime.bigint();
-      for (let i = 0; i < REQUESTS; i++) await call();
-      return Number(process.hrtime.bigint() - started) / 1000 / REQUESTS;
-    };
-    for (const call of Object.values(calls)) await round(call); // warm-up: connections, JIT, the catalogue
-    const times = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Name, number[]>;
-    for (let r = 0; r < ROUNDS; r++) {
-      // Alternating which goes first, so drift on a shared machine falls on all.
-      for (const name of r % 2 === 0 ? names : [...names].reverse()) times[name].push(await round(calls[name]));
-    }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    for (const name of names) {
-      const xs = times[name];
-      console.log(`${name.padEnd(16)} median ${median(xs).toFixed(0)} µs/call, rounds ${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} (${ROUNDS} rounds × ${REQUESTS})`);
-    }
-    for (const [a, b] of [['federated-kept', 'direct-kept'], ['federated-fresh', 'direct-fresh'], ['federated-fresh', 'federated-kept'], ['federated-kept', 'direct-fresh']] as const) {
-      const diffs = times[a].map((x, i) => x - times[b][i]);
-      console.log(`${a} − ${b}, paired by round: median ${median(diffs).toFixed(0)} µs, ${Math.min(...diffs).toFixed(0)}–${Math.max(...diffs).toFixed(0)}`);
-    }
+    const times = await timeRounds(calls, ROUNDS, REQUESTS);
+    for (const [a, b] of [['federated-kept', 'direct-kept'], ['federated-fresh', 'direct-fresh'], ['federated-fresh', 'federated-kept'], ['federated-kept', 'direct-fresh']] as const) printPaired(`${a} − ${b}`, times[a], times[b]);
   } finally {
     await kept.close();
     await t.close();

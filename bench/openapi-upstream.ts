@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { startTestApp } from '../test/support/app';
 import { startPetsApi } from '../test/support/openapi-pets';
+import { printPaired, timeRounds } from './rounds';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
@@ -43,26 +44,8 @@ async function main(): Promise<void> {
         if (res.statusCode !== 200 || res.json().result.id !== 1) throw new Error(`openapi: HTTP ${res.statusCode}: ${res.body}`);
       },
     };
-    const round = async (call: () => Promise<void>) => {
-      const started = process.hrtime.bigint();
-      for (let i = 0; i < REQUESTS; i++) await call();
-      return Number(process.hrtime.bigint() - started) / 1000 / REQUESTS;
-    };
-    for (const call of Object.values(calls)) await round(call); // warm-up: connections, JIT, the catalogue
-    const times: Record<keyof typeof calls, number[]> = { direct: [], 'health-check': [], openapi: [] };
-    for (let r = 0; r < ROUNDS; r++) {
-      // Alternating which goes first, so drift on a shared machine falls on both.
-      const order = r % 2 === 0 ? (['direct', 'health-check', 'openapi'] as const) : (['openapi', 'health-check', 'direct'] as const);
-      for (const name of order) times[name].push(await round(calls[name]));
-    }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    for (const [name, xs] of Object.entries(times)) {
-      console.log(`${name.padEnd(12)} median ${median(xs).toFixed(0)} µs/call, rounds ${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} (${ROUNDS} rounds × ${REQUESTS})`);
-    }
-    for (const base of ['direct', 'health-check'] as const) {
-      const diffs = times.openapi.map((openapi, i) => openapi - times[base][i]);
-      console.log(`openapi − ${base}, paired by round: median ${median(diffs).toFixed(0)} µs, ${Math.min(...diffs).toFixed(0)}–${Math.max(...diffs).toFixed(0)}`);
-    }
+    const times = await timeRounds(calls, ROUNDS, REQUESTS);
+    for (const base of ['direct', 'health-check'] as const) printPaired(`openapi − ${base}`, times.openapi, times[base]);
   } finally {
     await t.close();
     await api.close();

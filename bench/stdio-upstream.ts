@@ -17,13 +17,13 @@ import { AccountsService } from '../src/keys/accounts.service';
 import { StdioSupervisor } from '../src/upstreams/stdio-supervisor';
 import { UpstreamsService } from '../src/upstreams/upstreams.service';
 import { startTestApp } from '../test/support/app';
+import { median, printPaired, timeRounds } from './rounds';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
 const COLD_STARTS = Number(process.env.BENCH_COLD_STARTS ?? 7);
 const EVERYTHING = path.join(__dirname, '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tos-bench-stdio-'));
@@ -44,22 +44,8 @@ async function main(): Promise<void> {
         if (res.statusCode !== 200 || !res.body.includes('42')) throw new Error(`stdio: HTTP ${res.statusCode}: ${res.body}`);
       },
     };
-    const round = async (call: () => Promise<void>) => {
-      const started = process.hrtime.bigint();
-      for (let i = 0; i < REQUESTS; i++) await call();
-      return Number(process.hrtime.bigint() - started) / 1000 / REQUESTS;
-    };
-    for (const call of Object.values(calls)) await round(call); // warm-up
-    const times: Record<keyof typeof calls, number[]> = { direct: [], stdio: [] };
-    for (let r = 0; r < ROUNDS; r++) {
-      const order = r % 2 === 0 ? (['direct', 'stdio'] as const) : (['stdio', 'direct'] as const);
-      for (const name of order) times[name].push(await round(calls[name]));
-    }
-    for (const [name, xs] of Object.entries(times)) {
-      console.log(`${name.padEnd(7)} median ${median(xs).toFixed(0)} µs/call, rounds ${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} (${ROUNDS} rounds × ${REQUESTS})`);
-    }
-    const diffs = times.stdio.map((stdio, i) => stdio - times.direct[i]);
-    console.log(`stdio − direct, paired by round: median ${median(diffs).toFixed(0)} µs, ${Math.min(...diffs).toFixed(0)}–${Math.max(...diffs).toFixed(0)}`);
+    const times = await timeRounds(calls, ROUNDS, REQUESTS);
+    printPaired('stdio − direct', times.stdio, times.direct);
 
     const supervisor = t.app.get(StdioSupervisor);
     const cold: number[] = [];

@@ -12,6 +12,8 @@ import { importEsm } from '@tos/sdk';
 import { useTestApp } from './support/app';
 import { launchChromium, describeWithChromium, watchedContext } from './support/console-browser';
 import { describeEachEngine } from './support/engines';
+import { until } from './support/poll';
+import { TestToolsModule } from './support/test-tools.module';
 
 const MODERN = '2026-07-28';
 const ENVELOPE = {
@@ -20,6 +22,7 @@ const ENVELOPE = {
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 const VIEW = 'ui://tool-orchestration-service/findings';
+const EXECUTION_VIEW = 'ui://tool-orchestration-service/execution';
 // A token shaped like GitHub's (not a real one): secret-scan's provider rules find it.
 /** The host page's side: answers ui/initialize, and once the view says it is initialized sends it the tool result. */
 const HOST = `window.host = (viewHtml, toolResult) => new Promise((resolve) => {
@@ -33,6 +36,8 @@ const HOST = `window.host = (viewHtml, toolResult) => new Promise((resolve) => {
     if (message.method === 'ui/initialize') {
       reply({ id: message.id, result: { protocolVersion: '2026-01-26', hostInfo: { name: 'e2e-host', version: '1.0.0' }, hostCapabilities: {}, hostContext: {} } });
     }
+    // What a host does for a view's own requests: passes them to the view's server (here, the test's MCP client).
+    if (message.method === 'resources/read') window.readResource(message.params.uri).then((result) => reply({ id: message.id, result }));
     if (message.method === 'ui/notifications/initialized') {
       reply({ method: 'ui/notifications/tool-result', params: toolResult });
       resolve(seen);
@@ -58,7 +63,7 @@ describeWithChromium('MCP Apps: the findings view', () => {
   });
 
   describeEachEngine('MCP Apps', (mode) => {
-    const suite = useTestApp(mode);
+    const suite = useTestApp(mode, { extensions: [TestToolsModule] });
 
     const rpc = async (method: string, params: Record<string, unknown> = {}, key = suite.acme.key) => {
       const name = (params.name ?? params.uri) as string | undefined;
@@ -85,7 +90,7 @@ describeWithChromium('MCP Apps: the findings view', () => {
       const withView = tools.filter((tool) => tool._meta.ui?.resourceUri === VIEW).map(({ name }) => name);
       expect(withView.sort()).toEqual(['dependency-check', 'iac-scan', 'image-scan', 'sast-scan', 'secret-scan']);
       const others = Object.fromEntries(tools.filter((tool) => tool._meta.ui && tool._meta.ui.resourceUri !== VIEW).map((tool) => [tool.name, tool._meta.ui.resourceUri]));
-      expect(others).toEqual(Object.fromEntries(Object.entries(REPORT_VIEWS).map(([tool, { uri }]) => [tool, uri])));
+      expect(others).toEqual({ ...Object.fromEntries(Object.entries(REPORT_VIEWS).map(([tool, { uri }]) => [tool, uri])), 'execution.status': EXECUTION_VIEW });
       expect(tools.find(({ name }) => name === 'secret-scan')!._meta[apps.RESOURCE_URI_META_KEY]).toBe(VIEW);
       expect(tools.find(({ name }) => name === 'json-transform')!._meta.ui).toBeUndefined();
 
@@ -181,6 +186,74 @@ describeWithChromium('MCP Apps: the findings view', () => {
       } finally {
         await context.close();
       }
+    });
+
+    it('keeps a running execution live in the execution view until it ends, reading it through the host', async () => {
+      const started = await suite.t.request({ method: 'POST', url: '/v1/tools/test-sleep/invoke?async=true', key: suite.acme.key, payload: { ms: 4_000 } });
+      expect(started.statusCode).toBe(202);
+      const executionId = started.json().execution_id as string;
+      await until('the execution running', async () => ((await suite.t.request({ method: 'GET', url: `/v1/executions/${executionId}`, key: suite.acme.key })).json().status === 'running' || undefined), 10_000);
+      const result = await rpc('tools/call', { name: 'execution.status', arguments: { execution_id: executionId } });
+      expect(result.isError).toBeUndefined();
+      expect(result.structuredContent).toMatchObject({ id: executionId, tool_id: 'test-sleep', status: 'running' });
+      const html = (await rpc('resources/read', { uri: EXECUTION_VIEW })).contents[0].text as string;
+      const requested: string[] = [];
+      const pageErrors: string[] = [];
+      const context = await watchedContext(browser, requested, pageErrors);
+      const read: Array<{ status: string; progress: number }> = [];
+      try {
+        const page = await context.newPage();
+        await page.exposeFunction('readResource', async (uri: string) => {
+          const answer = await rpc('resources/read', { uri });
+          read.push(JSON.parse(answer.contents[0].text));
+          return answer;
+        });
+        await page.setContent(`<!doctype html><html><body><iframe id="view" sandbox="allow-scripts" style="width:1000px;height:600px"></iframe><script>${HOST}</script></body></html>`);
+        expect(await page.evaluate(`host(${JSON.stringify(html)}, ${JSON.stringify(result)})`)).toEqual(['ui/initialize', 'ui/notifications/initialized']);
+        const view = page.frameLocator('#view');
+        await view.getByRole('heading', { name: 'test-sleep · success' }).waitFor({ timeout: 20_000 });
+        expect(await view.getByRole('progressbar', { name: 'Progress' }).getAttribute('value')).toBe('100');
+        await view.getByText('"slept_ms": 4000').waitFor();
+        // It followed the run: progress seen part way, then the end, after which it read no more.
+        expect(read.some(({ status, progress }) => status === 'running' && progress > 0 && progress < 100)).toBe(true);
+        expect(read.at(-1)).toMatchObject({ status: 'success', progress: 100 });
+        const reads = read.length;
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        expect(read.length).toBe(reads);
+        expect(pageErrors).toEqual([]);
+        expect(requested).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    }, 60_000);
+
+    it('shows executions only with executions:read, and only the account’s own', async () => {
+      const done = (await suite.t.request({ method: 'POST', url: '/v1/tools/test-sleep/invoke', key: suite.acme.key, payload: { ms: 0 } })).json().execution_id as string;
+      const invoker = await suite.t.createKey(suite.acme.id, { name: 'no-executions-read', type: 'service', scopes: ['tools:read', 'tools:invoke'] });
+      const listed = (await rpc('tools/list', {}, invoker)).tools.map(({ name }: { name: string }) => name);
+      expect(listed).not.toContain('execution.status');
+      const call = async (method: string, params: Record<string, unknown>, key: string) => {
+        const name = (params.name ?? params.uri) as string;
+        const res = await suite.t.request({
+          method: 'POST',
+          url: '/v1/mcp',
+          key,
+          headers: { accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method, 'mcp-name': name },
+          payload: { jsonrpc: '2.0', id: 3, method, params: { ...params, _meta: ENVELOPE } },
+        });
+        return res.json();
+      };
+      expect((await call('tools/call', { name: 'execution.status', arguments: { execution_id: done } }, invoker)).error.message).toContain("lacks the 'executions:read' scope");
+      // The resource it reads needs the same scope as GET /v1/executions/{id}.
+      expect((await call('resources/read', { uri: `tos://executions/${done}` }, invoker)).error.message).toContain("lacks the 'executions:read' scope");
+      expect((await rpc('tools/call', { name: 'execution.status', arguments: { execution_id: done } })).structuredContent).toMatchObject({ id: done, status: 'success' });
+
+      const other = await suite.t.createAccount('apps-other');
+      const foreign = await rpc('tools/call', { name: 'execution.status', arguments: { execution_id: done } }, other.key);
+      expect(foreign.isError).toBe(true);
+      expect(JSON.parse(foreign.content[0].text).error.code).toBe('NOT_FOUND');
+      const malformed = await rpc('tools/call', { name: 'execution.status', arguments: { execution_id: '../x' } });
+      expect(JSON.parse(malformed.content[0].text).error).toMatchObject({ code: 'INVALID_INPUT', details: { parameter: 'execution_id' } });
     });
   });
 });

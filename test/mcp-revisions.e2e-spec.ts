@@ -158,7 +158,8 @@ describe('MCP revisions and library', () => {
     const restricted = await suite.t.createKey(suite.acme.id, { name: 'json-only', type: 'service', tool_ids: ['json-transform'] });
     const client = await modernClient(restricted);
     const { resources } = await client.listResources();
-    expect(resources.map(({ uri }) => uri)).toEqual(['tos://tools/json-transform/docs']);
+    // Its tool's documentation, and the execution view, as the key may read executions (docs/mcp.md#execution-status).
+    expect(resources.map(({ uri }) => uri)).toEqual(['tos://tools/json-transform/docs', 'ui://tool-orchestration-service/execution']);
     const docs = await client.readResource({ uri: 'tos://tools/json-transform/docs' });
     expect(docs.contents[0]).toMatchObject({ mimeType: 'text/markdown', text: expect.stringContaining('# JSON Transform (`json-transform`)') });
     await expect(client.readResource({ uri: 'tos://tools/health-check/docs' })).rejects.toThrow(/Resource not found/);

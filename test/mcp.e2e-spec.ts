@@ -91,7 +91,8 @@ describeEachEngine('MCP endpoint', (mode) => {
     } while (cursor);
 
     const registry = suite.t.app.get(ToolRegistry);
-    const ids = registry.all().map((tool) => tool.definition.id).sort();
+    // With the catalogue, execution.status (docs/mcp.md#execution-status), as the key may read executions.
+    const ids = [...registry.all().map((tool) => tool.definition.id), 'execution.status'].sort();
     expect(names).toEqual(ids);
     expect(names).toEqual(expect.arrayContaining(['json-transform', 'test-sleep', 'test-record']));
     expect(pages).toBe(Math.ceil(ids.length / PAGE_SIZE));
@@ -108,7 +109,9 @@ describeEachEngine('MCP endpoint', (mode) => {
   it("filters the list by the key's tool restriction and refuses the other tools", async () => {
     const narrow = await suite.t.createKey(suite.acme.id, { name: 'narrow', type: 'service', tool_ids: ['json-transform', 'test-sleep'] });
     const client = await connect(narrow);
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['json-transform', 'test-sleep']);
+    const first = await client.listTools();
+    const second = await client.listTools({ cursor: first.nextCursor });
+    expect([...first.tools, ...second.tools].map((tool) => tool.name)).toEqual(['execution.status', 'json-transform', 'test-sleep']);
     await expect(client.callTool({ name: 'test-record', arguments: {} })).rejects.toThrow(/may not use tool 'test-record'/);
   });
 

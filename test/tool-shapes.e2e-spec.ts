@@ -34,7 +34,8 @@ describe('Tool shapes clients see', () => {
     const answer = await suite.t.request({ method: 'POST', url: '/v1/mcp', key: suite.acme.key, headers: MCP_HEADERS, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(answer.statusCode).toBe(200);
     const tools = (answer.json() as { result: { tools: { name: string }[] } }).result.tools;
-    expect(tools).toHaveLength(28);
+    // The 28 tools, and execution.status (docs/mcp.md#execution-status).
+    expect(tools).toHaveLength(29);
     for (const tool of [...tools].sort((a, b) => a.name.localeCompare(b.name))) expect(JSON.stringify(tool)).toMatchSnapshot(tool.name);
   });
 

@@ -140,7 +140,8 @@ describeEachEngine('upstream MCP servers', (mode) => {
     expect((await register({ id: owner.id, key: reader }, { name: 'other', url: reference.server.url })).statusCode).toBe(403);
     const narrowed = await suite.t.createKey(owner.id, { name: 'narrow', type: 'service', tool_ids: ['json-transform'] });
     expect(await restIds(narrowed)).toEqual(['json-transform']);
-    expect(await mcpNames(narrowed)).toEqual(['json-transform']);
+    // MCP adds execution.status (docs/mcp.md#execution-status), no tool of the catalogue.
+    expect(await mcpNames(narrowed)).toEqual(['execution.status', 'json-transform']);
     expect((await invoke(narrowed, 'everything.get-sum', { a: 1, b: 2 })).statusCode).toBe(403);
     expect((await mcp(narrowed, { method: 'tools/call', params: { name: 'everything.get-sum', arguments: { a: 1, b: 2 } } })).json().error).toMatchObject({ code: -32602 });
   });
@@ -176,6 +177,7 @@ describeEachEngine('upstream MCP servers', (mode) => {
     for (const [body, parameter] of [
       [{ name: 'Bad Name', url: reference.server.url }, 'name'],
       [{ name: 'workflow', url: reference.server.url }, 'name'],
+      [{ name: 'execution', url: reference.server.url }, 'name'],
       [{ name: 'ok', url: reference.server.url, auth: { bearer_secret_name: 'x', none: true } }, 'auth'],
       [{ name: 'ok', url: 'ftp://127.0.0.1/mcp' }, 'url'],
       [{ name: 'ok', url: reference.server.url, transport: 'sse' }, 'transport'],

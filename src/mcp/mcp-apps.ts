@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { canUseTool, type Principal } from '../identity/principal';
 import type { ResourceContents, ResourceDefinition, ResourceHandler } from '../tools/sdk/resources-and-prompts';
+import { EXECUTION_STATUS_TOOL, executionUri } from './mcp-execution-uri';
 
 /** The MCP Apps extension's names (`@modelcontextprotocol/ext-apps`; test/mcp-apps.e2e-spec.ts holds them to the package). */
 export const MCP_APP_MIME_TYPE = 'text/html;profile=mcp-app';
@@ -113,6 +114,33 @@ const LOAD_RENDER = `(data, root) => {
   root.append(table(['Status', 'Answers'], Object.entries(data.status_counts || {}).map(([status, n]) => ({ className: /^[45]/.test(status) ? 'severity-high' : '', cells: [status, n] }))));
 }`;
 
+/**
+ * execution.status: the execution's status, progress and message, then its result or error. Until it
+ * ends, the view reads the execution again each second (resources/read, through the host: the view
+ * itself may reach nothing) and shows what changed; it stops when the host does not answer.
+ */
+const EXECUTION_RENDER = `(data, root) => {
+  const progress = Math.max(0, Math.min(100, Number(data.progress) || 0));
+  root.append(el('h1', (data.tool_id || 'Execution') + ' · ' + (data.status || 'unknown')));
+  const bar = el('progress');
+  bar.max = 100;
+  bar.value = progress;
+  bar.setAttribute('aria-label', 'Progress');
+  root.append(bar);
+  root.append(el('p', Math.round(progress) + '%' + (data.progress_message ? ' · ' + data.progress_message : '')));
+  root.append(el('p', [data.id, data.started_at && 'started ' + data.started_at, data.duration_ms !== undefined && data.duration_ms !== null && (data.duration_ms / 1000).toFixed(1) + ' s'].filter(Boolean).join(' · ')));
+  if (data.status === 'input_required') root.append(el('p', 'Waiting for input: ' + Object.values(data.input_requests || {}).map((asked) => asked.message).join('; ')));
+  if (data.error) root.append(el('p', 'Error ' + data.error.code + ': ' + data.error.message));
+  if (data.result) root.append(el('pre', JSON.stringify(data.result, null, 2).slice(0, 20000)));
+  if (['success', 'error', 'cancelled'].includes(data.status) || !data.id) return;
+  setTimeout(() => request('resources/read', { uri: '${executionUri('')}' + data.id }).then((answer) => {
+    const text = answer && answer.contents && answer.contents[0] && answer.contents[0].text;
+    if (!text) { root.append(el('p', 'Live updates stopped: the host did not answer.')); return; }
+    root.replaceChildren();
+    render(JSON.parse(text), root);
+  }), 1000);
+}`;
+
 const STYLE = `body{font:13px system-ui,sans-serif;margin:8px}h1{font-size:15px;margin:0 0 4px}h2{font-size:14px;margin:12px 0 4px}table{border-collapse:collapse;width:100%;margin-top:6px}th,td{text-align:left;padding:3px 6px;border-bottom:1px solid #ddd;vertical-align:top}tr.severity-critical td:first-child,tr.severity-high td:first-child,tr.grade-d td:first-child,tr.grade-f td:first-child{color:#b00020;font-weight:600}`;
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
@@ -121,10 +149,12 @@ const hash = (text: string) => `'sha256-${createHash('sha256').update(text).dige
 interface AppView {
   uri: string;
   tools: ReadonlySet<string>;
+  /** Whether the key has any use for the view. */
+  visibleTo: (principal: Principal) => boolean;
   resource: { definition: ResourceDefinition; handler: ResourceHandler };
 }
 
-function appView(name: string, title: string, description: string, tools: string[], render: string): AppView {
+function appView(name: string, title: string, description: string, tools: string[], render: string, visibleTo = (principal: Principal) => tools.some((toolId) => canUseTool(principal, toolId))): AppView {
   const uri = `${URI_PREFIX}${name}`;
   const script = frameScript(name, render);
   // Nothing leaves the view: no fetch, no images, fonts, frames or forms; only its own inline script and style, by hash.
@@ -133,6 +163,7 @@ function appView(name: string, title: string, description: string, tools: string
   return {
     uri,
     tools: new Set(tools),
+    visibleTo,
     resource: {
       definition: { uri, name: `${name}-view`, title, description, mimeType: MCP_APP_MIME_TYPE },
       handler: {
@@ -149,15 +180,18 @@ export const APP_VIEWS: readonly AppView[] = [
   appView('code-quality', 'Code quality', 'An MCP App view of a code-quality result: the grade, totals and each file’s measures.', ['code-quality'], QUALITY_RENDER),
   appView('test-report', 'Test report', 'An MCP App view of a test-report result: totals, coverage, failures and flaky tests.', ['test-report'], TESTS_RENDER),
   appView('load-test', 'Load test', 'An MCP App view of a performance-profiling result: throughput, latency percentiles and answers by status.', ['performance-profiling'], LOAD_RENDER),
+  appView('execution', 'Execution', 'An MCP App view of an execution: status and progress, kept live until it ends, then its result or error.', [EXECUTION_STATUS_TOOL], EXECUTION_RENDER, (principal) =>
+    principal.scopes.has('executions:read'),
+  ),
 ];
 
 const VIEW_OF_TOOL = new Map(APP_VIEWS.flatMap((view) => [...view.tools].map((toolId) => [toolId, view] as const)));
 const VIEW_BY_URI = new Map(APP_VIEWS.map((view) => [view.uri, view] as const));
 
-/** Whether a resource is for this key: a view only when it may use one of the tools rendered in it; any other resource, yes. */
+/** Whether a resource is for this key: a view only when it has a use for it (may use one of the tools rendered in it); any other resource, yes. */
 export function viewVisibleTo(principal: Principal, uri: string): boolean {
   const view = VIEW_BY_URI.get(uri);
-  return !view || [...view.tools].some((toolId) => canUseTool(principal, toolId));
+  return !view || view.visibleTo(principal);
 }
 
 /** What a tool's `tools/list` entry adds to its `_meta`: the view its results render in, for hosts with the extension; others ignore it. */

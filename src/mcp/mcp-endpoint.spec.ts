@@ -18,6 +18,7 @@ import { OutageLog, type Dependency } from '../common/outages';
 import { CatalogueChanges } from '../tools/catalogue-changes';
 import type { PublishedWorkflows } from '../workflows/published-workflows';
 import type { WorkflowRuns } from '../workflows/workflow-runs';
+import type { ExecutionsService } from '../executions/request/executions.service';
 
 /** Hears what the endpoint reports as an outage. */
 class HeardOutages extends OutageLog {
@@ -48,7 +49,7 @@ describe('McpEndpoint', () => {
       list: () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
     } as unknown as McpTasks;
     const published = { published: () => Promise.resolve([]) } as unknown as PublishedWorkflows;
-    const tools = new McpTools(registry, failing, tasks, {} as AppConfig, {} as InputRounds, published, {} as WorkflowRuns);
+    const tools = new McpTools(registry, failing, tasks, {} as AppConfig, {} as InputRounds, published, {} as WorkflowRuns, {} as ExecutionsService);
     tools.onApplicationBootstrap();
     const library = { read: () => Promise.reject(new Error('relation "executions" does not exist at 10.0.0.7')) } as unknown as McpLibrary;
     modern = new McpModernEndpoint(tools, tasks, outages, library, new CatalogueChanges(new LocalBroadcast('changes')), {} as LiveUpdates);

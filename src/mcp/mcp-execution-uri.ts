@@ -7,3 +7,6 @@ export const executionUri = (executionId: string): string => `tos://executions/$
 export function executionIdOfUri(uri: unknown): string | undefined {
   return typeof uri === 'string' ? EXECUTION.exec(uri)?.[1] : undefined;
 }
+
+/** The tool that shows an execution (src/mcp/mcp-execution-tool.ts), whose results the execution view renders live. */
+export const EXECUTION_STATUS_TOOL = 'execution.status';

@@ -172,6 +172,7 @@ export class McpLibrary implements OnApplicationBootstrap {
 
   private async readExecution(principal: Principal, uri: string, id: string): Promise<ResourceContents[]> {
     if (executionIdOfUri(uri) === undefined) throw resourceNotFound(uri);
+    requireScope(principal, 'executions:read');
     try {
       return [{ uri, mimeType: 'application/json', text: JSON.stringify(executionView(await this.executions.get(principal, id))) }];
     } catch (err) {

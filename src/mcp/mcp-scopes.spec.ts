@@ -14,6 +14,15 @@ describe('missingScopes', () => {
     expect(missingScopes(holding('tools:invoke'), request('subscriptions/listen'))).toEqual(['tools:read']);
   });
 
+  it('asks what GET /v1/executions/{id} asks of a read of an execution, as a resource or through execution.status', () => {
+    const withParams = (method: string, params: Record<string, unknown>) => ({ ...request(method), params });
+    expect(missingScopes(holding('tools:read'), withParams('resources/read', { uri: 'tos://executions/exec_1' }))).toEqual(['executions:read']);
+    expect(missingScopes(holding('tools:read'), withParams('resources/read', { uri: 'tos://tools/json-transform/docs' }))).toEqual([]);
+    // It reads: no tools:invoke needed, executions:read is.
+    expect(missingScopes(holding('executions:read'), withParams('tools/call', { name: 'execution.status' }))).toEqual([]);
+    expect(missingScopes(holding('tools:invoke'), withParams('tools/call', { name: 'execution.status' }))).toEqual(['executions:read']);
+  });
+
   it('asks nothing of methods that need no scope, of notifications and of what is not a request', () => {
     for (const body of [request('initialize'), request('server/discover'), request('ping'), { jsonrpc: '2.0', method: 'notifications/cancelled' }, null, 'tools/call', request('__proto__'), request('toString'), request(7)]) {
       expect(missingScopes(holding(), body)).toEqual([]);

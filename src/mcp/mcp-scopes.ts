@@ -1,5 +1,6 @@
 import type { Principal } from '../identity/principal';
 import type { Scope } from '../identity/scopes';
+import { EXECUTION_STATUS_TOOL, executionIdOfUri } from './mcp-execution-uri';
 
 /** The scope each MCP method needs, as its handler checks it (requireScope); methods not listed need none (initialize, ping, server/discover, notifications). */
 const METHOD_SCOPES: Readonly<Record<string, Scope>> = {
@@ -19,6 +20,13 @@ const METHOD_SCOPES: Readonly<Record<string, Scope>> = {
   'tasks/cancel': 'executions:cancel',
 };
 
+/** Reading an execution, as a resource or through execution.status, needs what GET /v1/executions/{id} needs. */
+function scopesOf(method: string, params: { name?: unknown; uri?: unknown } | undefined): Scope[] {
+  if (method === 'tools/call' && params?.name === EXECUTION_STATUS_TOOL) return ['executions:read'];
+  if (method === 'resources/read' && executionIdOfUri(params?.uri) !== undefined) return [METHOD_SCOPES[method], 'executions:read'];
+  return [METHOD_SCOPES[method]];
+}
+
 /**
  * The scopes the POST's messages (one or a batch) need that the principal lacks, before any runs:
  * an OAuth client is then answered at the HTTP level (403 with the step-up challenge, as the MCP
@@ -28,9 +36,9 @@ export function missingScopes(principal: Pick<Principal, 'scopes'>, body: unknow
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   const missing = new Set<Scope>();
   for (const message of messages) {
-    const method = message !== null && typeof message === 'object' ? (message as { method?: unknown }).method : undefined;
-    const scope = typeof method === 'string' && Object.hasOwn(METHOD_SCOPES, method) ? METHOD_SCOPES[method] : undefined;
-    if (scope && !principal.scopes.has(scope)) missing.add(scope);
+    const { method, params } = message !== null && typeof message === 'object' ? (message as { method?: unknown; params?: { name?: unknown; uri?: unknown } }) : {};
+    const scopes = typeof method === 'string' && Object.hasOwn(METHOD_SCOPES, method) ? scopesOf(method, params) : [];
+    for (const scope of scopes) if (!principal.scopes.has(scope)) missing.add(scope);
   }
   return [...missing];
 }

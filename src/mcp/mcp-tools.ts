@@ -22,6 +22,9 @@ import { inputsSchema } from '../workflows/workflow-document';
 import { outputsSchema, PublishedWorkflows, toolIdOf } from '../workflows/published-workflows';
 import { runAnswer, WorkflowRuns } from '../workflows/workflow-runs';
 import type { Workflow } from '../workflows/workflow.entity';
+import { ExecutionsService } from '../executions/request/executions.service';
+import { EXECUTION_STATUS_VIEW, executionStatus } from './mcp-execution-tool';
+import { EXECUTION_STATUS_TOOL } from './mcp-execution-uri';
 
 /** What a tools/call brings besides its name and arguments. */
 export interface CallContext extends RequestFacts {
@@ -78,6 +81,7 @@ export class McpTools implements OnApplicationBootstrap {
     private readonly rounds: InputRounds,
     private readonly published: PublishedWorkflows,
     private readonly runs: WorkflowRuns,
+    private readonly executions: ExecutionsService,
     @Optional() private readonly accountTools?: AccountTools,
   ) {}
 
@@ -94,14 +98,16 @@ export class McpTools implements OnApplicationBootstrap {
   }
 
   /**
-   * The built-in tools the key may use, its account's published workflows (docs/workflows.md#publishing)
-   * and its upstream servers' tools (docs/upstreams.md), in name order.
+   * The built-in tools the key may use, its account's published workflows (docs/workflows.md#publishing),
+   * its upstream servers' tools (docs/upstreams.md) and, with `executions:read`, execution.status
+   * (docs/mcp.md#execution-status), in name order.
    */
   async list(principal: Principal, cursor: string | undefined): Promise<{ tools: McpTool[]; nextCursor?: string }> {
     requireScope(principal, 'tools:read');
     const workflows = (await this.published.published(principal)).map((workflow) => ({ name: toolIdOf(workflow), view: workflowToolView(workflow) }));
     const runnable = ((await this.accountTools?.of(principal)) ?? []).flatMap(({ id, runnable: tool }) => (tool ? [{ name: id, view: mcpToolView(id, tool) }] : []));
-    const own = [...workflows, ...runnable];
+    const status = principal.scopes.has('executions:read') ? [{ name: EXECUTION_STATUS_TOOL, view: EXECUTION_STATUS_VIEW }] : [];
+    const own = [...workflows, ...runnable, ...status];
     const builtIn = this.catalogue.filter(({ tool }) => canUseTool(principal, tool.definition.id));
     const visible = own.length === 0 ? builtIn : [...builtIn, ...own].sort((a, b) => (a.name < b.name ? -1 : 1));
     const { page, nextCursor } = pageAfter(visible, ({ name }) => name, cursor, this.config.MCP_PAGE_SIZE);
@@ -121,6 +127,8 @@ export class McpTools implements OnApplicationBootstrap {
     args: Record<string, unknown> | undefined,
     context: CallContext,
   ): Promise<CallToolResult | CreateTaskResult | LegacyCreateTaskResult | InputRequiredResult> {
+    // It reads an execution: executions:read, not tools:invoke.
+    if (name === EXECUTION_STATUS_TOOL) return executionStatus(this.executions, principal, args).catch((err: unknown) => hideUnexpected(err, 'tools/call', context));
     requireScope(principal, 'tools:invoke');
     // Built-in, else an upstream server's tool (docs/upstreams.md), which runs the same way.
     const tool = this.byName.get(name) ?? (await this.accountTools?.runnable(principal, name));

@@ -6,8 +6,9 @@ import type { AuditFilter } from './upstream-audit';
 import { UPSTREAM_AUDIT_ACTIONS, type UpstreamAuditAction } from './upstream-audit-event.entity';
 import type { OperatorUpstreamFields } from './upstreams.service';
 
-/** Lower-case, so `<name>.<tool>` reads as one id; `workflow` is the published workflows' prefix (docs/workflows.md#publishing). */
-export const UPSTREAM_NAME = /^(?!workflow$)[a-z][a-z0-9-]{0,31}$/;
+/** Lower-case, so `<name>.<tool>` reads as one id; `workflow` is the published workflows' prefix (docs/workflows.md#publishing), `execution` the MCP execution.status tool's (docs/mcp.md#execution-status). */
+export const UPSTREAM_NAME = /^(?!(?:workflow|execution)$)[a-z][a-z0-9-]{0,31}$/;
+export const UPSTREAM_NAME_RULE = 'name must be 1-32 of a-z, 0-9 and -, starting with a letter, and not "workflow" or "execution"';
 
 /** An HTTP header name (RFC 9110 token) that is not one the call sets itself. */
 const API_KEY_HEADER = /^(?!(?:authorization|host|content-type|content-length|accept|cookie|connection|transfer-encoding)$)[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/i;
@@ -45,7 +46,7 @@ export function filterOf(raw: UpstreamToolFilter | undefined): UpstreamToolFilte
  * puts it in every account's catalogue. Anything else is the 400 naming the argument.
  */
 export function operatorUpstreamOf(accountId: string, args: Record<string, unknown>): OperatorUpstreamFields {
-  if (typeof args.name !== 'string' || !UPSTREAM_NAME.test(args.name)) throw AppException.invalidRequest('name must be 1-32 of a-z, 0-9 and -, starting with a letter, and not "workflow"', { parameter: 'name' });
+  if (typeof args.name !== 'string' || !UPSTREAM_NAME.test(args.name)) throw AppException.invalidRequest(UPSTREAM_NAME_RULE, { parameter: 'name' });
   if (args.shared !== undefined && typeof args.shared !== 'boolean') throw AppException.invalidRequest('shared must be true or false', { parameter: 'shared' });
   if (args.timeout !== undefined && (!Number.isInteger(args.timeout) || (args.timeout as number) < 1 || (args.timeout as number) > 300)) throw AppException.invalidRequest('timeout must be whole seconds from 1 to 300', { parameter: 'timeout' });
   if (args.tools !== undefined && (typeof args.tools !== 'object' || args.tools === null || Array.isArray(args.tools))) throw AppException.invalidRequest('tools must be { include?, exclude? }', { parameter: 'tools' });

@@ -7,7 +7,7 @@ import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
 import { MAX_OPERATIONS } from './openapi-document';
 import { UPSTREAM_AUDIT_ACTIONS, type UpstreamAuditAction } from './upstream-audit-event.entity';
-import { auditFilterOf, authOf, filterOf, UPSTREAM_NAME } from './upstream-fields';
+import { auditFilterOf, authOf, filterOf, UPSTREAM_NAME, UPSTREAM_NAME_RULE } from './upstream-fields';
 import { MAX_UPSTREAMS_PER_ACCOUNT, UpstreamsService } from './upstreams.service';
 
 /** Kept with the controller: the worker reads upstream-fields.ts (operator commands) and loads no Swagger. */
@@ -23,7 +23,7 @@ export class UpstreamToolFilterDto {
 
 export class CreateUpstreamDto {
   @ApiProperty({ pattern: UPSTREAM_NAME.source, description: 'Its tools are `<name>.<tool>`.' })
-  @IsString() @Matches(UPSTREAM_NAME, { message: 'name must be 1-32 of a-z, 0-9 and -, starting with a letter, and not "workflow"' })
+  @IsString() @Matches(UPSTREAM_NAME, { message: UPSTREAM_NAME_RULE })
   name: string;
 
   @ApiPropertyOptional({ enum: ['mcp', 'openapi'], default: 'mcp', description: '`openapi`: operations of an OpenAPI 3.0/3.1 document as tools (docs/upstreams.md#openapi-operations).' })
