@@ -1,9 +1,11 @@
 /**
- * Upstreams' health and visibility (docs/upstreams.md#metrics, #audit-log) on both engines, against
- * the reference server `@modelcontextprotocol/server-everything` on 127.0.0.1: per-upstream metrics
- * scraped from /metrics (calls by outcome — ok sync and queued, cancelled, unavailable, refused;
- * duration; tools; up; a deleted upstream's series gone), and the audit log of who registered, changed and called what, for its
- * account alone, filtered, paged, without secret values, and pruned past its retention.
+ * Upstreams' health and visibility (docs/upstreams.md#metrics, #audit-log) on both engines, and
+ * across an API process and a worker process, against the reference server
+ * `@modelcontextprotocol/server-everything` on 127.0.0.1: per-upstream metrics scraped from
+ * /metrics (calls by outcome — ok sync and queued, cancelled, unavailable, refused; duration;
+ * tools; up; a deleted upstream's series gone), and the audit log of who registered, changed and
+ * called what, for its account alone, filtered, paged, without secret values, and pruned past its
+ * retention.
  */
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -12,6 +14,10 @@ import { describeEachEngine } from './support/engines';
 import { useEverything } from './support/everything-server';
 import { until } from './support/poll';
 import { UpstreamAudit } from '../src/upstreams/upstream-audit';
+import { startTestApp } from './support/app';
+import { ENGINE_MODES } from './support/engines';
+import { freePort } from './support/free-port';
+import { killProcess, startServiceProcess, type ServiceProcess } from './support/processes';
 
 const METRICS_TOKEN = 'metrics-token-upstreams-0123';
 const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1', METRICS_TOKEN };
@@ -32,16 +38,7 @@ describeEachEngine('upstreams: metrics and audit log', (mode) => {
     expect(response.statusCode).toBe(200);
     return response.body;
   };
-  /** The value of the series of `name` having these labels (among others), or undefined when the registry has none. */
-  const sample = (body: string, name: string, labels: Record<string, string>) => {
-    for (const line of body.split('\n')) {
-      const match = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
-      if (!match || match[1] !== name) continue;
-      const has = Object.fromEntries([...match[2].matchAll(/(\w+)="([^"]*)"/g)].map(([, key, value]) => [key, value]));
-      if (Object.entries(labels).every(([key, value]) => has[key] === value)) return Number(match[3]);
-    }
-    return undefined;
-  };
+  const sample = sampleOf;
   const ended = (key: string, id: string) =>
     until('the execution ends', async () => {
       const row = (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key })).json();
@@ -186,4 +183,64 @@ describeEachEngine('upstreams: metrics and audit log', (mode) => {
     const left = (await audit(owner.key, `/v1/upstreams/${upstream.id}/audit`)).json();
     expect(left.events.map((event: { action: string }) => event.action)).toEqual(['upstream.disabled']);
   });
+});
+
+/** A value of the series of `name` having these labels (among others) in a Prometheus text body, or undefined. */
+function sampleOf(body: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of body.split('\n')) {
+    const match = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const has = Object.fromEntries([...match[2].matchAll(/(\w+)="([^"]*)"/g)].map(([, key, value]) => [key, value]));
+    if (Object.entries(labels).every(([key, value]) => has[key] === value)) return Number(match[3]);
+  }
+  return undefined;
+}
+
+describe('upstreams: metrics and audit log across processes [distributed]', () => {
+  let cleanup: (() => Promise<void>) | undefined;
+  let api: Awaited<ReturnType<typeof startTestApp>> | undefined;
+  let worker: ServiceProcess | undefined;
+  let workerMetrics: string;
+  const reference = useEverything();
+
+  beforeAll(async () => {
+    const prepared = await ENGINE_MODES.find((m) => m.name === 'distributed')!.prepare();
+    cleanup = prepared.cleanup;
+    api = await startTestApp({ env: { ...prepared.env, ...ENV, ROLE: 'api' } });
+    const port = await freePort();
+    worker = await startServiceProcess('worker', { ...prepared.env, ...ENV, WORKSPACE_ROOT: api.workspaceRoot, METRICS_PORT: String(port) });
+    workerMetrics = `http://127.0.0.1:${port}/metrics`;
+  }, 120_000);
+  afterAll(async () => {
+    await killProcess(worker);
+    await api?.close();
+    await cleanup?.();
+  });
+
+  it("counts a queued call in the worker that ran it, health in the API process; the worker records the call's event", async () => {
+    const owner = await api!.createAccount('upa-processes');
+    const upstream = (await api!.request({ method: 'POST', url: '/v1/upstreams', key: owner.key, payload: { name: 'everything', transport: 'streamable-http', url: reference.server.url, auth: { none: true }, tools: { include: ['get-sum'] } } })).json();
+    const queued = (await api!.request({ method: 'POST', url: '/v1/tools/everything.get-sum/invoke?async=true', key: owner.key, payload: { inputs: { a: 1, b: 2 } } })).json();
+    const ended = await until('the worker runs it', async () => {
+      const row = (await api!.request({ method: 'GET', url: `/v1/executions/${queued.execution_id}`, key: owner.key })).json();
+      return row.status === 'queued' || row.status === 'running' ? undefined : row;
+    }, 60_000);
+    expect(ended.status).toBe('success');
+
+    const fromWorker = await (await fetch(workerMetrics)).text();
+    expect(sampleOf(fromWorker, 'tos_upstream_calls_total', { upstream: upstream.id, outcome: 'ok', role: 'worker' })).toBe(1);
+    expect(sampleOf(fromWorker, 'tos_upstream_call_duration_seconds_count', { upstream: upstream.id, role: 'worker' })).toBe(1);
+    expect(sampleOf(fromWorker, 'tos_upstream_tools', { upstream: upstream.id })).toBeUndefined(); // health is the API processes'
+    const fromApi = (await api!.request({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).body;
+    expect(sampleOf(fromApi, 'tos_upstream_calls_total', { upstream: upstream.id })).toBeUndefined();
+    expect(sampleOf(fromApi, 'tos_upstream_tools', { upstream: upstream.id, role: 'api' })).toBe(1);
+    expect(sampleOf(fromApi, 'tos_upstream_up', { upstream: upstream.id, role: 'api' })).toBe(1);
+
+    const keyId = (await api!.request({ method: 'GET', url: '/v1/keys', key: owner.key })).json().keys[0].id;
+    const calls = await until('the call recorded', async () => {
+      const page = (await api!.request({ method: 'GET', url: `/v1/upstreams/${upstream.id}/audit?action=upstream.called`, key: owner.key })).json();
+      return page.total === 1 ? page.events : undefined;
+    });
+    expect(calls[0]).toMatchObject({ actor: keyId, account_id: owner.id, details: { tool_id: 'everything.get-sum', execution_id: queued.execution_id, outcome: 'ok' } });
+  }, 120_000);
 });
