@@ -1,10 +1,11 @@
 /**
  * Upstreams: MCP servers and OpenAPI operations the account serves as its own tools
  * (docs/console.md#upstreams, docs/upstreams.md) — register, test the connection, see what was
- * discovered, switch an upstream or one of its tools off and on, delete.
+ * discovered, switch an upstream or one of its tools off and on, delete; and the audit log of all that.
  */
 import { api, ApiError } from './api.js';
 import { count, field, h, notify, table, when } from './dom.js';
+import { upstreamAuditSection } from './upstream-audit.js';
 
 interface UpstreamTool {
   name: string;
@@ -29,6 +30,7 @@ const path = (id: string) => `/v1/upstreams/${encodeURIComponent(id)}`;
 
 export async function upstreamsPage(main: HTMLElement): Promise<void> {
   const list = h('div');
+  const audit = upstreamAuditSection();
   /** Runs a call and says `done`, or what went wrong; true when it went through. */
   const act = async (done: string, call: () => Promise<unknown>): Promise<boolean> => {
     try {
@@ -98,7 +100,7 @@ export async function upstreamsPage(main: HTMLElement): Promise<void> {
     );
 
   const refresh = async () => {
-    const { upstreams, max_upstreams } = await api<{ upstreams: Upstream[]; max_upstreams: number }>('GET', '/v1/upstreams');
+    const [{ upstreams, max_upstreams }] = await Promise.all([api<{ upstreams: Upstream[]; max_upstreams: number }>('GET', '/v1/upstreams'), audit.refresh()]);
     list.replaceChildren(
       upstreams.length === 0
         ? h('p', {}, 'No upstreams yet.')
@@ -121,6 +123,7 @@ export async function upstreamsPage(main: HTMLElement): Promise<void> {
     registerForm((body) => act(`Registered ${String(body.name)}`, () => api('POST', '/v1/upstreams', body))),
     h('h2', {}, 'Your upstreams'),
     list,
+    audit.element,
   );
   await refresh();
 }

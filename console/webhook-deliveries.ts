@@ -5,6 +5,7 @@
  */
 import { api, query } from './api.js';
 import { field, h, table, when } from './dom.js';
+import { pager } from './pager.js';
 import { actor, stateOf, Webhook, WEBHOOK_EVENTS, webhookActions, webhookPath } from './webhooks.js';
 
 const PAGE_SIZE = 20;
@@ -38,9 +39,8 @@ export async function webhookPage(main: HTMLElement, id: string | undefined): Pr
   const log = h('div');
   const status = h('select', {}, h('option', { value: '' }, 'any'), ...STATUSES.map((s) => h('option', { value: s }, s)));
   const event = h('select', {}, h('option', { value: '' }, 'any'), ...[...WEBHOOK_EVENTS, 'ping'].map((e) => h('option', { value: e }, e)));
-  const previous = h('button', { type: 'button', class: 'secondary' }, 'Previous page');
-  const next = h('button', { type: 'button', class: 'secondary' }, 'Next page');
-  let offset = 0;
+  const filters = h('form', { class: 'panel row', role: 'search', 'aria-label': 'Filter deliveries' }, field('Status', status), field('Event', event), h('button', { type: 'submit' }, 'Filter'));
+  const pages = pager(PAGE_SIZE, filters, () => void refresh());
   /** Set when the page is left or the subscription deleted: nothing reloads after that. */
   let gone = false;
   let reload: ReturnType<typeof setTimeout> | undefined;
@@ -48,6 +48,7 @@ export async function webhookPage(main: HTMLElement, id: string | undefined): Pr
   const refresh = async () => {
     if (gone) return;
     clearTimeout(reload);
+    const offset = pages.offset();
     const [hook, page] = await Promise.all([
       api<Webhook>('GET', path),
       api<{ deliveries: Delivery[]; total: number }>('GET', `${path}/deliveries${query({ limit: PAGE_SIZE, offset, status: status.value || undefined, event: event.value || undefined })}`),
@@ -60,8 +61,7 @@ export async function webhookPage(main: HTMLElement, id: string | undefined): Pr
         window.location.hash = '#/webhooks';
       }),
     );
-    previous.hidden = offset === 0;
-    next.hidden = offset + page.deliveries.length >= page.total;
+    pages.shown(page.deliveries.length, page.total);
     log.replaceChildren(
       page.deliveries.length === 0
         ? h('p', {}, 'No deliveries match.')
@@ -84,20 +84,6 @@ export async function webhookPage(main: HTMLElement, id: string | undefined): Pr
   };
   const act = actor(secretSlot, refresh);
 
-  const filters = h('form', { class: 'panel row', role: 'search', 'aria-label': 'Filter deliveries' }, field('Status', status), field('Event', event), h('button', { type: 'submit' }, 'Filter'));
-  filters.addEventListener('submit', (submitted) => {
-    submitted.preventDefault();
-    offset = 0;
-    void refresh();
-  });
-  previous.addEventListener('click', () => {
-    offset = Math.max(0, offset - PAGE_SIZE);
-    void refresh();
-  });
-  next.addEventListener('click', () => {
-    offset += PAGE_SIZE;
-    void refresh();
-  });
 
   main.append(
     h('p', {}, h('a', { href: '#/webhooks' }, '← All webhooks')),
@@ -108,7 +94,7 @@ export async function webhookPage(main: HTMLElement, id: string | undefined): Pr
     filters,
     h('div', { class: 'actions' }, h('button', { type: 'button', class: 'secondary', onClick: () => void refresh() }, 'Refresh')),
     log,
-    h('div', { class: 'actions' }, previous, next),
+    h('div', { class: 'actions' }, pages.previous, pages.next),
   );
   await refresh();
   return () => {

@@ -13,7 +13,8 @@ import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
 import { WebhookSubscription } from './webhooks/webhook-subscription.entity';
 import { OAuthRecord } from './oauth/oauth-record.entity';
 import { Upstream } from './upstreams/upstream.entity';
+import { UpstreamAuditEvent } from './upstreams/upstream-audit-event.entity';
 import { Workflow, WorkflowRun, WorkflowVersion } from './workflows/workflow.entity';
 
 /** Every entity of the service, for the TypeORM CLI (ormconfig.ts); the migrations create exactly these tables. */
-export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, WorkspaceChunk, ConsoleLink, ConsoleSession, AccountMember, WebhookSubscription, WebhookDelivery, Workflow, WorkflowVersion, WorkflowRun, Schedule, ScheduleRun, Trigger, TriggerEvent, Upstream, OAuthRecord];
+export const ENTITIES = [Account, ApiKey, Execution, IdempotencyRecord, AccountSecret, WorkspaceRecord, WorkspaceChunk, ConsoleLink, ConsoleSession, AccountMember, WebhookSubscription, WebhookDelivery, Workflow, WorkflowVersion, WorkflowRun, Schedule, ScheduleRun, Trigger, TriggerEvent, Upstream, UpstreamAuditEvent, OAuthRecord];

@@ -290,6 +290,14 @@ describe('tos client commands', () => {
 
       for (const upstream of [upstreamId, dead.body.id]) expect(await json(['upstreams', 'rm', upstream])).toMatchObject({ code: 0, body: { deleted: upstream } });
       expect((await json(['upstreams', 'list'])).body).toEqual([]);
+
+      // The audit log: everything above, newest first, kept after the deletions; a table filtered by action.
+      const log = (await json(['upstreams', 'audit', upstreamId])).body as Array<{ action: string }>;
+      expect(log.map((event) => event.action)).toEqual(['upstream.deleted', 'upstream.tool_enabled', 'upstream.tool_disabled', 'upstream.called', 'upstream.created']);
+      expect(log[3]).toMatchObject({ details: { tool_id: 'pets.showPetById', outcome: 'ok' } });
+      const deletions = await tos(['upstreams', 'audit', '--action', 'upstream.deleted']);
+      expect(deletions.stdout).toMatch(/^TIME\s+ACTION\s+UPSTREAM\s+ACTOR\s+TOOL\s+OUTCOME\n/);
+      expect(deletions.stdout.trim().split('\n').slice(1).map((line) => line.match(/upstream\.\w+\s+(\S+)/)?.[1]).sort()).toEqual(['dead', 'pets']);
     } finally {
       await api.close();
     }

@@ -272,6 +272,16 @@ describeWithChromium('browser console', () => {
       await notice(page).getByText(/^CONFLICT: /).waitFor();
       expect(await page.getByLabel('URL', { exact: true }).inputValue()).toBe('http://127.0.0.1:9/mcp');
 
+      // The Audit section: each change above, newest first, by this session; filtered by action.
+      const audit = page.getByRole('region', { name: 'Audit' });
+      await audit.getByText(/^Events 1–3 of 3/).waitFor();
+      expect((await audit.locator('tbody tr td:nth-child(2)').allInnerTexts()).map((text) => text.trim())).toEqual(['upstream.tool_enabled', 'upstream.tool_disabled', 'upstream.created']);
+      await audit.getByLabel('Audit action').selectOption('upstream.tool_disabled');
+      await audit.getByRole('button', { name: 'Filter' }).click();
+      await audit.getByText(/^Events 1–1 of 1/).waitFor();
+      expect(await audit.locator('tbody').innerText()).toContain('pets.showPetById');
+      await shoot(page, '8c-upstream-audit');
+
       await page.getByRole('button', { name: 'Delete pets' }).click();
       await page.getByText('No upstreams yet.').waitFor();
       expect(await tools()).not.toContain('pets.listPets');

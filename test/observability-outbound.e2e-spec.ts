@@ -44,7 +44,7 @@ describe('outbound call tracing', () => {
     const tracing = new ServiceTracing(receiver.endpoint, 'all');
     tracing.start();
     try {
-      await observeExecution({ executionId: 'exec_outbound', toolId: 'http-tool' }, async () => {
+      await observeExecution({ executionId: 'exec_outbound', toolId: 'http-tool', accountId: 'acc_outbound', keyId: 'key_outbound' }, async () => {
         expect((await call('/ok')).status).toBe(200);
         expect((await call('/broken')).status).toBe(503);
         return { status: 'success' };

@@ -217,6 +217,20 @@ describeEachEngine('stdio upstreams', (mode) => {
     expect(remote.seen.length).toBeGreaterThan(0);
     expect(new Set(remote.seen)).toEqual(new Set(['Bearer owner-bearer']));
     expect((await operator(suite, 'upstreams.remove', { account: operatorAccount.name, name: 'remote' })).status).toBe(200);
+
+    // The audit log: its registration and removal are the operator's, on the operator endpoint alone;
+    // the call is the caller's, in the caller's log; no secret value anywhere.
+    const sharedId = shared.body.result.id;
+    const operatorWide = (await operator(suite, 'upstreams.audit', { upstream: sharedId })).body.result;
+    expect(operatorWide.map((event: { action: string }) => event.action)).toEqual(['upstream.deleted', 'upstream.created']);
+    expect(operatorWide[1]).toMatchObject({ actor: 'operator', account_id: null, details: { shared: true, auth: { bearer_secret_name: 'REMOTE_TOKEN' } } });
+    const userLog = (await suite.t.request({ method: 'GET', url: '/v1/upstreams/audit', key: user.key })).json();
+    expect(userLog).toMatchObject({ total: 1, events: [{ action: 'upstream.called', upstream_id: sharedId, account_id: user.id, details: { tool_id: 'remote.get-sum', outcome: 'ok' } }] });
+    expect((await suite.t.request({ method: 'GET', url: '/v1/upstreams/audit', key: operatorAccount.key })).json().total).toBe(0);
+    expect((await operator(suite, 'upstreams.audit', { account: user.name, action: 'upstream.called' })).body.result).toHaveLength(1);
+    expect(JSON.stringify([operatorWide, userLog])).not.toMatch(/owner-bearer|caller-bearer/);
+    const refused = await operator(suite, 'upstreams.audit', { action: 'upstream.exploded' });
+    expect(refused).toMatchObject({ status: 400, body: { error: { details: { parameter: 'action' } } } });
   }, 60_000);
 
   it('refuses stdio from account keys (403) and bad operator arguments (400)', async () => {

@@ -32,7 +32,7 @@ describe('tos command tree', () => {
 
   it('prints the same help as the snapshot', () => {
     expect(helpOf(program)).toMatchSnapshot('tos --help');
-    for (const path of ['tools list', 'executions list', 'invoke', 'login', 'accounts create', 'console link', 'webhooks create', 'webhooks deliveries']) expect(helpOf(find(path))).toMatchSnapshot(`tos ${path} --help`);
+    for (const path of ['tools list', 'executions list', 'invoke', 'login', 'accounts create', 'console link', 'webhooks create', 'webhooks deliveries', 'upstreams audit']) expect(helpOf(find(path))).toMatchSnapshot(`tos ${path} --help`);
   });
 
   it('completes commands, subcommands, options and option choices', () => {

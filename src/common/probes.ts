@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { channel } from 'node:diagnostics_channel';
 
 /**
@@ -8,15 +9,25 @@ import { channel } from 'node:diagnostics_channel';
 export interface ExecutionInfo {
   executionId: string;
   toolId: string;
+  accountId: string;
+  /** The caller's credential as the principal names it (src/identity/principal.ts `keyId`). */
+  keyId: string;
 }
 export type ExecutionObserver = <T extends { status: string }>(info: ExecutionInfo, run: () => Promise<T>) => Promise<T>;
 
 const executionObservers: ExecutionObserver[] = [];
 
+const runningExecution = new AsyncLocalStorage<ExecutionInfo>();
+
+/** The execution whose tool is running here, for what the tool's own code records (the upstreams' audit log). */
+export function currentExecution(): ExecutionInfo | undefined {
+  return runningExecution.getStore();
+}
+
 /** Runs one tool execution inside every installed observer (metrics time it, tracing gives it a span). */
 export function observeExecution<T extends { status: string }>(info: ExecutionInfo, run: () => Promise<T>): Promise<T> {
-  if (executionObservers.length === 0) return run();
-  return executionObservers.reduceRight<() => Promise<T>>((next, observe) => () => observe(info, next), run)();
+  if (executionObservers.length === 0) return runningExecution.run(info, run);
+  return runningExecution.run(info, executionObservers.reduceRight<() => Promise<T>>((next, observe) => () => observe(info, next), run));
 }
 
 /** Installs an observer; returns its removal. */
@@ -60,6 +71,16 @@ export const webhookAttempts = channel('tos:webhook.attempt');
 export const webhookAudits = channel('tos:webhook.audit');
 /** `{}` per subscription the service disabled (410 Gone, or the retry schedule exhausted). */
 export const webhooksDisabled = channel('tos:webhook.disabled');
+/** `{ upstreamId: string, outcome: string, seconds: number }` per call of an upstream tool (src/upstreams/upstream-tool.ts). */
+export const upstreamCalls = channel('tos:upstream.call');
+
+/** One upstream's health as its record holds it, for the metrics' scrape (src/upstreams/upstreams.service.ts). */
+export interface UpstreamHealth {
+  id: string;
+  tools: number;
+  up: boolean;
+  lastContactSeconds: number | null;
+}
 
 /** W3C trace context (`traceparent`, `tracestate`) carried by a queued job to the worker that runs it. */
 export type TraceCarrier = Record<string, string>;

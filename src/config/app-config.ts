@@ -251,6 +251,10 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(86_400)
   UPSTREAM_REFRESH_SECONDS = 300;
 
+  /** Days the upstreams' audit log keeps an event (docs/upstreams.md#audit-log); pruned every RETENTION_INTERVAL_SECONDS. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(3650)
+  UPSTREAM_AUDIT_RETENTION_DAYS = 90;
+
   /** How often each delivering process looks for due webhook deliveries, in milliseconds; 0 stops delivering. */
   @Transform(toInt) @IsInt() @Min(0) @Max(60_000)
   WEBHOOK_POLL_MS = 500;

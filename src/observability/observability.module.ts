@@ -3,6 +3,8 @@ import type { Server } from 'node:http';
 import { AppConfig } from '../config/app-config';
 import { ExecutionsModule } from '../executions/executions.module';
 import { ExecutionQueue } from '../executions/engine/queue/execution-queue';
+import { UpstreamsModule } from '../upstreams/upstreams.module';
+import { UpstreamsService } from '../upstreams/upstreams.service';
 import { portOf, startMetricsServer } from './metrics-server';
 import type { ServiceMetrics } from './service-metrics';
 import type { ServiceTracing } from './tracing';
@@ -48,13 +50,20 @@ export const tracingEnabled = (config: AppConfig) => !!config.OTEL_EXPORTER_OTLP
  * (OTEL_EXPORTER_OTLP_ENDPOINT); each provider is null when its setting is not there.
  */
 @Module({
-  imports: [ExecutionsModule],
+  imports: [ExecutionsModule, UpstreamsModule],
   providers: [
     {
       provide: SERVICE_METRICS,
-      inject: [AppConfig, ExecutionQueue],
-      useFactory: async (config: AppConfig, queue: ExecutionQueue) =>
-        metricsEnabled(config) ? new (await import('./service-metrics')).ServiceMetrics(config.ROLE, { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() }) : null,
+      inject: [AppConfig, ExecutionQueue, UpstreamsService],
+      useFactory: async (config: AppConfig, queue: ExecutionQueue, upstreams: UpstreamsService) =>
+        metricsEnabled(config)
+          ? new (await import('./service-metrics')).ServiceMetrics(
+              config.ROLE,
+              { backend: config.REDIS_URL ? 'bull' : 'in-process', backlog: () => queue.backlog() },
+              // Upstreams' health from API processes only: workers would repeat the same rows.
+              { health: () => (config.runsApi ? upstreams.health() : null), existing: (ids) => upstreams.existing(ids) },
+            )
+          : null,
     },
     {
       provide: SERVICE_TRACING,

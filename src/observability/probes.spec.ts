@@ -1,7 +1,7 @@
-import { addExecutionObserver, captureTrace, observeExecution, resumeTrace, setTracePropagation } from '../common/probes';
+import { addExecutionObserver, captureTrace, currentExecution, observeExecution, resumeTrace, setTracePropagation } from '../common/probes';
 
 describe('observability probes', () => {
-  const info = { executionId: 'exec_1', toolId: 'json-transform' };
+  const info = { executionId: 'exec_1', toolId: 'json-transform', accountId: 'acc_1', keyId: 'key_1' };
 
   it('runs an execution bare when nothing observes, and inside every observer, first installed outermost', async () => {
     expect(await observeExecution(info, async () => ({ status: 'success' }))).toEqual({ status: 'success' });
@@ -18,6 +18,18 @@ describe('observability probes', () => {
     seen.length = 0;
     await observeExecution(info, async () => (seen.push('tool'), { status: 'success' }));
     expect(seen).toEqual(['tool']);
+  });
+
+  it("tells the running tool's code which execution it runs in, observed or not, and nothing outside one", async () => {
+    expect(currentExecution()).toBeUndefined();
+    expect(await observeExecution(info, async () => ({ status: 'success', seen: currentExecution() }))).toEqual({ status: 'success', seen: info });
+    const remove = addExecutionObserver(async (_i, run) => run());
+    try {
+      expect((await observeExecution(info, async () => ({ status: 'success', seen: currentExecution() }))).seen).toBe(info);
+    } finally {
+      remove();
+    }
+    expect(currentExecution()).toBeUndefined();
   });
 
   it('carries no trace context unless tracing installed its propagation', async () => {

@@ -10,6 +10,8 @@ import {
   scheduleRuns,
   scheduleTicks,
   triggerEvents,
+  upstreamCalls,
+  type UpstreamHealth,
   webhookAttempts,
   webhookAudits,
   webhooksDisabled,
@@ -27,6 +29,16 @@ const LAG_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 3600];
 export interface BacklogSource {
   readonly backend: string;
   backlog(): Promise<{ waiting: number; oldestAgeSeconds: number }>;
+}
+
+/**
+ * The upstreams as metrics see them: `health` (null in a process that does not report it — workers,
+ * so a sum over processes counts each upstream once per API process) and which of some ids still
+ * exist, so a deleted upstream's call series leave the registry.
+ */
+export interface UpstreamSource {
+  health(): Promise<UpstreamHealth[]> | null;
+  existing(ids: string[]): Promise<Set<string>>;
 }
 
 /** Which window refused: a tool's id stays out of the label (it is in the request metrics). */
@@ -71,9 +83,13 @@ export class ServiceMetrics {
   private readonly workflowRuns: Counter<'status'>;
   private readonly workflowRunSeconds: Histogram<'status'>;
   private readonly workflowSteps: Counter<'retry'>;
+  private readonly upstreamCalls: Counter<'upstream' | 'outcome'>;
+  private readonly upstreamCallSeconds: Histogram<'upstream'>;
+  /** The outcomes each upstream's calls were counted under, so a deleted upstream's series can be removed. */
+  private readonly upstreamOutcomes = new Map<string, Set<string>>();
   private readonly unsubscribers: Array<() => void> = [];
 
-  constructor(role: string, queue: BacklogSource) {
+  constructor(role: string, queue: BacklogSource, upstreams: UpstreamSource) {
     this.registry.setDefaultLabels({ role });
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'tos_' });
@@ -105,6 +121,18 @@ export class ServiceMetrics {
     this.workflowRuns = new Counter({ name: 'tos_workflow_runs_finished_total', help: 'Workflow runs this process ended, by status.', labelNames: ['status'], registers });
     this.workflowRunSeconds = new Histogram({ name: 'tos_workflow_run_duration_seconds', help: 'Workflow run duration, start to end.', labelNames: ['status'], buckets: EXECUTION_BUCKETS, registers });
     this.workflowSteps = new Counter({ name: 'tos_workflow_steps_started_total', help: 'Workflow step calls this process queued; retry "true" for a second or later attempt.', labelNames: ['retry'], registers });
+    // The registry collects its metrics at once: both wait for the one look for deleted upstreams.
+    let forgetting: Promise<void> | undefined;
+    const collect = () => (forgetting ??= this.forgetDeletedUpstreams(upstreams).finally(() => (forgetting = undefined)));
+    this.upstreamCalls = new Counter({
+      name: 'tos_upstream_calls_total',
+      help: 'Calls of upstream tools in this process, by upstream id and outcome (ok, refused, cancelled, invalid_input, unavailable, failed).',
+      labelNames: ['upstream', 'outcome'],
+      registers,
+      collect,
+    });
+    this.upstreamCallSeconds = new Histogram({ name: 'tos_upstream_call_duration_seconds', help: 'Time an upstream call took, by upstream id.', labelNames: ['upstream'], buckets: REQUEST_BUCKETS, registers, collect });
+    this.registerUpstreamHealth(upstreams, registers);
     const waiting = new Gauge({ name: 'tos_queue_waiting_jobs', help: 'Async executions waiting for a worker.', labelNames: ['backend'], registers });
     new Gauge({
       name: 'tos_queue_oldest_job_age_seconds',
@@ -118,6 +146,47 @@ export class ServiceMetrics {
         this.set({ backend: queue.backend }, backlog.oldestAgeSeconds);
       },
     });
+  }
+
+  /**
+   * Upstreams' tool count, up and last contact, read from their records at each scrape (API
+   * processes). The registry collects its metrics at once, so the three share one read; each
+   * gauge is reset first, so a deleted upstream leaves them.
+   */
+  private registerUpstreamHealth(upstreams: UpstreamSource, registers: Registry[]): void {
+    let reading: Promise<UpstreamHealth[]> | undefined;
+    const read = () => (reading ??= Promise.resolve(upstreams.health() ?? []).catch(() => []).finally(() => (reading = undefined)));
+    const gauge = (name: string, help: string, valueOf: (upstream: UpstreamHealth) => number | null) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['upstream'],
+        registers,
+        async collect() {
+          const health = await read();
+          this.reset();
+          for (const upstream of health) {
+            const value = valueOf(upstream);
+            if (value !== null) this.set({ upstream: upstream.id }, value);
+          }
+        },
+      });
+    gauge('tos_upstream_tools', 'Tools the last discovery of the upstream found (after its filter).', (upstream) => upstream.tools);
+    gauge('tos_upstream_up', '1 when the upstream is enabled and its last discovery succeeded, else 0.', (upstream) => (upstream.up ? 1 : 0));
+    gauge('tos_upstream_last_contact_seconds', 'Unix time of the last successful discovery of the upstream.', (upstream) => upstream.lastContactSeconds);
+  }
+
+  /** Removes the call series of upstreams deleted since they were counted, so the registry stays as large as the upstreams are many. */
+  private async forgetDeletedUpstreams(upstreams: UpstreamSource): Promise<void> {
+    if (this.upstreamOutcomes.size === 0) return;
+    const existing = await upstreams.existing([...this.upstreamOutcomes.keys()]).catch(() => null);
+    if (!existing) return;
+    for (const [upstream, outcomes] of this.upstreamOutcomes) {
+      if (existing.has(upstream)) continue;
+      for (const outcome of outcomes) this.upstreamCalls.remove({ upstream, outcome });
+      this.upstreamCallSeconds.remove({ upstream });
+      this.upstreamOutcomes.delete(upstream);
+    }
   }
 
   /** Starts listening to the core's probes. */
@@ -148,6 +217,17 @@ export class ServiceMetrics {
         },
       ],
       [webhooksDisabled.name as string, () => this.webhooksDisabled.inc()],
+      [
+        upstreamCalls.name as string,
+        (m) => {
+          const { upstreamId: upstream, outcome, seconds } = m as { upstreamId: string; outcome: string; seconds: number };
+          this.upstreamCalls.inc({ upstream, outcome });
+          this.upstreamCallSeconds.observe({ upstream }, seconds);
+          let outcomes = this.upstreamOutcomes.get(upstream);
+          if (!outcomes) this.upstreamOutcomes.set(upstream, (outcomes = new Set()));
+          outcomes.add(outcome);
+        },
+      ],
       [
         webhookAudits.name as string,
         (m) => {

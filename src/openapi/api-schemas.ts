@@ -1,6 +1,7 @@
 import { ERROR_STATUS } from '../common/errors';
 import { EXECUTION_STATUSES } from '../executions/engine/execution.entity';
 import { TOOL_CATEGORIES, TOOL_STATUSES } from '../tools/sdk';
+import { UPSTREAM_AUDIT_ACTIONS } from '../upstreams/upstream-audit-event.entity';
 import { DELIVERY_STATUSES } from '../webhooks/webhook-delivery.entity';
 import { EXECUTION_EVENTS, SUBSCRIPTION_EVENTS, WEBHOOK_EVENTS } from '../webhooks/webhook-outbox';
 
@@ -114,6 +115,22 @@ const Webhook: SchemaObject = {
     previous_secret_expires_at: nullable('string', { format: 'date-time', description: 'Until then the secret before the last rotation signs too.' }),
     created_at: timestamp,
     updated_at: timestamp,
+  },
+};
+
+/** docs/upstreams.md#audit-log: one event of the upstreams' audit log. */
+const UpstreamAuditEvent: SchemaObject = {
+  type: 'object',
+  required: ['id', 'action', 'actor', 'upstream_id', 'upstream', 'account_id', 'details', 'created_at'],
+  properties: {
+    id: { type: 'string', pattern: '^uae_' },
+    action: { type: 'string', enum: [...UPSTREAM_AUDIT_ACTIONS] },
+    actor: { type: 'string', description: 'An API key’s id, a console session’s id, `oauth:<client>:<account>`, or `operator`.' },
+    upstream_id: { type: 'string', pattern: '^up_' },
+    upstream: { type: 'string', description: 'The upstream’s name when the event happened.' },
+    account_id: nullable('string', { description: 'null for an operator-wide upstream’s registration and changes.' }),
+    details: { type: 'object', description: 'Names and settings, never a secret’s value, a header’s value or a call’s input; `upstream.called`: `tool_id`, `execution_id`, `outcome`.' },
+    created_at: timestamp,
   },
 };
 
@@ -402,6 +419,8 @@ export const COMPONENT_SCHEMAS: Record<string, SchemaObject> = {
   WebhookWithSecret: { allOf: [ref('Webhook'), { type: 'object', required: ['secret'], properties: { secret: { type: 'string', pattern: '^whsec_', description: 'The signing secret, shown once.' } } }] },
   WebhookList: page('webhooks', ref('Webhook')),
   Upstream,
+  UpstreamAuditEvent,
+  UpstreamAuditList: page('events', ref('UpstreamAuditEvent')),
   WebhookDelivery,
   WebhookDeliveryList: page('deliveries', ref('WebhookDelivery')),
   WebhookEvent,
@@ -570,6 +589,8 @@ export const SUCCESS_SCHEMAS: Record<string, SchemaObject> = {
   'GET /v1/upstreams/{upstream_id}': ref('Upstream'),
   'PATCH /v1/upstreams/{upstream_id}': ref('Upstream'),
   'POST /v1/upstreams/{upstream_id}/refresh': ref('Upstream'),
+  'GET /v1/upstreams/audit': ref('UpstreamAuditList'),
+  'GET /v1/upstreams/{upstream_id}/audit': ref('UpstreamAuditList'),
   'GET /v1/webhooks': ref('WebhookList'),
   'GET /v1/webhooks/{webhook_id}': ref('Webhook'),
   'PATCH /v1/webhooks/{webhook_id}': ref('Webhook'),

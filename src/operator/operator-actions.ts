@@ -13,7 +13,7 @@ import { ApiKeysService } from '../keys/api-keys.service';
 import { keyView } from '../keys/key-view';
 import { SecretsService } from '../secrets/secrets.service';
 import { ConsoleSessions } from '../sessions/console-sessions.service';
-import { operatorUpstreamOf } from '../upstreams/upstream-fields';
+import { auditFilterOf, operatorUpstreamOf } from '../upstreams/upstream-fields';
 import type { UpstreamsService } from '../upstreams/upstreams.service';
 
 export interface OperatorServices {
@@ -86,6 +86,12 @@ export const OPERATOR_ACTIONS = {
   'upstreams.remove': async (s: OperatorServices, a: Args) => {
     await upstreamsOf(s).deleteByOperator((await s.accounts.findByName(text(a, 'account'))).id, text(a, 'name'));
     return { deleted: text(a, 'name') };
+  },
+  'upstreams.audit': async (s: OperatorServices, a: Args) => {
+    const limit = typeof a.limit === 'number' && Number.isInteger(a.limit) && a.limit >= 1 && a.limit <= 100 ? a.limit : 50;
+    const accountId = a.account === undefined ? null : (await s.accounts.findByName(text(a, 'account'))).id;
+    const upstreamId = a.upstream === undefined ? undefined : text(a, 'upstream');
+    return (await upstreamsOf(s).operatorAuditLog(accountId, auditFilterOf(a, upstreamId), limit, 0)).events;
   },
 } as const;
 

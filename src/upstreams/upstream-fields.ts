@@ -2,6 +2,8 @@ import { AppException } from '../common/errors';
 import { SECRET_NAME } from '../secrets/secret-name';
 import { stdioLaunchOf } from './stdio-launch';
 import type { UpstreamAuth, UpstreamToolFilter } from './upstream.entity';
+import type { AuditFilter } from './upstream-audit';
+import { UPSTREAM_AUDIT_ACTIONS, type UpstreamAuditAction } from './upstream-audit-event.entity';
 import type { OperatorUpstreamFields } from './upstreams.service';
 
 /** Lower-case, so `<name>.<tool>` reads as one id; `workflow` is the published workflows' prefix (docs/workflows.md#publishing), `execution` the MCP execution.status tool's (docs/mcp.md#execution-status). */
@@ -55,4 +57,25 @@ export function operatorUpstreamOf(accountId: string, args: Record<string, unkno
   const auth = args.auth === undefined ? { none: true } : args.auth;
   if (typeof auth !== 'object' || auth === null || Array.isArray(auth)) throw AppException.invalidRequest('auth must be an object', { parameter: 'auth' });
   return { ...common, url: args.url, auth: authOf(auth as Record<string, unknown>, false) };
+}
+
+/** An ISO 8601 time (RFC 3339: a date, or a date and time with its offset), else the 400 naming it. */
+function timeOf(value: unknown, parameter: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const at = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/.test(value) ? new Date(value) : undefined;
+  if (!at || Number.isNaN(at.getTime())) throw AppException.invalidRequest(`${parameter} must be an ISO 8601 time, e.g. 2026-11-01T00:00:00Z`, { parameter });
+  return at;
+}
+
+/**
+ * The audit log's filter (docs/upstreams.md#audit-log) from the API's query or an operator
+ * command's arguments: a known action, times, `since` not after `until`; else the 400 naming it.
+ */
+export function auditFilterOf(raw: { action?: unknown; since?: unknown; until?: unknown }, upstreamId?: string): AuditFilter {
+  if (raw.action !== undefined && !(UPSTREAM_AUDIT_ACTIONS as readonly unknown[]).includes(raw.action)) {
+    throw AppException.invalidRequest(`action must be one of ${UPSTREAM_AUDIT_ACTIONS.join(', ')}`, { parameter: 'action' });
+  }
+  const [since, until] = [timeOf(raw.since, 'since'), timeOf(raw.until, 'until')];
+  if (since && until && since > until) throw AppException.invalidRequest('since must not be after until', { parameter: 'since' });
+  return { action: raw.action as UpstreamAuditAction | undefined, since, until, upstreamId };
 }

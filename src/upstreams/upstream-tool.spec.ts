@@ -2,7 +2,7 @@ import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/cli
 import { AppException } from '../common/errors';
 import { EgressRefusedError } from '../tools/sdk/network-errors';
 import { ToolError } from '../tools/sdk';
-import { registeredUpstreamTool, resultOf, unreachable, type UpstreamCalls } from './upstream-tool';
+import { callOutcome, registeredUpstreamTool, resultOf, unreachable, type UpstreamCalls } from './upstream-tool';
 import type { DiscoveredTool, Upstream } from './upstream.entity';
 
 const upstream = { id: 'up_1', name: 'calc', url: 'http://127.0.0.1:1/mcp', auth: { none: true }, timeout_seconds: 20 } as Upstream;
@@ -15,7 +15,13 @@ const sum: DiscoveredTool = {
 };
 
 describe('an upstream tool as the runner runs it', () => {
-  const calls: UpstreamCalls = { stdio: () => Promise.reject(new Error('no stdio here')), ownerSecret: async () => undefined, runsAsync: async () => false, rememberTask: async () => undefined };
+  const calls: UpstreamCalls = {
+    stdio: () => Promise.reject(new Error('no stdio here')),
+    ownerSecret: async () => undefined,
+    runsAsync: async () => false,
+    rememberTask: async () => undefined,
+    called: async () => undefined,
+  };
   const tool = registeredUpstreamTool(upstream, sum, calls);
 
   it('is named <upstream>.<tool>, with the upstream timeout and its annotations as effects', () => {
@@ -60,5 +66,15 @@ describe('an upstream tool as the runner runs it', () => {
     const answered = unreachable(upstream, new ProtocolError(-32602, 'MCP error -32602: Invalid arguments for tool sum'));
     expect(answered).toMatchObject({ retryable: false, message: "Upstream 'calc' refused the call: MCP error -32602: Invalid arguments for tool sum", details: { upstream: 'calc', rpc_code: -32602 } });
     expect(unreachable(upstream, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out'))).toMatchObject({ retryable: true });
+  });
+
+  it('classes how a call ended for the metrics and the audit log', () => {
+    expect(callOutcome(upstream, undefined, false)).toBe('ok');
+    expect(callOutcome(upstream, new Error('aborted'), true)).toBe('cancelled');
+    expect(callOutcome(upstream, new TypeError('fetch failed', { cause: new EgressRefusedError('10.0.0.1', '10.0.0.1', 'private') }), false)).toBe('refused');
+    expect(callOutcome(upstream, Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } }), false)).toBe('unavailable');
+    expect(callOutcome(upstream, new ToolError('HTTP 503', { retryable: true }), false)).toBe('unavailable');
+    expect(callOutcome(upstream, new ToolError('bad id', { code: 'INVALID_INPUT' }), false)).toBe('invalid_input');
+    expect(callOutcome(upstream, new ProtocolError(-32602, 'Invalid arguments'), false)).toBe('failed');
   });
 });

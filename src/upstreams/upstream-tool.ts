@@ -4,6 +4,7 @@ import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { Client as StdioClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { upstreamCalls } from '../common/probes';
 import { MAX_OUTPUT_DEPTH, unstorableProblem } from '../common/json-limits';
 import { inputErrorToException } from '../tools/input-errors';
 import { canonicalJson } from '../common/canonical-json';
@@ -101,6 +102,20 @@ export function unreachable(upstream: Pick<Upstream, 'name'>, err: unknown): Too
   return new ToolError(`Upstream '${upstream.name}' could not be called: ${(err as Error).message}${cause ? ` (${cause})` : ''}`, { retryable: true, details });
 }
 
+/**
+ * How a call ended, as the per-upstream metrics and the audit log name it (docs/upstreams.md#metrics):
+ * `ok`; `refused` by the egress policy; `cancelled` (cancel, timeout, caller gone); else the error's
+ * class — `invalid_input` (the upstream refused the input), `unavailable` (retryable: unreachable,
+ * lost, 429/5xx) or `failed` (the upstream answered an error).
+ */
+export function callOutcome(upstream: Pick<Upstream, 'name'>, err: unknown, aborted: boolean): string {
+  if (err === undefined) return 'ok';
+  if (aborted) return 'cancelled';
+  if (findRefusal(err)) return 'refused';
+  const error = unreachable(upstream, err);
+  return error.code === 'INVALID_INPUT' ? 'invalid_input' : error.retryable ? 'unavailable' : 'failed';
+}
+
 /** The egress policy's fetch, not bound to this execution's signal: the session it opens is kept for later calls. */
 function unboundFetch(ctx: ToolContext): typeof fetch {
   const dispatcher = ctx.http.dispatcher;
@@ -120,6 +135,8 @@ export interface UpstreamCalls {
   runsAsync(executionId: string): Promise<boolean>;
   /** Keeps the upstream task the execution runs as with it (docs/upstreams.md#upstream-tasks). */
   rememberTask(executionId: string, upstream: Upstream, taskId: string): Promise<void>;
+  /** Records the call in the audit log (docs/upstreams.md#audit-log); never throws. */
+  called(upstream: Upstream, toolName: string, executionId: string, outcome: string): Promise<void>;
 }
 
 /**
@@ -200,11 +217,17 @@ export function registeredUpstreamTool(upstream: Upstream, tool: DiscoveredTool,
     definition,
     handler: {
       execute: async (input: Record<string, unknown>, ctx: ToolContext) => {
+        const started = performance.now();
+        let failure: unknown;
         try {
           return await callOf(upstream, tool, input, ctx, calls);
         } catch (err) {
-          if (ctx.signal.aborted) throw err;
-          throw unreachable(upstream, err);
+          failure = err;
+          throw ctx.signal.aborted ? err : unreachable(upstream, err);
+        } finally {
+          const outcome = callOutcome(upstream, failure, ctx.signal.aborted);
+          if (upstreamCalls.hasSubscribers) upstreamCalls.publish({ upstreamId: upstream.id, outcome, seconds: (performance.now() - started) / 1000 });
+          await calls.called(upstream, tool.name, ctx.executionId, outcome);
         }
       },
     },

@@ -1,11 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { Allow, ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { AppException } from '../common/errors';
+import { PageQuery } from '../common/pagination';
 import { CurrentPrincipal, RequireScopes } from '../identity/auth.decorators';
 import type { Principal } from '../identity/principal';
 import { MAX_OPERATIONS } from './openapi-document';
-import { authOf, filterOf, UPSTREAM_NAME, UPSTREAM_NAME_RULE } from './upstream-fields';
+import { UPSTREAM_AUDIT_ACTIONS, type UpstreamAuditAction } from './upstream-audit-event.entity';
+import { auditFilterOf, authOf, filterOf, UPSTREAM_NAME, UPSTREAM_NAME_RULE } from './upstream-fields';
 import { MAX_UPSTREAMS_PER_ACCOUNT, UpstreamsService } from './upstreams.service';
 
 /** Kept with the controller: the worker reads upstream-fields.ts (operator commands) and loads no Swagger. */
@@ -83,6 +85,21 @@ export class UpdateUpstreamDto {
   cache_ttl?: number;
 }
 
+/** Filters of the audit log (docs/upstreams.md#audit-log), paged as every list (docs/API.md#paging). */
+export class UpstreamAuditQuery extends PageQuery {
+  @ApiPropertyOptional({ enum: UPSTREAM_AUDIT_ACTIONS })
+  @IsOptional() @IsIn(UPSTREAM_AUDIT_ACTIONS)
+  action?: UpstreamAuditAction;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Events at or after this time.' })
+  @IsOptional() @IsISO8601({ strict: true })
+  since?: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Events at or before this time.' })
+  @IsOptional() @IsISO8601({ strict: true })
+  until?: string;
+}
+
 /** Exactly one of `spec_url` and `spec`. */
 function specSourceOf(body: CreateUpstreamDto): { spec_url: string } | { spec: unknown } {
   if ((body.spec_url === undefined) === (body.spec === undefined)) throw AppException.invalidRequest('give exactly one of spec_url and spec', { parameter: body.spec_url === undefined ? 'spec_url' : 'spec' });
@@ -113,6 +130,18 @@ export class UpstreamsController {
   @Get()
   async list(@CurrentPrincipal() principal: Principal) {
     return { upstreams: await this.upstreams.list(principal), max_upstreams: MAX_UPSTREAMS_PER_ACCOUNT };
+  }
+
+  /** The audit log of the account's upstreams: who registered, changed and called what, newest first. */
+  @Get('audit')
+  async auditLog(@CurrentPrincipal() principal: Principal, @Query() query: UpstreamAuditQuery) {
+    return { ...(await this.upstreams.auditLog(principal, auditFilterOf(query), query.limit, query.offset)), limit: query.limit, offset: query.offset };
+  }
+
+  /** One upstream's audit log, kept after it is deleted. */
+  @Get(':upstream_id/audit')
+  async upstreamAuditLog(@CurrentPrincipal() principal: Principal, @Param('upstream_id') id: string, @Query() query: UpstreamAuditQuery) {
+    return { ...(await this.upstreams.auditLog(principal, auditFilterOf(query, id), query.limit, query.offset)), limit: query.limit, offset: query.offset };
   }
 
   @Get(':upstream_id')

@@ -4,6 +4,8 @@ import { SecretsModule } from '../secrets/secrets.module';
 import { ToolsModule } from '../tools/tools.module';
 import { Execution } from '../executions/engine/execution.entity';
 import { Upstream } from './upstream.entity';
+import { UpstreamAuditEvent } from './upstream-audit-event.entity';
+import { UpstreamAudit } from './upstream-audit';
 import { StdioSupervisor } from './stdio-supervisor';
 import { UpstreamRefresher } from './upstream-refresher';
 import { UpstreamWatcher } from './upstream-watcher';
@@ -15,8 +17,8 @@ import { UpstreamsService } from './upstreams.service';
  * supervises the stdio servers its calls need. The controller is the ApiModule's.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([Upstream, Execution]), ToolsModule, SecretsModule],
-  providers: [UpstreamsService, UpstreamRefresher, UpstreamWatcher, StdioSupervisor],
-  exports: [UpstreamsService],
+  imports: [TypeOrmModule.forFeature([Upstream, UpstreamAuditEvent, Execution]), ToolsModule, SecretsModule],
+  providers: [UpstreamsService, UpstreamRefresher, UpstreamWatcher, StdioSupervisor, UpstreamAudit],
+  exports: [UpstreamsService, UpstreamAudit],
 })
 export class UpstreamsModule {}

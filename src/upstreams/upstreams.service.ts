@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { IsNull, LessThan, Not, Repository } from 'typeorm';
+import { In, IsNull, LessThan, Not, Repository } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
 import { canonicalJson } from '../common/canonical-json';
 import { AppException } from '../common/errors';
@@ -21,7 +21,9 @@ import { dereferencedDocument, documentOfText, operationTools } from './openapi-
 import { discoverTools, listedTools, upstreamSessions, type UpstreamConnection } from './upstream-client';
 import { stdioProcessOf, stdioView } from './stdio-launch';
 import { StdioSupervisor, type StdioStart } from './stdio-supervisor';
+import { OPERATOR_ACTOR, UpstreamAudit, type AuditEntry, type AuditFilter } from './upstream-audit';
 import { enabledTools, registeredUpstreamTool, unreachable, upstreamToolId, type UpstreamCalls } from './upstream-tool';
+import type { UpstreamHealth } from '../common/probes';
 import { Upstream, type DiscoveredTool, type StdioLaunchSpec, type UpstreamAuth, type UpstreamToolFilter } from './upstream.entity';
 
 export const MAX_UPSTREAMS_PER_ACCOUNT = 20;
@@ -108,6 +110,23 @@ export function upstreamView(row: Upstream): Record<string, unknown> {
   };
 }
 
+/** What the audit log keeps of a registration: where and how, the secrets by name only (as the view shows them). */
+function registrationDetails(row: Upstream): Record<string, unknown> {
+  const { id: _id, name: _name, tools: _tools, status: _status, enabled: _enabled, created_at: _created, updated_at: _updated, ...details } = upstreamView(row);
+  return details;
+}
+
+/** The events a change makes: each switch turned, and `upstream.updated` naming the settings changed. */
+function changeEvents(before: Upstream, after: Upstream): Array<Pick<AuditEntry, 'action' | 'details'>> {
+  const events: Array<Pick<AuditEntry, 'action' | 'details'>> = [];
+  if (before.enabled !== after.enabled) events.push({ action: after.enabled ? 'upstream.enabled' : 'upstream.disabled' });
+  const [was, is] = [new Set(before.disabled_tools), new Set(after.disabled_tools)];
+  for (const tool of after.disabled_tools) if (!was.has(tool)) events.push({ action: 'upstream.tool_disabled', details: { tool, tool_id: upstreamToolId(after, tool) } });
+  for (const tool of before.disabled_tools) if (!is.has(tool)) events.push({ action: 'upstream.tool_enabled', details: { tool, tool_id: upstreamToolId(after, tool) } });
+  if (before.cache_ttl_seconds !== after.cache_ttl_seconds) events.push({ action: 'upstream.updated', details: { cache_ttl: { from: before.cache_ttl_seconds, to: after.cache_ttl_seconds } } });
+  return events;
+}
+
 /** Whether the filter keeps an upstream tool: in `include` when there is one, and not in `exclude`. */
 function kept(filter: UpstreamToolFilter, name: string): boolean {
   return (!filter.include || filter.include.includes(name)) && !filter.exclude?.includes(name);
@@ -130,6 +149,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     private readonly runtimeTools: RuntimeTools,
     private readonly changes: CatalogueChanges,
     private readonly stdio: StdioSupervisor,
+    private readonly audit: UpstreamAudit,
     config: AppConfig,
     egresses: EgressPool,
   ) {
@@ -142,6 +162,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
       rememberTask: async (executionId, upstream, taskId) => {
         await this.executions.update({ id: executionId }, { upstream_task: { upstream_id: upstream.id, task_id: taskId } });
       },
+      called: (upstream, toolName, executionId, outcome) => this.audit.recordCall(upstream, upstreamToolId(upstream, toolName), executionId, outcome),
     };
   }
 
@@ -161,7 +182,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
   async create(principal: Principal, fields: UpstreamFields, now = new Date()): Promise<Record<string, unknown>> {
     const url = checkedRegisteredUrl(fields.url, this.egress.policy, 'name a secret in auth.bearer_secret_name instead');
     const row = this.newRow(principal, { name: fields.name, transport: 'streamable-http', url, auth: fields.auth, tool_filter: fields.tools ?? {}, timeout_seconds: fields.timeout ?? 30, cache_ttl_seconds: fields.cache_ttl ?? 0 }, now);
-    await this.insert(principal, row);
+    await this.insert(principal, row, principal.keyId);
     await this.discover(row);
     return upstreamView(row);
   }
@@ -180,7 +201,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     const tools = operationTools(await dereferencedDocument(raw), fields.operations);
     const row = this.newRow(principal, { name: fields.name, transport: 'openapi', url, spec_url: specUrl, auth: fields.auth, tool_filter: { include: fields.operations }, timeout_seconds: fields.timeout ?? 30, cache_ttl_seconds: fields.cache_ttl ?? 0 }, now);
     Object.assign(row, { tools, ...(specUrl && { last_contact_at: new Date(), latency_ms: Date.now() - started }) });
-    await this.insert(principal, row);
+    await this.insert(principal, row, principal.keyId);
     this.announce(row, row.tools.map((tool) => tool.name));
     return upstreamView(row);
   }
@@ -204,7 +225,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     if (fields.shared && (await this.upstreams.exists({ where: { name: fields.name, shared: true } }))) {
       throw new AppException('CONFLICT', `A shared upstream named '${fields.name}' exists: pick another name`, { details: { parameter: 'name' } });
     }
-    await this.insert(owner, row);
+    await this.insert(owner, row, OPERATOR_ACTOR);
     if (fields.shared) this.recent.clear();
     await this.discover(row);
     return upstreamView(row);
@@ -214,7 +235,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
   async deleteByOperator(accountId: string, name: string): Promise<void> {
     const row = await this.upstreams.findOne({ where: { account_id: accountId, name } });
     if (!row) throw AppException.notFound('Upstream', name);
-    await this.upstreams.delete({ id: row.id });
+    await this.deleteRecorded(row, OPERATOR_ACTOR);
     await this.stdio.stop(row.id);
     this.recent.clear();
     this.announce(row, row.tools.map((tool) => tool.name));
@@ -241,12 +262,14 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  private async insert(principal: Principal, row: Upstream): Promise<void> {
+  /** Inserts the row and its `upstream.created` event in one transaction. */
+  private async insert(principal: Principal, row: Upstream, actor: string): Promise<void> {
     await underAccountCap(this.upstreams.manager, principal.accountId, Upstream, MAX_UPSTREAMS_PER_ACCOUNT, 'upstreams', async (manager) => {
       if (await manager.exists(Upstream, { where: { account_id: principal.accountId, name: row.name } })) {
         throw new AppException('CONFLICT', `An upstream named '${row.name}' exists: pick another name or delete it first`, { details: { parameter: 'name' } });
       }
       await manager.insert(Upstream, row as QueryDeepPartialEntity<Upstream>); // jsonb columns: stored as they are
+      await this.audit.record(manager, { upstream: row, action: 'upstream.created', actor, details: registrationDetails(row) }, row.created_at);
     });
     this.recent.delete(principal.accountId);
   }
@@ -274,8 +297,10 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     return upstreamView(await this.find(principal, id));
   }
 
+  /** Applies the change and records what it changed, in one transaction. */
   async update(principal: Principal, id: string, change: UpstreamChange, now = new Date()): Promise<Record<string, unknown>> {
     const row = await this.findOwn(principal, id);
+    const before = { ...row };
     const off = new Set(row.disabled_tools);
     for (const [name, on] of Object.entries(change.tools_enabled ?? {})) {
       if (!row.tools.some((tool) => tool.name === name)) throw AppException.invalidRequest(`Upstream '${row.name}' has no tool '${name}'`, { parameter: `tools_enabled.${name}` });
@@ -283,7 +308,10 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
       else off.add(name);
     }
     Object.assign(row, { enabled: change.enabled ?? row.enabled, disabled_tools: [...off].sort(), cache_ttl_seconds: change.cache_ttl ?? row.cache_ttl_seconds, updated_at: now });
-    await this.upstreams.update({ id: row.id }, { enabled: row.enabled, disabled_tools: row.disabled_tools, cache_ttl_seconds: row.cache_ttl_seconds, updated_at: now });
+    await this.upstreams.manager.transaction(async (manager) => {
+      await manager.update(Upstream, { id: row.id }, { enabled: row.enabled, disabled_tools: row.disabled_tools, cache_ttl_seconds: row.cache_ttl_seconds, updated_at: now } as QueryDeepPartialEntity<Upstream>);
+      for (const event of changeEvents(before, row)) await this.audit.record(manager, { upstream: row, actor: principal.keyId, ...event }, now);
+    });
     if (row.shared) this.recent.clear();
     else this.recent.delete(principal.accountId);
     this.announce(row, row.tools.map((tool) => tool.name));
@@ -292,10 +320,33 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
 
   async delete(principal: Principal, id: string): Promise<void> {
     const row = await this.findOwn(principal, id);
-    await this.upstreams.delete({ id: row.id });
+    await this.deleteRecorded(row, principal.keyId);
     await this.stdio.stop(row.id);
     this.recent.delete(principal.accountId);
     this.announce(row, row.tools.map((tool) => tool.name));
+  }
+
+  /** Deletes the row and records `upstream.deleted` in one transaction. */
+  private async deleteRecorded(row: Upstream, actor: string): Promise<void> {
+    await this.upstreams.manager.transaction(async (manager) => {
+      await manager.delete(Upstream, { id: row.id });
+      await this.audit.record(manager, { upstream: row, action: 'upstream.deleted', actor });
+    });
+  }
+
+  /** The audit log of the account's upstreams, or of one of them (docs/upstreams.md#audit-log); an upstream never its account's and never logged is a 404. */
+  async auditLog(principal: Principal, filter: AuditFilter, limit: number, offset: number): Promise<{ events: Record<string, unknown>[]; total: number }> {
+    const page = await this.audit.page(principal.accountId, filter, limit, offset);
+    if (filter.upstreamId && page.total === 0 && !(await this.upstreams.exists({ where: { id: filter.upstreamId, account_id: principal.accountId } }))) throw AppException.notFound('Upstream', filter.upstreamId);
+    return page;
+  }
+
+  /**
+   * An operator command's read of the audit log: the operator-wide upstreams' own events, or with
+   * an account, that account's.
+   */
+  operatorAuditLog(accountId: string | null, filter: AuditFilter, limit: number, offset: number): Promise<{ events: Record<string, unknown>[]; total: number }> {
+    return this.audit.page(accountId, filter, limit, offset);
   }
 
   /**
@@ -366,6 +417,22 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     const row = await this.find(principal, id);
     await this.discover(row);
     return upstreamView(row);
+  }
+
+  /** Every upstream's health for the metrics (docs/upstreams.md#metrics): enabled and last discovered without error is up. */
+  async health(): Promise<UpstreamHealth[]> {
+    // Counted in the database: the tools' schemas are not read at each scrape.
+    const rows: Array<{ id: string; tools: number; up: boolean; last_contact: number | null }> = await this.upstreams.query(
+      `SELECT id, jsonb_array_length(tools) AS tools, (enabled AND last_error IS NULL AND last_contact_at IS NOT NULL) AS up,
+              extract(epoch FROM last_contact_at)::float8 AS last_contact
+         FROM upstreams`,
+    );
+    return rows.map((row) => ({ id: row.id, tools: Number(row.tools), up: row.up, lastContactSeconds: row.last_contact === null ? null : Number(row.last_contact) }));
+  }
+
+  /** Which of these upstream ids still exist. */
+  async existing(ids: string[]): Promise<Set<string>> {
+    return new Set((await this.upstreams.find({ select: { id: true }, where: { id: In(ids) } })).map((row) => row.id));
   }
 
   /** The account's enabled upstream tools that the key may use, as the runner runs them. */

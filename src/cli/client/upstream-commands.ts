@@ -7,10 +7,10 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { SECRET_NAME } from '../../secrets/secret-name';
 import { operator } from '../operator-commands';
 import { ClientError, EXIT, type ApiClient } from './api-client';
-import { id, positiveInt, runClient } from './commands';
+import { addListOptions, id, listed, positiveInt, runClient } from './commands';
 import { examples } from './help';
 import { addOutputOptions, type OutputOptions } from './output';
-import { UPSTREAM_VIEW } from './views';
+import { UPSTREAM_AUDIT_VIEW, UPSTREAM_VIEW } from './views';
 
 const commaList = (value: string): string[] => value.split(',').map((s) => s.trim()).filter(Boolean);
 
@@ -144,6 +144,27 @@ export function registerUpstreamCommands(program: Command): void {
       return { result };
     }),
   );
+
+  examples(
+    addOutputOptions(
+      addListOptions(
+        upstreams
+          .command('audit [upstream_id]')
+          .description('who registered, changed and called what: the audit log of your upstreams (or of one, kept after its deletion), newest first')
+          .option('--action <action>', 'only this action (upstream.created, upstream.updated, upstream.deleted, upstream.enabled, upstream.disabled, upstream.tool_enabled, upstream.tool_disabled, upstream.called)')
+          .option('--since <time>', 'only events at or after this ISO 8601 time')
+          .option('--until <time>', 'only events at or before this ISO 8601 time')
+          .option('--operator', 'operator: the operator-wide (shared) upstreams\' registrations and changes, the newest --limit (at most 100)')
+          .option('--account <name>', 'operator: that account\'s events instead'),
+      ),
+      UPSTREAM_AUDIT_VIEW,
+    ),
+    ['tos upstreams audit', 'tos upstreams audit up_… --action upstream.called --limit 20', "tos upstreams audit --since 2026-11-01T00:00:00Z --jq '.[].actor'", 'tos upstreams audit --operator'],
+  ).action((upstreamId: string | undefined, o) => {
+    const filter = Object.fromEntries((['action', 'since', 'until'] as const).filter((key) => o[key]).map((key) => [key, o[key]]));
+    if (o.operator || o.account) return operator('upstreams.audit', { ...filter, ...(o.account && { account: o.account }), ...(upstreamId && { upstream: upstreamId }), ...(o.limit && { limit: o.limit }) }, UPSTREAM_AUDIT_VIEW, o);
+    return runClient(o, UPSTREAM_AUDIT_VIEW, (c) => listed(c, upstreamId ? `/v1/upstreams/${id(upstreamId)}/audit` : '/v1/upstreams/audit', new URLSearchParams(filter), 'events', o));
+  });
 
   for (const [verb, on] of [['enable', true], ['disable', false]] as const) {
     examples(

@@ -137,6 +137,18 @@ function targetOf(target: unknown): string {
   return tool ? `tool ${tool}` : `workflow ${workflow}`;
 }
 
+export const UPSTREAM_AUDIT_VIEW: View = {
+  columns: [
+    col('time', 'created_at'),
+    col('action', 'action'),
+    col('upstream', 'upstream'),
+    col('actor', 'actor'),
+    { header: 'tool', value: (r) => (r.details as Row | undefined)?.tool_id ?? (r.details as Row | undefined)?.tool },
+    { header: 'outcome', value: (r) => (r.details as Row | undefined)?.outcome },
+  ],
+  fields: ['id', 'action', 'actor', 'upstream_id', 'upstream', 'account_id', 'details', 'created_at'],
+};
+
 export const UPSTREAM_VIEW: View = {
   columns: [
     col('id', 'id'),

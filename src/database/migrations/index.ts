@@ -19,7 +19,8 @@ import { AccountMembers1796000000000 } from './1796000000000-AccountMembers';
 import { OpenApiUpstreams1796020000000 } from './1796020000000-OpenApiUpstreams';
 import { StdioUpstreams1796030000000 } from './1796030000000-StdioUpstreams';
 import { UpstreamCache1796050000000 } from './1796050000000-UpstreamCache';
+import { UpstreamAudit1796060000000 } from './1796060000000-UpstreamAudit';
 import { ExecutionUpstreamTasks1796070000000 } from './1796070000000-ExecutionUpstreamTasks';
 
 /** In order; listed explicitly so the same array serves ts-node, Jest and the compiled build. */
-export const MIGRATIONS: Function[] = [Initial1763780000000, IdempotencyKeys1795320848781, AccountSecrets1795860000000, ExecutionDeadlines1795870000000, Workspaces1795880000000, ConsoleSessions1795890000000, ExecutionInputs1795900000000, WorkspaceQuotas1795910000000, ExecutionSealedInputs1795920000000, ExecutionClaims1795930000000, KeySigningSecrets1795940000000, Webhooks1795950000000, WebhookClaimIndex1795955000000, Workflows1795960000000, Orchestration1795970000000, OAuthRecords1795980000000, Upstreams1795990000000, AccountMembers1796000000000, OpenApiUpstreams1796020000000, StdioUpstreams1796030000000, UpstreamCache1796050000000, ExecutionUpstreamTasks1796070000000];
+export const MIGRATIONS: Function[] = [Initial1763780000000, IdempotencyKeys1795320848781, AccountSecrets1795860000000, ExecutionDeadlines1795870000000, Workspaces1795880000000, ConsoleSessions1795890000000, ExecutionInputs1795900000000, WorkspaceQuotas1795910000000, ExecutionSealedInputs1795920000000, ExecutionClaims1795930000000, KeySigningSecrets1795940000000, Webhooks1795950000000, WebhookClaimIndex1795955000000, Workflows1795960000000, Orchestration1795970000000, OAuthRecords1795980000000, Upstreams1795990000000, AccountMembers1796000000000, OpenApiUpstreams1796020000000, StdioUpstreams1796030000000, UpstreamCache1796050000000, UpstreamAudit1796060000000, ExecutionUpstreamTasks1796070000000];

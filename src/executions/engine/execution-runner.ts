@@ -178,7 +178,7 @@ export class ExecutionRunner implements OnModuleInit {
   async runSync(request: RunRequest): Promise<RunOutcome | AskedOutcome> {
     const execution = this.newExecution(request, 'sync');
     const started = performance.now();
-    const run = this.execute(execution.id, request.principal.accountId, request.tool, request.input, this.timeoutOf(request), request).then((fields) => ({
+    const run = this.execute(request.principal.keyId, execution.id, request.principal.accountId, request.tool, request.input, this.timeoutOf(request), request).then((fields) => ({
       fields,
       executionMs: performance.now() - started,
     }));
@@ -315,7 +315,7 @@ export class ExecutionRunner implements OnModuleInit {
     // A re-run after answers reads its input from the row, where credentials are never kept: a call
     // holding any (redactStoredInput) cannot be asked (the tool is told it cannot, and fails saying so).
     const asking = job.unaskable || credentialInputNames(tool.definition.input.properties, input).length > 0 ? undefined : { answers: started.input_responses ?? {} };
-    return resumeTrace(job.trace, () => this.execute(job.executionId, started.account_id, tool, input, job.timeoutSeconds, { asking }));
+    return resumeTrace(job.trace, () => this.execute(started.key_id, job.executionId, started.account_id, tool, input, job.timeoutSeconds, { asking }));
   }
 
   /**
@@ -498,8 +498,8 @@ export class ExecutionRunner implements OnModuleInit {
   }
 
   /** Every tool run, sync or queued, passes here once: the one place metrics and traces observe it. */
-  private execute(...args: Parameters<ExecutionRunner['executeTool']>): Promise<TerminalFields | InputStop> {
-    return observeExecution({ executionId: args[0], toolId: args[2].definition.id }, () => this.executeTool(...args));
+  private execute(keyId: string, ...args: Parameters<ExecutionRunner['executeTool']>): Promise<TerminalFields | InputStop> {
+    return observeExecution({ executionId: args[0], toolId: args[2].definition.id, accountId: args[1], keyId }, () => this.executeTool(...args));
   }
 
   private async executeTool(
