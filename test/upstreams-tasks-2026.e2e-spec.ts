@@ -1,0 +1,95 @@
+/**
+ * Upstream tasks of the 2026-07-28 Tasks extension (io.modelcontextprotocol/tasks, SEP-2663)
+ * mapped onto ours (docs/upstreams.md#upstream-tasks), on both engines, against a second instance
+ * of this service (it serves the extension, docs/mcp.md#tasks) registered as an upstream of the
+ * first: an async call of its test-sleep (task support optional) becomes a task there, an
+ * execution of the second instance, followed with tasks/get to its result; our cancel reaches it
+ * (tasks/cancel) and its execution ends cancelled; a sync call stays an ordinary tools/call.
+ */
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { Execution } from '../src/executions/engine/execution.entity';
+import { startTestApp, useTestApp, type TestApp } from './support/app';
+import { DATABASE_MODES } from './support/databases';
+import { describeEachEngine } from './support/engines';
+import { until } from './support/poll';
+import { TestToolsModule } from './support/test-tools.module';
+
+const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1' };
+
+describeEachEngine('2026-07-28 upstream tasks mapped onto executions', (mode) => {
+  const suite = useTestApp(mode, { env: ENV });
+  /** The second instance: the upstream, on its own embedded database. */
+  let peer: TestApp;
+  let peerKey: string;
+  let cleanupPeer: (() => Promise<void>) | undefined;
+  let key: string;
+
+  beforeAll(async () => {
+    const prepared = await DATABASE_MODES.find((m) => m.name === 'pglite')!.prepare();
+    cleanupPeer = prepared.cleanup;
+    peer = await startTestApp({ env: { ...prepared.env, SECRETS_KEY: randomBytes(32).toString('base64') }, extensions: [TestToolsModule] });
+    peerKey = (await peer.createAccount('peer-owner')).key;
+    await peer.app.listen({ port: 0, host: '127.0.0.1' });
+    const peerUrl = `${(await peer.app.getUrl()).replace('[::1]', '127.0.0.1')}/v1/mcp`;
+
+    key = (await suite.t.createAccount('up-tasks-2026')).key;
+    expect((await suite.t.request({ method: 'PUT', url: '/v1/secrets/PEER_KEY', key, payload: { value: peerKey } })).statusCode).toBeLessThan(300);
+    const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key, payload: { name: 'peer', transport: 'streamable-http', url: peerUrl, auth: { bearer_secret_name: 'PEER_KEY' } } });
+    expect(registered.statusCode).toBe(201);
+    expect(registered.json().tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'test-sleep' })]));
+  });
+  afterAll(async () => {
+    await peer?.close();
+    await cleanupPeer?.();
+  });
+
+  const invoke = (inputs: object, query = '') => suite.t.request({ method: 'POST', url: `/v1/tools/peer.test-sleep/invoke${query}`, key, payload: { inputs } });
+  const execution = async (id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key })).json();
+  const peerExecution = async (id: string) => (await peer.request({ method: 'GET', url: `/v1/executions/${id}`, key: peerKey })).json();
+  const active = (row: { status: string }) => ['queued', 'running'].includes(row.status);
+  const ended = (read: (id: string) => Promise<any>, id: string, ms = 20_000) =>
+    until(`execution ${id} ends`, async () => {
+      const row = await read(id);
+      return active(row) ? undefined : row;
+    }, ms);
+  /** The upstream task our execution `id` runs as, as its row keeps it. */
+  const keptTask = async (id: string) => (await suite.t.app.get(DataSource).getRepository(Execution).findOneBy({ id }))?.upstream_task ?? null;
+
+  it('runs an async call as a task of the upstream: an execution there, its status messages our progress, its result ours', async () => {
+    const id = (await invoke({ ms: 2_000 }, '?async=true')).json().execution_id as string;
+    const kept = await until('the upstream task is kept with the execution', () => keptTask(id).then((task) => task ?? undefined), 10_000, 100);
+    expect(kept).toMatchObject({ task_id: expect.stringMatching(/^exec_/), upstream_id: expect.any(String) });
+    // The upstream task is an async execution of the second instance, of its test-sleep.
+    expect(await peerExecution(kept.task_id)).toMatchObject({ id: kept.task_id, tool_id: 'test-sleep', mode: 'async' });
+    const midway = await until('a status message of the upstream task', async () => {
+      const row = await execution(id);
+      return row.status === 'running' && /^step \d+$/.test(row.progress_message ?? '') ? row : undefined;
+    }, 10_000, 100);
+    expect(midway.progress_message).toMatch(/^step \d+$/);
+    expect(await ended(execution, id)).toMatchObject({ status: 'success', result: { slept_ms: 2_000 }, upstream_task: kept });
+    expect(await peerExecution(kept.task_id)).toMatchObject({ status: 'success', result: { slept_ms: 2_000 } });
+  });
+
+  it('keeps a sync call an ordinary tools/call (no task upstream)', async () => {
+    const answer = (await invoke({ ms: 0 })).json();
+    expect(answer).toMatchObject({ status: 'success', result: { slept_ms: 0 } });
+    expect(await keptTask(answer.execution_id)).toBeNull();
+  });
+
+  it('cancels the upstream task (tasks/cancel) when ours is cancelled mid-task: its execution ends cancelled', async () => {
+    const id = (await invoke({ ms: 30_000 }, '?async=true')).json().execution_id as string;
+    const kept = await until('the upstream task is kept with the execution', () => keptTask(id).then((task) => task ?? undefined), 10_000, 100);
+    await until('the upstream task runs', async () => ((await peerExecution(kept.task_id)).status === 'running' ? true : undefined), 10_000, 100);
+    expect((await suite.t.request({ method: 'DELETE', url: `/v1/executions/${id}`, key })).statusCode).toBeLessThan(300);
+    expect(await ended(execution, id, 10_000)).toMatchObject({ status: 'cancelled' });
+    expect(await ended(peerExecution, kept.task_id, 10_000)).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('ends ours in error, not retryable, when the upstream task is cancelled there', async () => {
+    const id = (await invoke({ ms: 30_000 }, '?async=true')).json().execution_id as string;
+    const kept = await until('the upstream task is kept with the execution', () => keptTask(id).then((task) => task ?? undefined), 10_000, 100);
+    expect((await peer.request({ method: 'DELETE', url: `/v1/executions/${kept.task_id}`, key: peerKey })).statusCode).toBeLessThan(300);
+    expect(await ended(execution, id, 10_000)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringMatching(/^The upstream cancelled its task exec_/) } });
+  });
+});
