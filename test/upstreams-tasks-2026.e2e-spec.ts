@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Execution } from '../src/executions/engine/execution.entity';
+import { Upstream } from '../src/upstreams/upstream.entity';
 import { startTestApp, useTestApp, type TestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
 import { describeEachEngine } from './support/engines';
@@ -38,6 +39,9 @@ describeEachEngine('2026-07-28 upstream tasks mapped onto executions', (mode) =>
     const registered = await suite.t.request({ method: 'POST', url: '/v1/upstreams', key, payload: { name: 'peer', transport: 'streamable-http', url: peerUrl, auth: { bearer_secret_name: 'PEER_KEY' } } });
     expect(registered.statusCode).toBe(201);
     expect(registered.json().tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'test-sleep' })]));
+    // Its tools/list says test-sleep may run as a task, which the Tasks extension it declares lets us follow.
+    const row = await suite.t.app.get(DataSource).getRepository(Upstream).findOneByOrFail({ id: registered.json().id });
+    expect(row.tools.find((tool) => tool.name === 'test-sleep')).toMatchObject({ task_support: 'optional' });
   });
   afterAll(async () => {
     await peer?.close();

@@ -3,11 +3,17 @@ import { SERVICE_VERSION } from '../common/service-version';
 import { UPSTREAM_TOOL_NAME, type DiscoveredTool } from './upstream.entity';
 import { UpstreamSessions } from './upstream-sessions';
 import { callAsTask, runsToolCallsAsTasks, type TaskFollowing } from './upstream-tasks';
+import { callAsExtensionTask, servesTasksExtension } from './upstream-extension-tasks';
 
 /** At most this many tools/list pages are read from one upstream (a server that pages forever stops here). */
 const MAX_LIST_PAGES = 50;
 /** At most this many tools are taken from one upstream. */
 const MAX_TOOLS = 500;
+
+/** Who we are to upstreams. */
+const CLIENT_INFO = { name: 'tool-orchestration-service', version: SERVICE_VERSION };
+/** Elicitation is declared so upstreams offer the tools that ask (server-everything registers those only then); each call answers through its own handler. */
+const CLIENT_CAPABILITIES = { elicitation: { form: {} } };
 
 /** Where and how to reach one upstream: every request goes through `fetch` (the egress policy's). */
 export interface UpstreamConnection {
@@ -25,17 +31,13 @@ async function connected(connection: UpstreamConnection, streams: AbortSignal, c
   // Loaded on the first upstream call, not at start: a worker process loads no MCP SDK until it calls an upstream.
   const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
   // The SDK v2 client probes with 2026-07-28 `server/discover` and falls back to 2025-11-25
-  // `initialize` for a server that does not know it. Elicitation is declared so upstreams offer
-  // the tools that ask (server-everything registers those only then); each call answers through its own handler.
-  const client = new Client(
-    { name: 'tool-orchestration-service', version: SERVICE_VERSION },
-    {
-      versionNegotiation: { mode: 'auto' },
-      capabilities: { elicitation: { form: {} } },
-      // Only told, not listed: the service's own discovery lists the tools again (its filter, its record).
-      ...(onToolsChanged && { listChanged: { tools: { autoRefresh: false, onChanged: () => onToolsChanged() } } }),
-    },
-  );
+  // `initialize` for a server that does not know it.
+  const client = new Client(CLIENT_INFO, {
+    versionNegotiation: { mode: 'auto' },
+    capabilities: CLIENT_CAPABILITIES,
+    // Only told, not listed: the service's own discovery lists the tools again (its filter, its record).
+    ...(onToolsChanged && { listChanged: { tools: { autoRefresh: false, onChanged: () => onToolsChanged() } } }),
+  });
   const transport = new StreamableHTTPClientTransport(new URL(connection.url), {
     fetch: (input, init) => connection.fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, streams]) : streams }),
     requestInit: connection.bearer ? { headers: { authorization: `Bearer ${connection.bearer}` } } : {},
@@ -111,9 +113,11 @@ type ListedTool = Omit<DiscoveredTool, 'operation' | 'task_support'> & { executi
 
 /**
  * tools/list page by page on a connected client: the upstream's tools as it describes them, and
- * with `tasks` (the upstream runs tools/call as tasks) whether each may or must run as one.
+ * with `tasks` (the upstream runs tools/call as tasks) whether each may or must run as one. With
+ * the 2026-07-28 Tasks extension the upstream decides per call (its tools/list says nothing of
+ * it): each tool may run as one.
  */
-export async function listedTools(client: ToolLister, signal: AbortSignal, tasks = false): Promise<DiscoveredTool[]> {
+export async function listedTools(client: ToolLister, signal: AbortSignal, tasks: boolean | 'extension' = false): Promise<DiscoveredTool[]> {
   const tools: DiscoveredTool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < MAX_LIST_PAGES; page++) {
@@ -121,7 +125,7 @@ export async function listedTools(client: ToolLister, signal: AbortSignal, tasks
     // A tool the upstream runs only as a task is left out of an upstream whose tasks we cannot follow (docs/upstreams.md#upstream-tasks): every call would fail.
     const callable = listed.tools.filter((tool) => UPSTREAM_TOOL_NAME.test(tool.name) && (tasks || tool.execution?.taskSupport !== 'required'));
     for (const tool of callable.slice(0, MAX_TOOLS - tools.length)) {
-      const taskSupport = tool.execution?.taskSupport;
+      const taskSupport = tool.execution?.taskSupport ?? (tasks === 'extension' ? 'optional' : undefined);
       tools.push({
         name: tool.name,
         ...(tool.title && { title: tool.title }),
@@ -140,7 +144,7 @@ export async function listedTools(client: ToolLister, signal: AbortSignal, tasks
 
 /** server/discover (or initialize), then tools/list page by page: the upstream's tools as it describes them. */
 export function discoverTools(connection: UpstreamConnection): Promise<DiscoveredTool[]> {
-  return session(connection, (client) => listedTools(client, connection.signal, runsToolCallsAsTasks(client)));
+  return session(connection, (client) => listedTools(client, connection.signal, servesTasksExtension(client) ? 'extension' : runsToolCallsAsTasks(client)));
 }
 
 /** What one tools/call does with what the upstream sends during it. */
@@ -157,15 +161,20 @@ export interface CallHandlers {
 /**
  * tools/call on a connected client: progress asked for and reported, elicitations answered, the
  * signal cancelling it (the SDK sends notifications/cancelled; a task is cancelled with tasks/cancel).
+ * A call to run as a task opts in to the upstream's tasks: the 2026-07-28 extension, or 2025-11-25 `tasks`.
  */
-export async function callOn(client: Client, name: string, args: Record<string, unknown>, signal: AbortSignal, handlers: CallHandlers): Promise<CallToolResult> {
+async function callOn(client: Client, connection: UpstreamConnection, name: string, args: Record<string, unknown>, handlers: CallHandlers): Promise<CallToolResult> {
+  const { signal } = connection;
   client.setRequestHandler('elicitation/create', (request) => handlers.onElicit(request.params));
   const lost = connectionLoss(client);
   try {
+    const route = { url: connection.url, bearer: connection.bearer, fetch: connection.fetch, clientInfo: CLIENT_INFO, capabilities: CLIENT_CAPABILITIES };
     const call =
-      handlers.task && runsToolCallsAsTasks(client)
-        ? callAsTask(client, name, args, signal, handlers, handlers.task)
-        : client.callTool({ name, arguments: args }, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress });
+      handlers.task && servesTasksExtension(client)
+        ? callAsExtensionTask(client, route, name, args, signal, handlers, handlers.task)
+        : handlers.task && runsToolCallsAsTasks(client)
+          ? callAsTask(client, name, args, signal, handlers, handlers.task)
+          : client.callTool({ name, arguments: args }, { signal, timeout: handlers.timeoutMs, onprogress: handlers.onProgress });
     return (await Promise.race([call, lost.promise])) as CallToolResult;
   } finally {
     lost.stop();
@@ -212,6 +221,6 @@ export function callUpstreamTool(connection: UpstreamConnection & { sessionKey: 
   return upstreamSessions.run(
     connection.sessionKey,
     (ends) => connected(connection, ends, AbortSignal.any([ends, connection.signal])),
-    (client) => callOn(client, name, args, connection.signal, handlers),
+    (client) => callOn(client, connection, name, args, handlers),
   );
 }
