@@ -14,7 +14,9 @@ import { startTestApp, useTestApp, type TestApp } from './support/app';
 import { DATABASE_MODES } from './support/databases';
 import { describeEachEngine } from './support/engines';
 import { until } from './support/poll';
+import { startTcpProxy, type TcpProxy } from './support/tcp-proxy';
 import { TestToolsModule } from './support/test-tools.module';
+import { ConformanceFixturesModule } from './conformance/conformance-fixtures.module';
 
 const ENV = { SECRETS_KEY: randomBytes(32).toString('base64'), EGRESS_ALLOW: '127.0.0.1' };
 
@@ -25,11 +27,13 @@ describeEachEngine('2026-07-28 upstream tasks mapped onto executions', (mode) =>
   let peerKey: string;
   let cleanupPeer: (() => Promise<void>) | undefined;
   let key: string;
+  /** A second registration of the peer, reached through a proxy a test takes down mid-task. */
+  let proxy: TcpProxy;
 
   beforeAll(async () => {
     const prepared = await DATABASE_MODES.find((m) => m.name === 'pglite')!.prepare();
     cleanupPeer = prepared.cleanup;
-    peer = await startTestApp({ env: { ...prepared.env, SECRETS_KEY: randomBytes(32).toString('base64') }, extensions: [TestToolsModule] });
+    peer = await startTestApp({ env: { ...prepared.env, SECRETS_KEY: randomBytes(32).toString('base64') }, extensions: [TestToolsModule, ConformanceFixturesModule] });
     peerKey = (await peer.createAccount('peer-owner')).key;
     await peer.app.listen({ port: 0, host: '127.0.0.1' });
     const peerUrl = `${(await peer.app.getUrl()).replace('[::1]', '127.0.0.1')}/v1/mcp`;
@@ -42,13 +46,18 @@ describeEachEngine('2026-07-28 upstream tasks mapped onto executions', (mode) =>
     // Its tools/list says test-sleep may run as a task, which the Tasks extension it declares lets us follow.
     const row = await suite.t.app.get(DataSource).getRepository(Upstream).findOneByOrFail({ id: registered.json().id });
     expect(row.tools.find((tool) => tool.name === 'test-sleep')).toMatchObject({ task_support: 'optional' });
+
+    proxy = await startTcpProxy('127.0.0.1', Number(new URL(peerUrl).port));
+    const proxied = `http://127.0.0.1:${proxy.port}/v1/mcp`;
+    expect((await suite.t.request({ method: 'POST', url: '/v1/upstreams', key, payload: { name: 'fragile', transport: 'streamable-http', url: proxied, auth: { bearer_secret_name: 'PEER_KEY' } } })).statusCode).toBe(201);
   });
   afterAll(async () => {
+    await proxy?.close();
     await peer?.close();
     await cleanupPeer?.();
   });
 
-  const invoke = (inputs: object, query = '') => suite.t.request({ method: 'POST', url: `/v1/tools/peer.test-sleep/invoke${query}`, key, payload: { inputs } });
+  const invoke = (inputs: object, query = '', tool = 'peer.test-sleep') => suite.t.request({ method: 'POST', url: `/v1/tools/${tool}/invoke${query}`, key, payload: { inputs } });
   const execution = async (id: string) => (await suite.t.request({ method: 'GET', url: `/v1/executions/${id}`, key })).json();
   const peerExecution = async (id: string) => (await peer.request({ method: 'GET', url: `/v1/executions/${id}`, key: peerKey })).json();
   const active = (row: { status: string }) => ['queued', 'running'].includes(row.status);
@@ -95,5 +104,53 @@ describeEachEngine('2026-07-28 upstream tasks mapped onto executions', (mode) =>
     const kept = await until('the upstream task is kept with the execution', () => keptTask(id).then((task) => task ?? undefined), 10_000, 100);
     expect((await peer.request({ method: 'DELETE', url: `/v1/executions/${kept.task_id}`, key: peerKey })).statusCode).toBeLessThan(300);
     expect(await ended(execution, id, 10_000)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringMatching(/^The upstream cancelled its task exec_/) } });
+  });
+
+  it("passes a question the upstream task asks to our caller, and the answer back with tasks/update", async () => {
+    const id = (await invoke({}, '?async=true', 'peer.confirm_delete')).json().execution_id as string;
+    const waiting = await until('ours waits for its caller', async () => {
+      const row = await execution(id);
+      return row.status === 'input_required' ? row : undefined;
+    }, 10_000, 100);
+    expect(waiting.input_requests).toEqual({ 'upstream-elicitation-1': { method: 'elicitation/create', params: expect.objectContaining({ message: 'Delete the file?' }) } });
+    const first = (await keptTask(id))!;
+    // Ours stopped at the question: the upstream task is not left waiting.
+    await until('the first upstream task is cancelled', async () => ((await peerExecution(first.task_id)).status === 'cancelled' ? true : undefined), 10_000, 100);
+    const answered = await suite.t.request({ method: 'POST', url: `/v1/executions/${id}/input`, key, payload: { responses: { 'upstream-elicitation-1': { action: 'accept', content: { confirm: true } } } } });
+    expect(answered.statusCode).toBeLessThan(300);
+    const done = await ended(execution, id);
+    expect(done).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: 'Deleted' }] } });
+    // The rerun started a new upstream task, which asked again and was answered with tasks/update (it deleted: it was told 'accept').
+    const second = (await keptTask(id))!;
+    expect(second.task_id).not.toBe(first.task_id);
+    expect(await peerExecution(second.task_id)).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: 'Deleted' }] } });
+  });
+
+  it('answers questions asked before the task starts, then follows the task', async () => {
+    const id = (await invoke({}, '?async=true', 'peer.test_tool_with_task')).json().execution_id as string;
+    await until('ours waits for its caller', async () => ((await execution(id)).status === 'input_required' ? true : undefined), 10_000, 100);
+    expect((await suite.t.request({ method: 'POST', url: `/v1/executions/${id}/input`, key, payload: { responses: { 'upstream-elicitation-1': { action: 'accept', content: { name: 'Ada' } } } } })).statusCode).toBeLessThan(300);
+    expect(await ended(execution, id)).toMatchObject({ status: 'success', result: { content: [{ type: 'text', text: 'Hello from a task, Ada!' }] } });
+    expect(await keptTask(id)).toMatchObject({ task_id: expect.stringMatching(/^exec_/) });
+  });
+
+  it('ends ours in error, not retryable, with the error the upstream task ended with', async () => {
+    const failing = (await invoke({}, '?async=true', 'peer.failing_job')).json().execution_id as string;
+    const crashing = (await invoke({}, '?async=true', 'peer.protocol_error_job')).json().execution_id as string;
+    expect(await ended(execution, failing)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringContaining('The job failed, as it always does') } });
+    expect(await ended(execution, crashing)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringMatching(/^The upstream task exec_\S+ failed: /), details: { upstream_task_id: expect.any(String) } } });
+  });
+
+  it('ends ours in error, not retryable, when the upstream is lost mid-task and cannot be told to stop: the task may still run there', async () => {
+    const id = (await invoke({ ms: 3_000 }, '?async=true', 'fragile.test-sleep')).json().execution_id as string;
+    const kept = await until('the upstream task is kept with the execution', () => keptTask(id).then((task) => task ?? undefined), 10_000, 100);
+    await proxy.down();
+    try {
+      expect(await ended(execution, id, 15_000)).toMatchObject({ status: 'error', error: { code: 'TOOL_ERROR', retryable: false, message: expect.stringMatching(/^Lost contact with the upstream task exec_\S+, which may still be running there/), details: { upstream_task_id: kept.task_id } } });
+      // It did: a retry would have started a second one.
+      expect(await ended(peerExecution, kept.task_id, 10_000)).toMatchObject({ status: 'success' });
+    } finally {
+      await proxy.up();
+    }
   });
 });
