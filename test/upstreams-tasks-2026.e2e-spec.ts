@@ -2,9 +2,11 @@
  * Upstream tasks of the 2026-07-28 Tasks extension (io.modelcontextprotocol/tasks, SEP-2663)
  * mapped onto ours (docs/upstreams.md#upstream-tasks), on both engines, against a second instance
  * of this service (it serves the extension, docs/mcp.md#tasks) registered as an upstream of the
- * first: an async call of its test-sleep (task support optional) becomes a task there, an
- * execution of the second instance, followed with tasks/get to its result; our cancel reaches it
- * (tasks/cancel) and its execution ends cancelled; a sync call stays an ordinary tools/call.
+ * first: an async call of its test-sleep (REST async or an MCP task of ours) becomes a task
+ * there, an execution of the second instance, followed with tasks/get to its result; our cancel
+ * reaches it (tasks/cancel) and its execution ends cancelled; a sync call stays an ordinary
+ * tools/call; its questions reach our caller and the answers go back (tasks/update, or the call
+ * sent again before a task starts); its failures, and the upstream lost mid-task, end ours truthfully.
  */
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -82,6 +84,35 @@ describeEachEngine('2026-07-28 upstream tasks mapped onto executions', (mode) =>
     expect(midway.progress_message).toMatch(/^step \d+$/);
     expect(await ended(execution, id)).toMatchObject({ status: 'success', result: { slept_ms: 2_000 }, upstream_task: kept });
     expect(await peerExecution(kept.task_id)).toMatchObject({ status: 'success', result: { slept_ms: 2_000 } });
+  });
+
+  it('runs an MCP task of ours (a 2026-07-28 client taking tasks) as a task of the upstream', async () => {
+    await suite.t.app.listen({ port: 0, host: '127.0.0.1' });
+    const ours = `${(await suite.t.app.getUrl()).replace('[::1]', '127.0.0.1')}/v1/mcp`;
+    const name = 'peer.test-sleep';
+    const answer = await fetch(ours, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name,
+          arguments: { ms: 500 },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientInfo': { name: 'e2e-upstream-tasks-2026', version: '1.0.0' },
+            'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+          },
+        },
+      }),
+    });
+    const { result } = (await answer.json()) as { result: { resultType: string; taskId: string } };
+    expect(result).toMatchObject({ resultType: 'task', taskId: expect.stringMatching(/^exec_/) });
+    expect(await ended(execution, result.taskId)).toMatchObject({ status: 'success', result: { slept_ms: 500 } });
+    const kept = (await keptTask(result.taskId))!;
+    expect(await peerExecution(kept.task_id)).toMatchObject({ tool_id: 'test-sleep', status: 'success' });
   });
 
   it('keeps a sync call an ordinary tools/call (no task upstream)', async () => {

@@ -29,6 +29,8 @@ export interface ExtensionRoute {
   capabilities: Record<string, unknown>;
 }
 
+/** A 2026-07-28 task, its poll interval (`pollIntervalMs` there) where the follow loop reads it. */
+const ExtensionTaskSchema = TaskSchema.extend({ pollIntervalMs: z.number().optional() }).transform(({ pollIntervalMs, ...task }): UpstreamTask => ({ ...task, ...(pollIntervalMs !== undefined && { pollInterval: pollIntervalMs }) }));
 const AnswerSchema = z.looseObject({ resultType: z.string().optional(), inputRequests: z.record(z.string(), z.unknown()).optional(), requestState: z.string().optional() });
 const InputRequestSchema = z.looseObject({ method: z.string(), params: z.looseObject({}).optional() });
 const RpcAnswerSchema = z.looseObject({ id: z.unknown(), result: z.unknown().optional(), error: z.looseObject({ code: z.number(), message: z.string(), data: z.unknown().optional() }).optional() });
@@ -61,7 +63,7 @@ async function followExtensionTask(client: Client, capabilities: Record<string, 
   const options = { signal, timeout: handlers.timeoutMs };
   let stopped = false;
   const methods: TaskMethods = {
-    get: (taskId) => client.request({ method: 'tasks/get', params: { taskId, ...meta } }, TaskSchema, options),
+    get: (taskId) => client.request({ method: 'tasks/get', params: { taskId, ...meta } }, ExtensionTaskSchema, options),
     answer: async (task) => {
       const inputResponses = await answersTo((task.inputRequests ?? {}) as Record<string, unknown>, handlers, asked);
       if (Object.keys(inputResponses).length > 0) await client.request({ method: 'tasks/update', params: { taskId: task.taskId, inputResponses, ...meta } }, z.looseObject({}), options);
@@ -105,7 +107,7 @@ async function answersTo(requests: Record<string, unknown>, handlers: CallHandle
 }
 
 function parsedTask(answer: Record<string, unknown>): UpstreamTask {
-  const task = TaskSchema.safeParse(answer);
+  const task = ExtensionTaskSchema.safeParse(answer);
   if (!task.success) throw new ToolError(`The upstream answered tools/call with a malformed task: ${task.error.message}`);
   return task.data;
 }
