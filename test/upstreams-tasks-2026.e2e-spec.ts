@@ -1,7 +1,7 @@
 /**
  * Upstream tasks of the 2026-07-28 Tasks extension (io.modelcontextprotocol/tasks, SEP-2663)
  * mapped onto ours (docs/upstreams.md#upstream-tasks), on both engines, against a second instance
- * of this service (it serves the extension, docs/mcp.md#tasks) registered as an upstream of the
+ * of this service (it serves the extension, docs/mcp.md) registered as an upstream of the
  * first: an async call of its test-sleep (REST async or an MCP task of ours) becomes a task
  * there, an execution of the second instance, followed with tasks/get to its result; our cancel
  * reaches it (tasks/cancel) and its execution ends cancelled; a sync call stays an ordinary
