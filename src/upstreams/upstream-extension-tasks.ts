@@ -46,19 +46,21 @@ const RpcAnswerSchema = z.looseObject({ id: z.unknown(), result: z.unknown().opt
  */
 export async function callAsExtensionTask(client: Client, route: ExtensionRoute, name: string, args: Record<string, unknown>, signal: AbortSignal, handlers: CallHandlers, following: TaskFollowing): Promise<CallToolResult> {
   const capabilities = { ...route.capabilities, extensions: { ...(route.capabilities.extensions as object), [TASKS_EXTENSION]: {} } };
-  const asked = new Set<string>();
   let retry: { inputResponses: Record<string, unknown>; requestState?: string } | undefined;
   for (let round = 0; round <= MAX_INPUT_ROUNDS; round++) {
     const answer = await opened(route, capabilities, { name, arguments: args, ...retry }, signal, handlers.timeoutMs);
-    if (answer.resultType === 'task') return followExtensionTask(client, capabilities, parsedTask(answer), signal, handlers, following, asked);
+    if (answer.resultType === 'task') return followExtensionTask(client, capabilities, parsedTask(answer), signal, handlers, following);
     if (answer.resultType !== 'input_required') return parsedResult(answer);
-    retry = { inputResponses: await answersTo(answer.inputRequests ?? {}, handlers, asked), ...(answer.requestState !== undefined && { requestState: answer.requestState }) };
+    // Each round's questions are answered whole: one asked again is asked again of our caller.
+    retry = { inputResponses: await answersTo(answer.inputRequests ?? {}, handlers), ...(answer.requestState !== undefined && { requestState: answer.requestState }) };
   }
   throw new ToolError(`The upstream asked more than ${MAX_INPUT_ROUNDS} rounds of questions before answering tools/call`);
 }
 
 /** The task followed to its end; a failure that leaves it possibly running upstream says so, and is not retried (a retry would start a second task). */
-async function followExtensionTask(client: Client, capabilities: Record<string, unknown>, created: UpstreamTask, signal: AbortSignal, handlers: CallHandlers, following: TaskFollowing, asked: Set<string>): Promise<CallToolResult> {
+async function followExtensionTask(client: Client, capabilities: Record<string, unknown>, created: UpstreamTask, signal: AbortSignal, handlers: CallHandlers, following: TaskFollowing): Promise<CallToolResult> {
+  // A task may still show questions it was sent answers to (until it takes them): each is asked of our caller once.
+  const asked = new Set<string>();
   const meta = { _meta: { 'io.modelcontextprotocol/clientCapabilities': capabilities } };
   const options = { signal, timeout: handlers.timeoutMs };
   let stopped = false;
@@ -75,7 +77,7 @@ async function followExtensionTask(client: Client, capabilities: Record<string, 
       }
       const result = PayloadSchema.safeParse(task.result);
       if (!result.success) throw new ToolError(`The upstream task ${task.taskId} completed without a tool result`, { details: { upstream_task_id: task.taskId } });
-      return result.data as CallToolResult;
+      return toolResult(result.data);
     },
     cancel: async (taskId) => {
       const cancelled = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
@@ -92,7 +94,7 @@ async function followExtensionTask(client: Client, capabilities: Record<string, 
 }
 
 /** Our caller's answers to the questions not yet answered; only elicitations are passed to callers (docs/upstreams.md). */
-async function answersTo(requests: Record<string, unknown>, handlers: CallHandlers, asked: Set<string>): Promise<Record<string, unknown>> {
+async function answersTo(requests: Record<string, unknown>, handlers: CallHandlers, asked = new Set<string>()): Promise<Record<string, unknown>> {
   const responses: Record<string, unknown> = {};
   for (const [key, raw] of Object.entries(requests)) {
     if (asked.has(key)) continue;
@@ -116,7 +118,12 @@ function parsedResult(answer: z.infer<typeof AnswerSchema>): CallToolResult {
   if (answer.resultType !== undefined && answer.resultType !== 'complete') throw new ToolError(`The upstream answered tools/call with a result of type '${answer.resultType}', which is not known here`);
   const result = PayloadSchema.safeParse(answer);
   if (!result.success) throw new ToolError(`The upstream answered tools/call with a malformed result: ${result.error.message}`);
-  return result.data as CallToolResult;
+  return toolResult(result.data);
+}
+
+/** The CallToolResult without the 2026-07-28 `resultType`, as the SDK client hands results on. */
+function toolResult({ resultType: _complete, ...result }: Record<string, unknown>): CallToolResult {
+  return result as CallToolResult;
 }
 
 /**
