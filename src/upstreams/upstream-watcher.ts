@@ -88,10 +88,9 @@ export class UpstreamWatcher implements OnApplicationBootstrap, OnModuleDestroy 
       void this.stop(entry);
     }
     for (const row of rows) {
-      let entry = this.watched.get(row.id);
-      if (!entry) this.watched.set(row.id, (entry = { url: row.url, declares: true, opened: false }));
-      const idle = entry;
-      if (idle.declares && !idle.watch && !idle.opening) idle.opening = this.open(row, idle).finally(() => (idle.opening = undefined));
+      const entry = this.watched.get(row.id) ?? { url: row.url, declares: true, opened: false };
+      this.watched.set(row.id, entry);
+      if (entry.declares && !entry.watch && !entry.opening) entry.opening = this.open(row, entry).finally(() => (entry.opening = undefined));
     }
   }
 

@@ -367,10 +367,7 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
     let refreshed = 0;
     for (const row of due) {
       if (row.transport === 'stdio' && !this.stdio.enabled) continue; // nothing to start while the switch is off
-      const claimed = await this.upstreams.update({ id: row.id, updated_at: row.updated_at }, { updated_at: now });
-      if (!claimed.affected) continue;
-      await this.discover(row);
-      refreshed += 1;
+      if (await this.claimedDiscovery(row, now)) refreshed += 1;
     }
     return refreshed;
   }
@@ -406,6 +403,11 @@ export class UpstreamsService implements OnModuleInit, OnApplicationShutdown {
   private async rediscoverHeard(id: string, now = new Date()): Promise<boolean> {
     const row = await this.upstreams.findOneBy({ id, enabled: true });
     if (!row || now.getTime() - row.updated_at.getTime() < HEARD_CLAIM_MS) return false;
+    return this.claimedDiscovery(row, now);
+  }
+
+  /** Discovers the upstream if this process claims it first: its `updated_at` moved where it still holds the value read. */
+  private async claimedDiscovery(row: Upstream, now: Date): Promise<boolean> {
     const claimed = await this.upstreams.update({ id: row.id, updated_at: row.updated_at }, { updated_at: now });
     if (!claimed.affected) return false;
     await this.discover(row);

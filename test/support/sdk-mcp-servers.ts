@@ -113,12 +113,13 @@ export async function startModernOnlyServer(): Promise<SdkMcpServer> {
 }
 
 /** An SDK v1 server (its tools registered by `tools`) over Streamable HTTP sessions opened by `initialize`. */
-async function startSessionServer(info: { name: string; options?: ServerOptions; port?: number }, tools: (server: McpServerV1) => void): Promise<SdkMcpServer> {
+async function startSessionServer(info: { name: string; options?: ServerOptions; port?: number; seen?: Seen }, tools: (server: McpServerV1) => void): Promise<SdkMcpServer> {
   const methods: string[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const http = createServer(async (req, res) => {
     const body = req.method === 'POST' ? await bodyOf(req) : undefined;
     if (body) noted(methods, body);
+    info.seen?.(req, res, body);
     const id = req.headers['mcp-session-id'];
     let transport = typeof id === 'string' ? sessions.get(id) : undefined;
     if (!transport) {
@@ -276,37 +277,19 @@ export async function startChangingServer(era: 'modern' | 'legacy'): Promise<Cha
       },
     };
   }
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServerV1 }>();
-  const http = createServer(async (req, res) => {
-    const body = req.method === 'POST' ? await bodyOf(req) : undefined;
-    if (body) noted(methods, body);
-    streams.count(req, res, body);
-    const id = req.headers['mcp-session-id'];
-    let session = typeof id === 'string' ? sessions.get(id) : undefined;
-    if (!session) {
-      if (typeof id === 'string' || !body?.includes('"initialize"')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
-        return;
-      }
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (sid) => void sessions.set(sid, created) });
-      const server = new McpServerV1({ name: 'changing-legacy', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } });
-      server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
-      for (const name of added) server.registerTool(name, { description: `Added at run time: ${name}` }, ran(name));
-      const created = { transport, server };
-      transport.onclose = () => void sessions.delete(transport.sessionId ?? '');
-      await server.connect(transport);
-      session = created;
-    }
-    await session.transport.handleRequest(req, res, body === undefined ? undefined : JSON.parse(body));
+  // Every session's server, so a tool added later reaches each (registering on a connected one sends the notification).
+  const servers: McpServerV1[] = [];
+  const served = await startSessionServer({ name: 'changing-legacy', options: { capabilities: { tools: { listChanged: true } } }, seen: streams.count }, (server) => {
+    server.registerTool('add', { description: 'Adds a and b', inputSchema: SUM_INPUT }, async ({ a, b }) => ({ content: [{ type: 'text', text: `sum=${a + b}` }] }));
+    for (const name of added) server.registerTool(name, { description: `Added at run time: ${name}` }, ran(name));
+    servers.push(server);
   });
-  const served = await listening(http, methods);
   return {
     ...served,
     streams: streams.open,
-    // Registering on a connected McpServer sends notifications/tools/list_changed to its session.
     addTool: (name) => {
       added.push(name);
-      for (const { server } of sessions.values()) server.registerTool(name, { description: `Added at run time: ${name}` }, ran(name));
+      for (const server of servers) if (server.isConnected()) server.registerTool(name, { description: `Added at run time: ${name}` }, ran(name));
     },
   };
 }
