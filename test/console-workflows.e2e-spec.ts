@@ -213,7 +213,10 @@ describeWithChromium('browser console: workflows', () => {
     expect(schedule.next_runs).toHaveLength(5);
     for (const at of schedule.next_runs) expect(new Date(at).toLocaleTimeString('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit' })).toBe('02:30');
     const row = page.getByRole('row').filter({ hasText: 'workflow console-dag' });
-    const shown = await row.getByRole('list', { name: `Next runs of ${schedule.id}` }).getByRole('listitem').allInnerTexts();
+    const runs = row.getByRole('list', { name: `Next runs of ${schedule.id}` }).getByRole('listitem');
+    // The list is drawn after the notice, when the page has read the schedules again: wait for it as a reader does.
+    await runs.nth(schedule.next_runs.length - 1).waitFor();
+    const shown = await runs.allInnerTexts();
     expect(shown).toEqual(await page.evaluate((times: string[]) => times.map((at) => new Date(at).toLocaleString()), schedule.next_runs));
     expect(await row.innerText()).toMatch(/30 2 \* \* \* \(Europe\/Berlin\)[\s\S]*skip · none[\s\S]*active/);
     await shoot(page, '5-schedules');
